@@ -1,0 +1,254 @@
+/*
+ * weft: task graphs on a fiber work-stealing scheduler.
+ *
+ * This is the only header a user includes. Conventions:
+ *  - Every call that can fail returns int: 0 (WEFT_OK) on success, a
+ *    negative WEFT_E* code on failure. A call that fails changes nothing.
+ *  - Objects a user embeds (sync primitives) are caller-allocated with
+ *    _init/_destroy; their bodies are public only so they can be embedded:
+ *    the fields are private. Objects of variable size (scheduler, graph,
+ *    channel) are made with _create and freed with _destroy.
+ *  - Nothing allocates on the spawn/run path in steady state.
+ *  - "Callable from" notes name the threads a call is meant for: a worker
+ *    (a task running on one of the scheduler's threads), a bound thread
+ *    (weft_sched_bind), or any thread.
+ */
+#ifndef WEFT_H
+#define WEFT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#if defined(WEFT_STATIC) || !defined(__GNUC__)
+# define WEFT_API
+#else
+# define WEFT_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_PATCH 0
+
+/* ---- errors --------------------------------------------------------- */
+
+/* XX(name, value, message): the one table behind the codes, weft_strerror
+ * and weft_err_name. */
+#define WEFT_ERRNO_MAP(XX)                                                   \
+    XX(EINVAL,     -1, "invalid argument")                                   \
+    XX(ENOMEM,     -2, "out of memory; nothing was changed")                 \
+    XX(EBUSY,      -3, "object is in use (graph already running)")           \
+    XX(ECYCLE,     -4, "the graph has a cycle; nothing was run")             \
+    XX(ECANCELED,  -5, "the run finished with cancelled tasks skipped")      \
+    XX(ETIMEDOUT,  -6, "timed wait expired")                                 \
+    XX(ECLOSED,    -7, "channel closed")                                     \
+    XX(EAGAIN,     -8, "operation would block")                              \
+    XX(ENOTBOUND,  -9, "calling thread is not a worker or bound thread")     \
+    XX(ESHUTDOWN, -10, "scheduler is being destroyed")
+
+enum {
+    WEFT_OK = 0,
+#define WEFT__ERR_ENUM(name, value, msg) WEFT_##name = (value),
+    WEFT_ERRNO_MAP(WEFT__ERR_ENUM)
+#undef WEFT__ERR_ENUM
+};
+
+/* A static English message for err (a WEFT_E* code or 0); never NULL. */
+WEFT_API const char *weft_strerror(int err);
+/* The code's name without prefix, e.g. "EINVAL"; "UNKNOWN" if not a code. */
+WEFT_API const char *weft_err_name(int err);
+
+/* ---- allocation ----------------------------------------------------- */
+
+/* Every allocation weft makes goes through these hooks (weft_config, or
+ * weft_set_allocator for allocations made outside a scheduler). alloc
+ * returns memory aligned to at least 64 bytes for sizes >= 64, or NULL. */
+typedef struct weft_allocator {
+    void *(*alloc)(size_t size, void *ctx);
+    void (*free)(void *ptr, size_t size, void *ctx);
+    void *ctx;
+} weft_allocator;
+
+/* Sets the process-wide allocator used where no scheduler is involved
+ * (graphs, channels, schedulers themselves). NULL restores malloc/free.
+ * Callable from: any thread, before any weft object exists. */
+WEFT_API void weft_set_allocator(const weft_allocator *a);
+
+/* ---- fibers --------------------------------------------------------- */
+
+/* Default usable bytes per fiber stack; a guard page is added below. */
+#define WEFT_FIBER_STACK_DEFAULT ((size_t)256 * 1024)
+/* Smallest accepted stack size: smaller requests fail with WEFT_EINVAL. */
+#define WEFT_FIBER_STACK_MIN     ((size_t)16 * 1024)
+
+/* ---- scheduler ------------------------------------------------------ */
+
+typedef struct weft_sched weft_sched;
+
+#define WEFT_WORKERS_AUTO (~0u)
+
+typedef struct weft_config {
+    unsigned workers;          /* worker threads; WEFT_WORKERS_AUTO (default)
+                                  = online CPUs; 0 = none: tasks run on the
+                                  bound thread whenever it blocks */
+    size_t fiber_stack_size;   /* usable bytes per fiber, default
+                                  WEFT_FIBER_STACK_DEFAULT; a guard page is
+                                  added below it */
+    unsigned local_capacity;   /* per-worker deque slots, a power of two;
+                                  default 256 */
+    unsigned global_interval;  /* poll the global ring first every N ticks;
+                                  default 61 */
+    unsigned lifo_budget;      /* max consecutive runs from the LIFO slot;
+                                  default 3 */
+    unsigned spin_us;          /* search/spin time before a worker sleeps;
+                                  default 50 */
+    unsigned max_searching;    /* workers allowed to steal at once;
+                                  0 (default) = half the workers, at least 1 */
+    uint64_t seed;             /* seeds each worker's victim order; 0 (default)
+                                  = a fixed seed, so runs are reproducible */
+    void (*on_worker_start)(unsigned worker, void *ctx);
+    void (*on_worker_stop)(unsigned worker, void *ctx);
+    void *hook_ctx;
+    weft_allocator allocator;  /* {NULL} (default) = the process allocator */
+} weft_config;
+
+WEFT_API void weft_config_init(weft_config *cfg);   /* documented defaults */
+/* NULL cfg = defaults. Callable from: any thread. */
+WEFT_API int  weft_sched_create(weft_sched **out, const weft_config *cfg);
+/* Finishes all queued work and every suspended fiber, joins the workers,
+ * frees everything. Callable from: any thread that is not one of its
+ * workers. */
+WEFT_API void weft_sched_destroy(weft_sched *s);
+/* This thread may now block on weft primitives and run tasks. */
+WEFT_API int  weft_sched_bind(weft_sched *s);
+WEFT_API void weft_sched_unbind(void);  /* runs work queued on this thread first */
+WEFT_API weft_sched *weft_sched_current(void);      /* NULL on unbound threads */
+WEFT_API unsigned weft_sched_workers(const weft_sched *s);
+WEFT_API int  weft_worker_index(void);  /* 0..workers-1 on a worker, else -1 */
+
+/* ---- tasks ---------------------------------------------------------- */
+
+typedef void (*weft_fn)(void *arg);
+
+typedef enum weft_hint {
+    WEFT_HINT_NONE = 0,   /* default placement */
+    WEFT_HINT_NEXT,       /* run next on this worker (LIFO slot) */
+    WEFT_HINT_YIELD       /* go behind everything queued (global ring tail) */
+} weft_hint;
+
+WEFT_API int  weft_spawn(weft_sched *s, weft_fn fn, void *arg);
+WEFT_API int  weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint);
+/* Until every task spawned so far, and all they spawn, has finished. */
+WEFT_API int  weft_wait_idle(weft_sched *s);
+/* Runs other work while !pred(ctx); stack use stays bounded. */
+WEFT_API int  weft_wait_until(bool (*pred)(void *ctx), void *ctx);
+WEFT_API void weft_yield(void);
+WEFT_API int  weft_sleep(uint64_t ns);
+
+/* ---- fiber-aware sync: blocks the fiber, not the thread -------------
+ * Usable from tasks, bound threads and plain threads alike. The bodies
+ * are public so they can be embedded; every field is private. */
+
+typedef struct weft_waitgroup { uint64_t private_[8]; } weft_waitgroup;
+typedef struct weft_event     { uint64_t private_[8]; } weft_event;
+typedef struct weft_mutex     { uint64_t private_[8]; } weft_mutex;
+typedef struct weft_cond      { uint64_t private_[8]; } weft_cond;
+
+WEFT_API void weft_waitgroup_init(weft_waitgroup *wg, int64_t count);
+WEFT_API void weft_waitgroup_add(weft_waitgroup *wg, int64_t delta);
+WEFT_API void weft_waitgroup_done(weft_waitgroup *wg);
+WEFT_API int  weft_waitgroup_wait(weft_waitgroup *wg);
+WEFT_API int  weft_waitgroup_wait_for(weft_waitgroup *wg, uint64_t timeout_ns);
+WEFT_API void weft_waitgroup_destroy(weft_waitgroup *wg);
+
+WEFT_API void weft_event_init(weft_event *ev, bool manual_reset, bool signalled);
+WEFT_API void weft_event_signal(weft_event *ev);
+WEFT_API void weft_event_clear(weft_event *ev);
+WEFT_API bool weft_event_test(weft_event *ev);
+WEFT_API int  weft_event_wait(weft_event *ev);
+WEFT_API int  weft_event_wait_for(weft_event *ev, uint64_t timeout_ns);
+WEFT_API void weft_event_destroy(weft_event *ev);
+
+WEFT_API void weft_mutex_init(weft_mutex *m);
+WEFT_API void weft_mutex_lock(weft_mutex *m);
+WEFT_API bool weft_mutex_trylock(weft_mutex *m);
+WEFT_API void weft_mutex_unlock(weft_mutex *m);
+WEFT_API void weft_mutex_destroy(weft_mutex *m);
+
+WEFT_API void weft_cond_init(weft_cond *c);
+WEFT_API int  weft_cond_wait(weft_cond *c, weft_mutex *m);
+WEFT_API int  weft_cond_wait_for(weft_cond *c, weft_mutex *m, uint64_t timeout_ns);
+WEFT_API void weft_cond_signal(weft_cond *c);
+WEFT_API void weft_cond_broadcast(weft_cond *c);
+WEFT_API void weft_cond_destroy(weft_cond *c);
+
+typedef struct weft_chan weft_chan;      /* capacity 0 = rendezvous */
+WEFT_API int  weft_chan_create(weft_chan **out, size_t elem_size, size_t capacity);
+WEFT_API int  weft_chan_send(weft_chan *ch, const void *elem);      /* ECLOSED */
+WEFT_API int  weft_chan_recv(weft_chan *ch, void *elem);            /* ECLOSED when drained */
+WEFT_API int  weft_chan_try_send(weft_chan *ch, const void *elem);  /* EAGAIN */
+WEFT_API int  weft_chan_try_recv(weft_chan *ch, void *elem);        /* EAGAIN */
+WEFT_API int  weft_chan_recv_for(weft_chan *ch, void *elem, uint64_t timeout_ns);
+WEFT_API void weft_chan_close(weft_chan *ch);
+WEFT_API void weft_chan_destroy(weft_chan *ch);
+
+/* ---- task graphs ---------------------------------------------------- */
+
+typedef struct weft_graph weft_graph;
+typedef struct weft_task weft_task;      /* owned by its graph */
+
+WEFT_API int  weft_graph_create(weft_graph **out);
+WEFT_API int  weft_graph_destroy(weft_graph *g);  /* EBUSY while a run is in flight */
+/* fn NULL = empty task (a join point); NULL return = out of memory. */
+WEFT_API weft_task *weft_graph_add(weft_graph *g, weft_fn fn, void *arg);
+WEFT_API int  weft_task_precede(weft_task *t, weft_task *successor);
+WEFT_API int  weft_task_succeed(weft_task *t, weft_task *predecessor);
+WEFT_API void weft_task_set_name(weft_task *t, const char *name);
+/* true: t will not be invoked in this run, nor the successors that wait
+ * on it. */
+WEFT_API bool weft_task_cancel(weft_task *t);
+WEFT_API void weft_task_reset(weft_task *t);      /* undo cancel for the next run */
+WEFT_API size_t weft_graph_size(const weft_graph *g);
+
+/* Starts a run and returns: EBUSY if g is running, ECYCLE if it has a
+ * cycle. A finished graph may be run again. */
+WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
+/* Until the run ends: OK, or ECANCELED if tasks were skipped. */
+WEFT_API int  weft_graph_wait(weft_graph *g);
+WEFT_API bool weft_graph_cancel(weft_graph *g);   /* skip every task not yet started */
+WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
+
+/* ---- parallel helpers ----------------------------------------------- */
+
+typedef void (*weft_range_fn)(size_t begin, size_t end, void *arg);
+
+WEFT_API int weft_parallel_for(weft_sched *s, size_t begin, size_t end, size_t grain,
+                               weft_range_fn body, void *arg);   /* grain 0 = auto */
+
+WEFT_API int weft_parallel_reduce(weft_sched *s, size_t begin, size_t end, size_t grain,
+                                  void *result, size_t result_size, const void *identity,
+                                  void (*body)(size_t begin, size_t end, void *partial, void *arg),
+                                  void (*combine)(void *into, const void *from, void *arg),
+                                  void *arg);
+
+/* ---- observability -------------------------------------------------- */
+
+typedef struct weft_worker_stats {
+    uint64_t tasks_run;       /* all tasks this worker ran */
+    uint64_t lifo_runs, local_runs, global_runs, stolen_runs;
+    uint64_t steal_attempts, steals, offloads, global_grabs;
+    uint64_t parks, wakeups, fibers_created, fiber_switches;
+} weft_worker_stats;
+
+WEFT_API int weft_sched_stats(const weft_sched *s, unsigned worker, weft_worker_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_H */

@@ -1,0 +1,41 @@
+/* This file is private to weft: the context switch (src/arch).
+ *
+ * The arch layer knows stacks and registers, nothing else: no fibers, no
+ * sanitizers, no allocation. A context is the stack pointer of a
+ * switched-out flow of control; everything else lives in the frame that
+ * pointer addresses (frame.h).
+ */
+#ifndef WEFT_ARCH_H
+#define WEFT_ARCH_H
+
+#include <stddef.h>
+
+typedef struct weft__ctx {
+    void *sp;   /* saved stack pointer; the frame of frame.h sits there */
+} weft__ctx;
+
+/* Saves the callee-saved registers and FP control state of the caller in
+ * a frame on its stack, stores the stack pointer in from->sp, loads
+ * to->sp and returns into that context. Returns when something switches
+ * back to from. from and to may not be the same.
+ * Callable from: any thread; to must not be running anywhere. */
+void weft__ctx_switch(weft__ctx *from, const weft__ctx *to);
+
+/* Prepares ctx to start fn(arg) on the stack [lo, lo + size) the first
+ * time it is switched to. The entry sees the ABI's alignment (x86-64:
+ * rsp % 16 == 8, as after a call; AArch64: sp % 16 == 0) and inherits the
+ * FP control state (MXCSR and x87 control word, or FPCR) of the caller.
+ * fn must never return: if it does, weft__ctx_entry_returned reports it
+ * and aborts. size must hold the first frame (WEFT_CTX_SIZE + 16 bytes).
+ * Callable from: any thread. */
+void weft__ctx_make(weft__ctx *ctx, void *lo, size_t size,
+                    void (*fn)(void *arg), void *arg);
+
+/* Where a fresh context starts: calls fn(arg), then entry_returned. */
+void weft__ctx_trampoline(void);
+
+/* Called by the trampoline if an entry function returns: writes a message
+ * to stderr and aborts. */
+_Noreturn void weft__ctx_entry_returned(void);
+
+#endif /* WEFT_ARCH_H */

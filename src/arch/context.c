@@ -1,0 +1,99 @@
+/* This file is private to weft: make-context and the asm layout checks. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "frame.h"
+
+#if defined(__x86_64__)
+
+struct frame {
+    uint32_t mxcsr;
+    uint16_t x87cw;
+    uint16_t pad;
+    uint64_t r15, r14, r13, r12, rbx, rbp;
+    void *ret;
+};
+
+_Static_assert(offsetof(struct frame, mxcsr) == WEFT_CTX_MXCSR, "frame.h: mxcsr");
+_Static_assert(offsetof(struct frame, x87cw) == WEFT_CTX_X87CW, "frame.h: x87cw");
+_Static_assert(offsetof(struct frame, r15) == WEFT_CTX_R15, "frame.h: r15");
+_Static_assert(offsetof(struct frame, r14) == WEFT_CTX_R14, "frame.h: r14");
+_Static_assert(offsetof(struct frame, r13) == WEFT_CTX_R13, "frame.h: r13");
+_Static_assert(offsetof(struct frame, r12) == WEFT_CTX_R12, "frame.h: r12");
+_Static_assert(offsetof(struct frame, rbx) == WEFT_CTX_RBX, "frame.h: rbx");
+_Static_assert(offsetof(struct frame, rbp) == WEFT_CTX_RBP, "frame.h: rbp");
+_Static_assert(offsetof(struct frame, ret) == WEFT_CTX_RET, "frame.h: ret");
+_Static_assert(WEFT_CTX_RET == WEFT_CTX_FRAME, "frame.h: frame ends at ret");
+_Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
+
+static void fill_frame(struct frame *f, void (*fn)(void *), void *arg)
+{
+    __asm__ volatile("stmxcsr %0" : "=m"(f->mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(f->x87cw));
+    f->r12 = (uint64_t)(uintptr_t)fn;
+    f->r13 = (uint64_t)(uintptr_t)arg;
+    f->ret = (void *)weft__ctx_trampoline;
+}
+
+#elif defined(__aarch64__)
+
+struct frame {
+    uint64_t x19, x20, x21, x22, x23, x24, x25, x26, x27, x28;
+    uint64_t x29, x30;
+    uint64_t d8, d9, d10, d11, d12, d13, d14, d15;
+    uint64_t fpcr;
+    uint64_t pad;
+};
+
+_Static_assert(offsetof(struct frame, x19) == WEFT_CTX_X19, "frame.h: x19");
+_Static_assert(offsetof(struct frame, x20) == WEFT_CTX_X20, "frame.h: x20");
+_Static_assert(offsetof(struct frame, x21) == WEFT_CTX_X21, "frame.h: x21");
+_Static_assert(offsetof(struct frame, x23) == WEFT_CTX_X23, "frame.h: x23");
+_Static_assert(offsetof(struct frame, x25) == WEFT_CTX_X25, "frame.h: x25");
+_Static_assert(offsetof(struct frame, x27) == WEFT_CTX_X27, "frame.h: x27");
+_Static_assert(offsetof(struct frame, x29) == WEFT_CTX_X29, "frame.h: x29");
+_Static_assert(offsetof(struct frame, x30) == WEFT_CTX_X30, "frame.h: x30");
+_Static_assert(offsetof(struct frame, d8) == WEFT_CTX_D8, "frame.h: d8");
+_Static_assert(offsetof(struct frame, d10) == WEFT_CTX_D10, "frame.h: d10");
+_Static_assert(offsetof(struct frame, d12) == WEFT_CTX_D12, "frame.h: d12");
+_Static_assert(offsetof(struct frame, d14) == WEFT_CTX_D14, "frame.h: d14");
+_Static_assert(offsetof(struct frame, fpcr) == WEFT_CTX_FPCR, "frame.h: fpcr");
+_Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
+_Static_assert(WEFT_CTX_SIZE % 16 == 0, "frame.h: sp must stay 16-aligned");
+
+static void fill_frame(struct frame *f, void (*fn)(void *), void *arg)
+{
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    f->fpcr = fpcr;
+    f->x19 = (uint64_t)(uintptr_t)fn;
+    f->x20 = (uint64_t)(uintptr_t)arg;
+    f->x29 = 0;                                   /* ends frame-pointer walks */
+    f->x30 = (uint64_t)(uintptr_t)weft__ctx_trampoline;
+}
+
+#endif
+
+void weft__ctx_make(weft__ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg)
+{
+    /* The frame goes right below the 16-aligned top, so that when the
+     * switch pops it the stack pointer is the aligned top itself. */
+    uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;
+    struct frame *f = (struct frame *)(top - sizeof(struct frame));
+    memset(f, 0, sizeof *f);
+    fill_frame(f, fn, arg);
+    ctx->sp = f;
+}
+
+void weft__ctx_entry_returned(void)
+{
+    static const char msg[] =
+        "weft: a fiber's entry function returned; a fiber must switch away "
+        "when it is done, there is no frame to return to\n";
+    ssize_t r = write(2, msg, sizeof msg - 1);
+    (void)r;
+    abort();
+}

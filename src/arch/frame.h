@@ -1,0 +1,52 @@
+/* This file is private to weft: the saved-register frame of a switched-out
+ * context, shared by the .S files and context.c.
+ *
+ * A switched-out context is one pointer, its stack pointer; the callee-saved
+ * registers sit in a frame at that address. The offsets below are the only
+ * layout the assembly knows; context.c checks them against a C struct with
+ * _Static_assert and builds the first frame of a fresh stack from it.
+ * Included from assembly: preprocessor definitions only.
+ */
+#ifndef WEFT_ARCH_FRAME_H
+#define WEFT_ARCH_FRAME_H
+
+#if defined(__x86_64__) && !defined(_WIN32)
+
+/* x86-64 System V. MXCSR and the x87 control word are callee-saved
+ * (control bits) per the ABI, so they travel with the context. */
+#define WEFT_CTX_MXCSR     0   /* 4 bytes */
+#define WEFT_CTX_X87CW     4   /* 2 bytes, then 2 bytes of padding */
+#define WEFT_CTX_R15       8
+#define WEFT_CTX_R14      16
+#define WEFT_CTX_R13      24   /* fresh context: the entry's argument */
+#define WEFT_CTX_R12      32   /* fresh context: the entry function */
+#define WEFT_CTX_RBX      40
+#define WEFT_CTX_RBP      48
+#define WEFT_CTX_RET      56   /* return address, popped by ret */
+#define WEFT_CTX_FRAME    56   /* bytes below the return address */
+#define WEFT_CTX_SIZE     64   /* the whole frame, return address included */
+
+#elif defined(__aarch64__) && !defined(_WIN32)
+
+/* AArch64 AAPCS64: x19-x28, fp (x29), lr (x30), the low halves of
+ * v8-v15 (d8-d15) and FPCR. sp itself is the saved context. */
+#define WEFT_CTX_X19       0   /* fresh context: the entry function */
+#define WEFT_CTX_X20       8   /* fresh context: the entry's argument */
+#define WEFT_CTX_X21      16
+#define WEFT_CTX_X23      32
+#define WEFT_CTX_X25      48
+#define WEFT_CTX_X27      64
+#define WEFT_CTX_X29      80   /* fp */
+#define WEFT_CTX_X30      88   /* lr: where the switch returns to */
+#define WEFT_CTX_D8       96
+#define WEFT_CTX_D10     112
+#define WEFT_CTX_D12     128
+#define WEFT_CTX_D14     144
+#define WEFT_CTX_FPCR    160
+#define WEFT_CTX_SIZE    176   /* a multiple of 16: sp stays aligned */
+
+#else
+#error "weft: unsupported target: weft's context switch exists for x86-64 System V and AArch64 (AAPCS64) only"
+#endif
+
+#endif /* WEFT_ARCH_FRAME_H */

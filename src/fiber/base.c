@@ -1,0 +1,87 @@
+/* This file is private to weft: panics, errors and the allocator hook. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base.h"
+
+const char *weft_strerror(int err)
+{
+    switch (err) {
+    case WEFT_OK: return "success";
+#define WEFT__ERR_MSG(name, value, msg) case WEFT_##name: return msg;
+    WEFT_ERRNO_MAP(WEFT__ERR_MSG)
+#undef WEFT__ERR_MSG
+    default: return "unknown error";
+    }
+}
+
+const char *weft_err_name(int err)
+{
+    switch (err) {
+    case WEFT_OK: return "OK";
+#define WEFT__ERR_NAME(name, value, msg) case WEFT_##name: return #name;
+    WEFT_ERRNO_MAP(WEFT__ERR_NAME)
+#undef WEFT__ERR_NAME
+    default: return "UNKNOWN";
+    }
+}
+
+void weft__panic(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "weft: %s\n", buf);
+    fflush(stderr);
+    abort();
+}
+
+static void *default_alloc(size_t size, void *ctx)
+{
+    (void)ctx;
+    void *p = NULL;
+    if (size >= WEFT_CACHELINE)
+        return posix_memalign(&p, WEFT_CACHELINE, size) == 0 ? p : NULL;
+    return malloc(size ? size : 1);
+}
+
+static void default_free(void *ptr, size_t size, void *ctx)
+{
+    (void)size;
+    (void)ctx;
+    free(ptr);
+}
+
+/* Written once before any weft object exists (documented), read anywhere. */
+static weft_allocator allocator = { default_alloc, default_free, NULL };
+
+void weft_set_allocator(const weft_allocator *a)
+{
+    if (a && a->alloc && a->free)
+        allocator = *a;
+    else
+        allocator = (weft_allocator){ default_alloc, default_free, NULL };
+}
+
+void *weft__alloc(size_t size)
+{
+    return allocator.alloc(size, allocator.ctx);
+}
+
+void *weft__calloc(size_t size)
+{
+    void *p = allocator.alloc(size, allocator.ctx);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
+
+void weft__free(void *ptr, size_t size)
+{
+    if (ptr)
+        allocator.free(ptr, size, allocator.ctx);
+}

@@ -1,0 +1,65 @@
+/* This file is private to weft: what every layer above arch shares.
+ *
+ * Panics, the allocator hook, sanitizer detection and annotations, and
+ * small compiler helpers. Lives in src/fiber because fiber is the lowest
+ * layer that needs them; core and graph include it through fiber.h.
+ */
+#ifndef WEFT_BASE_H
+#define WEFT_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft.h"
+
+#define WEFT_CACHELINE 64
+#define WEFT_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define WEFT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define WEFT_UNUSED(x)   ((void)(x))
+#define WEFT_CONTAINER_OF(ptr, type, member) \
+    ((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* ---- sanitizers ------------------------------------------------------ */
+
+#if defined(__SANITIZE_ADDRESS__)
+# define WEFT_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+# define WEFT_TSAN 1
+#endif
+#if defined(__has_feature)
+# if __has_feature(address_sanitizer) && !defined(WEFT_ASAN)
+#  define WEFT_ASAN 1
+# endif
+# if __has_feature(thread_sanitizer) && !defined(WEFT_TSAN)
+#  define WEFT_TSAN 1
+# endif
+#endif
+
+#ifdef WEFT_TSAN
+# include <sanitizer/tsan_interface.h>
+/* Happens-before edges that TSAN cannot see because they pass through
+ * Concurrency Kit's inline asm: release just before publishing an object,
+ * acquire just after taking it. Empty outside TSAN builds. */
+# define WEFT_TSAN_RELEASE(addr) __tsan_release((void *)(addr))
+# define WEFT_TSAN_ACQUIRE(addr) __tsan_acquire((void *)(addr))
+#else
+# define WEFT_TSAN_RELEASE(addr) ((void)(addr))
+# define WEFT_TSAN_ACQUIRE(addr) ((void)(addr))
+#endif
+
+/* ---- failure --------------------------------------------------------- */
+
+/* Broken internal invariant: prints "weft: <message>" and aborts. The
+ * message starts with the function's name: weft__panic("deque_steal: ..."). */
+_Noreturn void weft__panic(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- allocation ------------------------------------------------------ */
+
+/* Through the process-wide allocator (weft_set_allocator). Sizes of 64
+ * bytes and more come back cache-line aligned. NULL on failure. */
+void *weft__alloc(size_t size);
+void *weft__calloc(size_t size);
+void  weft__free(void *ptr, size_t size);
+
+#endif /* WEFT_BASE_H */

@@ -1,0 +1,353 @@
+/* This file is private to weft: fiber create/switch/destroy, stack pool,
+ * sanitizer and Valgrind annotations, and the stack-overflow report.
+ *
+ * Synchronization: none across threads. A pool belongs to one thread; a
+ * fiber runs on one thread at a time and is handed between threads only
+ * through the queues of the layer above, which order the hand-off. The
+ * overflow handler reads this thread's current fiber, written only by this
+ * thread.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fiber.h"
+
+#ifdef WEFT_ASAN
+# include <sanitizer/asan_interface.h>
+# include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef WEFT_HAVE_VALGRIND
+# include <valgrind/valgrind.h>
+#endif
+
+/* The fiber running on this thread. Written by this thread only. */
+static _Thread_local weft__fiber *current;
+/* This thread's alternate signal stack, if weft mapped it. */
+static _Thread_local void *altstack;
+static _Thread_local size_t altstack_size;
+
+static size_t page_size(void)
+{
+    static size_t ps;
+    if (!ps)
+        ps = (size_t)sysconf(_SC_PAGESIZE);
+    return ps;
+}
+
+static size_t round_up(size_t n, size_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
+/* ---- stack-overflow report ------------------------------------------ */
+
+static struct sigaction old_segv, old_bus;
+static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+
+/* Async-signal-safe decimal and hex formatting for the report. */
+static char *fmt_u(char *p, uintptr_t v, unsigned base)
+{
+    char tmp[32];
+    int n = 0;
+    do {
+        tmp[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+static char *fmt_s(char *p, const char *s)
+{
+    while (*s)
+        *p++ = *s++;
+    return p;
+}
+
+/* How far below a fiber's stack a fault still counts as its overflow: a
+ * frame larger than the guard page can jump past it. */
+#define OVERFLOW_SLACK ((uintptr_t)64 * 1024)
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    weft__fiber *f = current;
+    uintptr_t a = (uintptr_t)si->si_addr;
+    if (f && f->map) {
+        uintptr_t lo = (uintptr_t)f->stack_lo;
+        if (a < lo && a + OVERFLOW_SLACK >= lo) {
+            char msg[256], *p = msg;
+            p = fmt_s(p, "weft: fiber stack overflow (fiber 0x");
+            p = fmt_u(p, (uintptr_t)f, 16);
+            if (f->name) {
+                p = fmt_s(p, " \"");
+                for (const char *n = f->name; *n && p < msg + 120; n++)
+                    *p++ = *n;
+                p = fmt_s(p, "\"");
+            }
+            p = fmt_s(p, ", stack size ");
+            p = fmt_u(p, f->stack_size, 10);
+            p = fmt_s(p, " bytes; raise weft_config.fiber_stack_size)\n");
+            ssize_t r = write(2, msg, (size_t)(p - msg));
+            (void)r;
+            abort();
+        }
+    }
+    /* Not ours: hand the fault to whoever handled it before us. */
+    struct sigaction *old = sig == SIGSEGV ? &old_segv : &old_bus;
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction) {
+            old->sa_sigaction(sig, si, uc);
+            return;
+        }
+    } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+        return;
+    }
+    /* Default action: restore it and return; the access faults again. */
+    signal(sig, SIG_DFL);
+}
+
+static void install_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old_segv);
+    sigaction(SIGBUS, &sa, &old_bus);
+}
+
+/* ---- thread hosts ---------------------------------------------------- */
+
+int weft__fiber_thread_enter(weft__fiber *self)
+{
+    memset(self, 0, sizeof *self);
+    self->name = "thread";
+
+    /* The thread's own stack, for ASan's switch annotations. */
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *lo;
+        size_t size;
+        if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+            self->stack_lo = lo;
+            self->stack_size = size;
+        }
+        pthread_attr_destroy(&attr);
+    }
+#ifdef WEFT_TSAN
+    self->tsan = __tsan_get_current_fiber();
+#endif
+
+    /* The overflow report runs on an alternate stack: the faulting one is
+     * exhausted. Keep one the thread already has (ASan installs its own). */
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_DISABLE)) {
+        size_t size = round_up(64 * 1024 > (size_t)SIGSTKSZ ? 64 * 1024 : (size_t)SIGSTKSZ,
+                               page_size());
+        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return WEFT_ENOMEM;
+        ss.ss_sp = m;
+        ss.ss_size = size;
+        ss.ss_flags = 0;
+        if (sigaltstack(&ss, NULL) != 0) {
+            munmap(m, size);
+            return WEFT_ENOMEM;
+        }
+        altstack = m;
+        altstack_size = size;
+    }
+    pthread_once(&handler_once, install_handler);
+    current = self;
+    return WEFT_OK;
+}
+
+void weft__fiber_thread_leave(void)
+{
+    if (altstack) {
+        stack_t ss;
+        memset(&ss, 0, sizeof ss);
+        ss.ss_flags = SS_DISABLE;
+        sigaltstack(&ss, NULL);
+        munmap(altstack, altstack_size);
+        altstack = NULL;
+    }
+    current = NULL;
+}
+
+weft__fiber *weft__fiber_current(void)
+{
+    return current;
+}
+
+/* ---- pools and stacks ------------------------------------------------ */
+
+/* Largest stack we accept: beyond this a size is a unit mistake. */
+#define STACK_MAX ((size_t)1 << 32)
+
+/* Test seam: after this many more successful maps, mmap "fails" (-1 =
+ * never). Lets tests reach the WEFT_ENOMEM paths without starving the
+ * process. Written by tests before fibers are made. */
+long weft__fiber_fail_maps_after = -1;
+
+int weft__fiber_pool_init(weft__fiber_pool *p, size_t stack_size, unsigned max_cached)
+{
+    if (stack_size == 0)
+        stack_size = WEFT_FIBER_STACK_DEFAULT;
+    if (stack_size < WEFT_FIBER_STACK_MIN || stack_size > STACK_MAX)
+        return WEFT_EINVAL;
+    memset(p, 0, sizeof *p);
+    p->stack_size = round_up(stack_size, page_size());
+    p->max_cached = max_cached;
+    return WEFT_OK;
+}
+
+static void unmap_fiber(weft__fiber *f)
+{
+#ifdef WEFT_HAVE_VALGRIND
+    VALGRIND_STACK_DEREGISTER(f->vg_id);
+#endif
+    munmap(f->map, f->map_size);
+}
+
+void weft__fiber_pool_fini(weft__fiber_pool *p)
+{
+    while (p->free) {
+        weft__fiber *f = p->free;
+        p->free = f->next;
+        unmap_fiber(f);
+    }
+    p->cached = 0;
+}
+
+/* Maps, in one mapping: the guard page, exactly stack_size usable bytes
+ * (a multiple of the page size), and a page on top that starts with the
+ * fiber struct. */
+static int map_fiber(weft__fiber_pool *p, weft__fiber **out)
+{
+    size_t ps = page_size();
+    size_t size = ps + p->stack_size + round_up(sizeof(weft__fiber), ps);
+    if (weft__fiber_fail_maps_after >= 0 && weft__fiber_fail_maps_after-- == 0)
+        return WEFT_ENOMEM;
+    char *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED)
+        return WEFT_ENOMEM;
+    if (mprotect(m, ps, PROT_NONE) != 0) {
+        munmap(m, size);
+        return WEFT_ENOMEM;
+    }
+    weft__fiber *f = (weft__fiber *)(m + ps + p->stack_size);
+    memset(f, 0, sizeof *f);
+    f->map = m;
+    f->map_size = size;
+    f->stack_lo = m + ps;
+    f->stack_size = (size_t)((char *)f - (m + ps));
+#ifdef WEFT_HAVE_VALGRIND
+    f->vg_id = VALGRIND_STACK_REGISTER(f->stack_lo, (char *)f->stack_lo + f->stack_size);
+#endif
+    p->created++;
+    *out = f;
+    return WEFT_OK;
+}
+
+static void fiber_start(void *arg)
+{
+    weft__fiber *f = arg;
+#ifdef WEFT_ASAN
+    /* First run of this fiber: nothing of ours to restore. */
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+    f->fn(f->arg);
+    weft__panic("fiber_start: the entry function of fiber %p (%s) returned; "
+                "a fiber must end with weft__fiber_exit", (void *)f,
+                f->name ? f->name : "unnamed");
+}
+
+int weft__fiber_create(weft__fiber_pool *p, weft__fiber **out, weft__fiber_fn fn, void *arg)
+{
+    weft__fiber *f = p->free;
+    if (f) {
+        p->free = f->next;
+        p->cached--;
+    } else {
+        int rc = map_fiber(p, &f);
+        if (rc != WEFT_OK)
+            return rc;
+    }
+    f->next = NULL;
+    f->fn = fn;
+    f->arg = arg;
+    f->name = NULL;
+    f->host = NULL;
+    f->asan_fake = NULL;
+#ifdef WEFT_TSAN
+    f->tsan = __tsan_create_fiber(0);
+#endif
+    weft__ctx_make(&f->ctx, f->stack_lo, f->stack_size, fiber_start, f);
+    *out = f;
+    return WEFT_OK;
+}
+
+void weft__fiber_release(weft__fiber_pool *p, weft__fiber *f)
+{
+#ifdef WEFT_TSAN
+    if (f->tsan) {
+        __tsan_destroy_fiber(f->tsan);
+        f->tsan = NULL;
+    }
+#endif
+#ifdef WEFT_ASAN
+    /* Frames that never returned leave poison behind; a reused stack
+     * would report it as an overflow. */
+    __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
+#endif
+    if (p->cached < p->max_cached) {
+        f->next = p->free;
+        p->free = f;
+        p->cached++;
+    } else {
+        unmap_fiber(f);
+    }
+}
+
+/* ---- switching -------------------------------------------------------- */
+
+void weft__fiber_switch(weft__fiber *from, weft__fiber *to)
+{
+    current = to;
+#ifdef WEFT_ASAN
+    __sanitizer_start_switch_fiber(&from->asan_fake, to->stack_lo, to->stack_size);
+#endif
+#ifdef WEFT_TSAN
+    __tsan_switch_to_fiber(to->tsan, 0);
+#endif
+    weft__ctx_switch(&from->ctx, &to->ctx);
+#ifdef WEFT_ASAN
+    __sanitizer_finish_switch_fiber(from->asan_fake, NULL, NULL);
+#endif
+}
+
+void weft__fiber_exit(weft__fiber *from, weft__fiber *to)
+{
+    current = to;
+#ifdef WEFT_ASAN
+    /* NULL: this stack is left for good, ASan may drop its fake frames. */
+    __sanitizer_start_switch_fiber(NULL, to->stack_lo, to->stack_size);
+#endif
+#ifdef WEFT_TSAN
+    __tsan_switch_to_fiber(to->tsan, 0);
+#endif
+    weft__ctx_switch(&from->ctx, &to->ctx);
+    weft__panic("fiber_exit: fiber %p was switched to after it exited", (void *)from);
+}

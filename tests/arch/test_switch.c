@@ -1,0 +1,272 @@
+/* The raw context switch (src/arch): registers, FP control, alignment,
+ * order, and a returning entry. Runs on plain malloc'd stacks. */
+#define _GNU_SOURCE
+#include <fenv.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "arch.h"
+#include "base.h"
+#include "wtest.h"
+
+#ifdef WEFT_ASAN
+# include <sanitizer/common_interface_defs.h>
+#endif
+
+void weft_test_switch_magic(weft__ctx *from, const weft__ctx *to, uint64_t out[6]);
+void weft_test_scramble_switch(weft__ctx *from, const weft__ctx *to);
+void weft_test_entry_sp(void *arg);
+void weft_test_entry_sp_c(void *arg);
+
+#define STACK (128 * 1024)
+
+/* A context with its stack, annotated for the sanitizers the way the
+ * fiber layer does it, so these tests also run in asan/tsan builds. */
+struct tctx {
+    weft__ctx ctx;
+    char *lo;
+    size_t size;
+    void *fake;
+    void *tsan;
+};
+
+static struct tctx main_ctx, other;
+
+static void tctx_make(struct tctx *t, void (*fn)(void *), void *arg)
+{
+    t->size = STACK;
+    t->lo = aligned_alloc(64, STACK);
+    WT_ASSERT(t->lo != NULL);
+    weft__ctx_make(&t->ctx, t->lo, t->size, fn, arg);
+#ifdef WEFT_TSAN
+    t->tsan = __tsan_create_fiber(0);
+#endif
+}
+
+static void tctx_free(struct tctx *t)
+{
+#ifdef WEFT_TSAN
+    __tsan_destroy_fiber(t->tsan);
+#endif
+    free(t->lo);
+}
+
+static void before(struct tctx *from, struct tctx *to)
+{
+#ifdef WEFT_ASAN
+    __sanitizer_start_switch_fiber(&from->fake, to->lo, to->size);
+#endif
+#ifdef WEFT_TSAN
+    if (!main_ctx.tsan)
+        main_ctx.tsan = __tsan_get_current_fiber();
+    __tsan_switch_to_fiber(to->tsan, 0);
+#endif
+    (void)from;
+    (void)to;
+}
+
+static void after(struct tctx *self)
+{
+#ifdef WEFT_ASAN
+    __sanitizer_finish_switch_fiber(self->fake, NULL, NULL);
+#endif
+    (void)self;
+}
+
+static void tswitch(struct tctx *from, struct tctx *to)
+{
+    before(from, to);
+    weft__ctx_switch(&from->ctx, &to->ctx);
+    after(from);
+}
+
+static void init_main(void)
+{
+#ifdef WEFT_TSAN
+    main_ctx.tsan = __tsan_get_current_fiber();
+#endif
+}
+
+/* ---- callee-saved registers ------------------------------------------ */
+
+static void scrambler(void *arg)
+{
+    after(&other);
+    for (;;) {
+        before(&other, &main_ctx);
+        weft_test_scramble_switch(&other.ctx, &main_ctx.ctx);
+        after(&other);
+    }
+}
+
+WT_TEST(arch, callee_saved_registers_survive)
+{
+    init_main();
+    tctx_make(&other, scrambler, NULL);
+    for (int round = 0; round < 100; round++) {
+        uint64_t out[6] = {0};
+        before(&main_ctx, &other);
+        weft_test_switch_magic(&main_ctx.ctx, &other.ctx, out);
+        after(&main_ctx);
+        WT_ASSERT(out[0] == 0x1111111111111111ull, "rbx/x19 lost: %llx", (unsigned long long)out[0]);
+        for (int i = 1; i < 6; i++)
+            WT_ASSERT(out[i] == 0x1111111111111111ull * (uint64_t)(i + 1),
+                      "register %d lost: %llx", i, (unsigned long long)out[i]);
+    }
+    tctx_free(&other);
+}
+
+/* ---- FP control state -------------------------------------------------- */
+
+static int fiber_mode_seen;
+
+static void fp_fiber(void *arg)
+{
+    after(&other);
+    /* A fresh context inherits the creator's mode. */
+    fiber_mode_seen = fegetround();
+    fesetround(FE_UPWARD);
+    for (;;) {
+        tswitch(&other, &main_ctx);
+        fiber_mode_seen = fegetround();
+    }
+}
+
+static unsigned read_fp_control(void)
+{
+#if defined(__x86_64__)
+    unsigned mxcsr;
+    unsigned short cw;
+    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(cw));
+    return (mxcsr & 0xffc0u) << 16 | cw;    /* control bits only, not flags */
+#else
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    return (unsigned)fpcr;
+#endif
+}
+
+WT_TEST(arch, fp_control_is_per_context)
+{
+    init_main();
+    fesetround(FE_TOWARDZERO);
+    tctx_make(&other, fp_fiber, NULL);
+    unsigned mine = read_fp_control();
+    for (int i = 0; i < 50; i++) {
+        tswitch(&main_ctx, &other);
+        WT_ASSERT(fegetround() == FE_TOWARDZERO, "main's rounding mode changed by a switch");
+        WT_ASSERT(read_fp_control() == mine, "main's FP control word changed: %x != %x",
+                  read_fp_control(), mine);
+        if (i == 0)
+            WT_ASSERT(fiber_mode_seen == FE_TOWARDZERO, "fresh context did not inherit the mode");
+        else
+            WT_ASSERT(fiber_mode_seen == FE_UPWARD, "fiber's rounding mode lost across switches");
+    }
+    fesetround(FE_TONEAREST);
+    tctx_free(&other);
+}
+
+/* ---- alignment at entry ------------------------------------------------ */
+
+struct sp_probe {
+    uint64_t sp_at_entry;  /* written by weft_test_entry_sp: must stay first */
+    int aligned_local;
+};
+
+static __attribute__((noinline)) int local_is_aligned(void)
+{
+    _Alignas(16) volatile char buf[16];
+    buf[0] = 1;
+    return ((uintptr_t)buf & 15) == 0;
+}
+
+void weft_test_entry_sp_c(void *arg)
+{
+    after(&other);
+    struct sp_probe *p = arg;
+    p->aligned_local = local_is_aligned();
+    for (;;)
+        tswitch(&other, &main_ctx);
+}
+
+WT_TEST(arch, entry_sees_abi_alignment)
+{
+    init_main();
+    /* Try several stack tops: the make-context must align any of them. */
+    for (size_t skew = 0; skew < 64; skew += 8) {
+        struct sp_probe probe = {0, 0};
+        other.size = STACK;
+        other.lo = aligned_alloc(64, STACK + 64);
+        WT_ASSERT(other.lo != NULL);
+#ifdef WEFT_TSAN
+        other.tsan = __tsan_create_fiber(0);
+#endif
+        weft__ctx_make(&other.ctx, other.lo, STACK - skew, weft_test_entry_sp, &probe);
+        tswitch(&main_ctx, &other);
+#if defined(__x86_64__)
+        WT_ASSERT(probe.sp_at_entry % 16 == 8, "rsp %% 16 == %d at entry (skew %zu)",
+                  (int)(probe.sp_at_entry % 16), skew);
+#else
+        WT_ASSERT(probe.sp_at_entry % 16 == 0, "sp %% 16 == %d at entry (skew %zu)",
+                  (int)(probe.sp_at_entry % 16), skew);
+#endif
+        WT_ASSERT(probe.aligned_local, "a 16-aligned local was misaligned");
+        WT_ASSERT(probe.sp_at_entry < (uintptr_t)other.lo + STACK - skew, "entry sp above the stack");
+        tctx_free(&other);
+    }
+}
+
+/* ---- order: C -> B -> A -> main ----------------------------------------- */
+
+static struct tctx chain[3];
+static char order[8];
+static int order_len;
+
+static void chain_fiber(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    after(&chain[i]);
+    order[order_len++] = (char)('A' + i);
+    struct tctx *next = i > 0 ? &chain[i - 1] : &main_ctx;
+    for (;;)
+        tswitch(&chain[i], next);
+}
+
+WT_TEST(arch, switch_order_c_b_a)
+{
+    init_main();
+    for (int i = 0; i < 3; i++)
+        tctx_make(&chain[i], chain_fiber, (void *)(intptr_t)i);
+    tswitch(&main_ctx, &chain[2]);
+    order[order_len] = '\0';
+    WT_ASSERT(strcmp(order, "CBA") == 0, "order was %s", order);
+    for (int i = 0; i < 3; i++)
+        tctx_free(&chain[i]);
+}
+
+/* ---- an entry that returns ---------------------------------------------- */
+
+static void returning_entry(void *arg)
+{
+    after(&other);
+}
+
+static void run_returning(void *arg)
+{
+    init_main();
+    tctx_make(&other, returning_entry, NULL);
+    tswitch(&main_ctx, &other);
+}
+
+WT_TEST(arch, returning_entry_is_reported)
+{
+    char out[1024];
+    int status = wt_run_child(run_returning, NULL, out, sizeof out);
+    WT_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+              "expected SIGABRT, status %#x, stderr: %s", status, out);
+    WT_ASSERT(strstr(out, "weft: a fiber's entry function returned") != NULL,
+              "message missing; stderr: %s", out);
+}

@@ -1,0 +1,27 @@
+/* Error codes: one table behind the codes, weft_strerror and weft_err_name. */
+#include "weft.h"
+#include "wtest.h"
+
+WT_TEST(errors, every_code_has_a_distinct_message_and_name)
+{
+    int codes[] = {
+#define X(name, value, msg) WEFT_##name,
+        WEFT_ERRNO_MAP(X)
+#undef X
+    };
+    size_t n = sizeof codes / sizeof codes[0];
+    WT_ASSERT_EQ(n, 10);
+    for (size_t i = 0; i < n; i++) {
+        WT_ASSERT(codes[i] < 0, "codes are negative");
+        WT_ASSERT(strcmp(weft_strerror(codes[i]), "unknown error") != 0);
+        WT_ASSERT(strcmp(weft_err_name(codes[i]), "UNKNOWN") != 0);
+        for (size_t j = 0; j < i; j++) {
+            WT_ASSERT(codes[i] != codes[j]);
+            WT_ASSERT(strcmp(weft_strerror(codes[i]), weft_strerror(codes[j])) != 0);
+        }
+    }
+    WT_ASSERT(strcmp(weft_err_name(WEFT_ECYCLE), "ECYCLE") == 0);
+    WT_ASSERT(strcmp(weft_strerror(WEFT_OK), "success") == 0);
+    WT_ASSERT(strcmp(weft_strerror(12345), "unknown error") == 0);
+    WT_ASSERT(strcmp(weft_err_name(-999), "UNKNOWN") == 0);
+}

@@ -1,0 +1,125 @@
+/* This file is private to weft's tests.
+ *
+ * One test source, two runners. With WEFT_TEST_CRITERION defined the
+ * macros below are Criterion's; without it (the tsan preset, where
+ * Criterion 2.4.1 cannot run, and the stress programs) they register with
+ * the small runner in wtest_main.c, which forks each test, enforces its
+ * timeout and prints "N passed, N failed".
+ *
+ *   WT_TEST(suite, name, .timeout = 10) { WT_ASSERT(x == 1, "x is %d", x); }
+ *
+ * Options understood by both: .timeout (seconds), .signal (expected
+ * terminating signal), .exit_code, .disabled, .description.
+ */
+#ifndef WEFT_WTEST_H
+#define WEFT_WTEST_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef WEFT_TEST_CRITERION
+
+#include <criterion/criterion.h>
+
+#define WT_TEST(...) Test(__VA_ARGS__)
+#define WT_ASSERT(...) cr_assert(__VA_ARGS__)
+#define WT_FAIL(...) cr_assert_fail(__VA_ARGS__)
+
+#else /* plain runner */
+
+struct wt_opts {
+    int unused_;
+    double timeout;
+    int signal;
+    int exit_code;
+    bool disabled;
+    const char *description;
+};
+
+struct wt_test {
+    const char *suite;
+    const char *name;
+    void (*fn)(void);
+    const struct wt_opts *opts;
+    struct wt_test *next;
+};
+
+void wt_register(struct wt_test *t);
+void wt_fail_at(const char *file, int line, const char *cond, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 4, 5)));
+
+#define WT_TEST(suite, name, ...)                                            \
+    static void wt_fn_##suite##_##name(void);                                \
+    static const struct wt_opts wt_opts_##suite##_##name = { 0, __VA_ARGS__ };\
+    static struct wt_test wt_t_##suite##_##name = {                          \
+        #suite, #name, wt_fn_##suite##_##name, &wt_opts_##suite##_##name, 0};\
+    __attribute__((constructor)) static void wt_reg_##suite##_##name(void)   \
+    { wt_register(&wt_t_##suite##_##name); }                                 \
+    static void wt_fn_##suite##_##name(void)
+
+#define WT_ASSERT(cond, ...)                                                 \
+    do { if (!(cond)) wt_fail_at(__FILE__, __LINE__, #cond, "" __VA_ARGS__); } while (0)
+#define WT_FAIL(...) wt_fail_at(__FILE__, __LINE__, "failure", "" __VA_ARGS__)
+
+#endif /* WEFT_TEST_CRITERION */
+
+/* Equality with both values printed, for integers. */
+#define WT_ASSERT_EQ(a, b)                                                   \
+    do {                                                                     \
+        long long wt_a_ = (long long)(a), wt_b_ = (long long)(b);           \
+        WT_ASSERT(wt_a_ == wt_b_, "%s == %s: %lld != %lld", #a, #b, wt_a_, wt_b_); \
+    } while (0)
+
+/* ---- stress sizing and seeds -------------------------------------- */
+
+/* WEFT_STRESS_SCALE sizes stress loops (1 in release; the presets set it
+ * lower for sanitizer builds). Never below 0.001. */
+static inline double wt_scale(void)
+{
+    const char *s = getenv("WEFT_STRESS_SCALE");
+    double v = s ? atof(s) : 1.0;
+    return v < 0.001 ? 0.001 : v;
+}
+
+/* n scaled, at least lo. */
+static inline uint64_t wt_scaled(uint64_t n, uint64_t lo)
+{
+    double v = (double)n * wt_scale();
+    return v < (double)lo ? lo : (uint64_t)v;
+}
+
+/* The run's seed: WEFT_SEED if set, else derived from the clock. Printed
+ * once so a failing run can be replayed. */
+static inline uint64_t wt_seed(void)
+{
+    static uint64_t seed;
+    if (seed == 0) {
+        const char *s = getenv("WEFT_SEED");
+        seed = s ? strtoull(s, NULL, 0) : ((uint64_t)time(NULL) * 2654435761u) | 1;
+        fprintf(stderr, "seed: WEFT_SEED=%" PRIu64 "\n", seed);
+    }
+    return seed;
+}
+
+/* xorshift64*: a small, fast, reproducible generator for tests. */
+static inline uint64_t wt_rand(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 2685821657736338717ull;
+}
+
+/* Runs fn(arg) in a forked child with stderr captured into buf (NUL
+ * terminated, truncated to cap). Returns the raw wait status. For death
+ * tests that check the message, in either runner. */
+int wt_run_child(void (*fn)(void *), void *arg, char *buf, size_t cap);
+
+#endif /* WEFT_WTEST_H */

@@ -1,0 +1,161 @@
+/* This file is private to weft's tests: the plain runner behind wtest.h.
+ *
+ * Runs every registered test in a forked child (a crash or a hang fails
+ * that test only), kills a child that outlives its timeout (default 120 s,
+ * WEFT_TEST_TIMEOUT overrides) and ends with the line "N passed, N failed".
+ * Arguments: substrings; only tests whose "suite::name" contains one run.
+ * WEFT_TEST_NOFORK=1 runs tests in-process (for a debugger).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wtest.h"
+
+static struct wt_test *head, **tail = &head;
+
+void wt_register(struct wt_test *t)
+{
+    *tail = t;
+    tail = &t->next;
+}
+
+void wt_fail_at(const char *file, int line, const char *cond, const char *fmt, ...)
+{
+    fprintf(stderr, "%s:%d: assertion failed: %s", file, line, cond);
+    if (fmt && *fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs(": ", stderr);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+    }
+    fputc('\n', stderr);
+    fflush(stderr);
+    _exit(1);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool selected(const struct wt_test *t, int argc, char **argv)
+{
+    if (argc <= 1)
+        return true;
+    char full[256];
+    snprintf(full, sizeof full, "%s::%s", t->suite, t->name);
+    for (int i = 1; i < argc; i++)
+        if (strstr(full, argv[i]))
+            return true;
+    return false;
+}
+
+/* Returns true when the child's end matches what the test expects. */
+static bool judge(const struct wt_test *t, int status, bool timed_out, char *why, size_t cap)
+{
+    if (timed_out) {
+        snprintf(why, cap, "timed out");
+        return false;
+    }
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (t->opts->signal == sig)
+            return true;
+        snprintf(why, cap, "killed by signal %d (%s)", sig, strsignal(sig));
+        return false;
+    }
+    int code = WEXITSTATUS(status);
+    if (t->opts->signal) {
+        snprintf(why, cap, "expected signal %d, exited %d", t->opts->signal, code);
+        return false;
+    }
+    if (code != t->opts->exit_code) {
+        snprintf(why, cap, "exit code %d", code);
+        return false;
+    }
+    return true;
+}
+
+static bool run_one(const struct wt_test *t, double default_timeout, char *why, size_t cap)
+{
+    if (getenv("WEFT_TEST_NOFORK")) {
+        t->fn();
+        return true;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, cap, "fork: %s", strerror(errno));
+        return false;
+    }
+    if (pid == 0) {
+        t->fn();
+        fflush(NULL);
+        _exit(0);
+    }
+    double limit = t->opts->timeout > 0 ? t->opts->timeout : default_timeout;
+    double start = now_s();
+    int status = 0;
+    bool timed_out = false;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR) {
+            snprintf(why, cap, "waitpid: %s", strerror(errno));
+            return false;
+        }
+        if (now_s() - start > limit) {
+            /* SIGQUIT first: a test may print its state on it. */
+            kill(pid, SIGQUIT);
+            usleep(200000);
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            timed_out = true;
+            break;
+        }
+        usleep(1000);
+    }
+    return judge(t, status, timed_out, why, cap);
+}
+
+int main(int argc, char **argv)
+{
+    const char *env = getenv("WEFT_TEST_TIMEOUT");
+    double default_timeout = env ? atof(env) : 120.0;
+    unsigned passed = 0, failed = 0, skipped = 0;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (struct wt_test *t = head; t; t = t->next) {
+        if (!selected(t, argc, argv))
+            continue;
+        if (t->opts->disabled) {
+            skipped++;
+            continue;
+        }
+        char why[256] = "";
+        double start = now_s();
+        bool ok = run_one(t, default_timeout, why, sizeof why);
+        double took = now_s() - start;
+        if (ok) {
+            passed++;
+            printf("[PASS] %s::%s (%.2f s)\n", t->suite, t->name, took);
+        } else {
+            failed++;
+            printf("[FAIL] %s::%s: %s (%.2f s)\n", t->suite, t->name, why, took);
+        }
+    }
+    if (skipped)
+        printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
+    else
+        printf("%u passed, %u failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
