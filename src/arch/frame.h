@@ -29,20 +29,30 @@
 #elif defined(__aarch64__) && !defined(_WIN32)
 
 /* AArch64 AAPCS64: x19-x28, fp (x29), lr (x30), the low halves of
- * v8-v15 (d8-d15) and FPCR. sp itself is the saved context. */
+ * v8-v15 (d8-d15) and FPCR. sp itself is the saved context. Registers go
+ * in pairs (one stp/ldp each), so every odd-numbered slot is its pair's
+ * first slot + 8; the assembly names only the first of each pair. */
 #define WEFT_CTX_X19       0   /* fresh context: the entry function */
 #define WEFT_CTX_X20       8   /* fresh context: the entry's argument */
 #define WEFT_CTX_X21      16
+#define WEFT_CTX_X22      24
 #define WEFT_CTX_X23      32
+#define WEFT_CTX_X24      40
 #define WEFT_CTX_X25      48
+#define WEFT_CTX_X26      56
 #define WEFT_CTX_X27      64
+#define WEFT_CTX_X28      72
 #define WEFT_CTX_X29      80   /* fp */
 #define WEFT_CTX_X30      88   /* lr: where the switch returns to */
 #define WEFT_CTX_D8       96
+#define WEFT_CTX_D9      104
 #define WEFT_CTX_D10     112
+#define WEFT_CTX_D11     120
 #define WEFT_CTX_D12     128
+#define WEFT_CTX_D13     136
 #define WEFT_CTX_D14     144
-#define WEFT_CTX_FPCR    160
+#define WEFT_CTX_D15     152
+#define WEFT_CTX_FPCR    160   /* 8 bytes, then 8 bytes of padding */
 #define WEFT_CTX_SIZE    176   /* a multiple of 16: sp stays aligned */
 
 #else
