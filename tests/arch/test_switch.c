@@ -15,7 +15,37 @@
 # include <sanitizer/common_interface_defs.h>
 #endif
 
-void weft_test_switch_magic(weft__ctx *from, const weft__ctx *to, uint64_t out[6]);
+/* The callee-saved registers weft_test_switch_magic fills and reads back,
+ * in the order of its out[] array, and the value it loads into each. */
+#if defined(__x86_64__)
+# define NREGS 6
+static const char *const reg_name[NREGS] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
+
+static uint64_t expected(int i)
+{
+    return 0x1111111111111111ull * (uint64_t)(i + 1);
+}
+#elif defined(__aarch64__)
+# define NREGS 19
+static const char *const reg_name[NREGS] = {
+    "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29",
+    "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15",
+};
+
+/* Mirrors the table `magic` in regs_aarch64.S: x19..x29 get
+ * 0x1111111111111111 * (1..11), d8..d15 get 0xd0d0d0d0d0d0d0NN with NN
+ * the register number. */
+static uint64_t expected(int i)
+{
+    if (i < 11)
+        return 0x1111111111111111ull * (uint64_t)(i + 1);
+    return 0xd0d0d0d0d0d0d000ull + (uint64_t)(8 + i - 11);
+}
+#else
+# error "test_switch.c: no register helpers for this target"
+#endif
+
+void weft_test_switch_magic(weft__ctx *from, const weft__ctx *to, uint64_t out[NREGS]);
 void weft_test_scramble_switch(weft__ctx *from, const weft__ctx *to);
 void weft_test_entry_sp(void *arg);
 void weft_test_entry_sp_c(void *arg);
@@ -106,14 +136,13 @@ WT_TEST(arch, callee_saved_registers_survive)
     init_main();
     tctx_make(&other, scrambler, NULL);
     for (int round = 0; round < 100; round++) {
-        uint64_t out[6] = {0};
+        uint64_t out[NREGS] = {0};
         before(&main_ctx, &other);
         weft_test_switch_magic(&main_ctx.ctx, &other.ctx, out);
         after(&main_ctx);
-        WT_ASSERT(out[0] == 0x1111111111111111ull, "rbx/x19 lost: %llx", (unsigned long long)out[0]);
-        for (int i = 1; i < 6; i++)
-            WT_ASSERT(out[i] == 0x1111111111111111ull * (uint64_t)(i + 1),
-                      "register %d lost: %llx", i, (unsigned long long)out[i]);
+        for (int i = 0; i < NREGS; i++)
+            WT_ASSERT(out[i] == expected(i), "%s lost: %llx, expected %llx", reg_name[i],
+                      (unsigned long long)out[i], (unsigned long long)expected(i));
     }
     tctx_free(&other);
 }
@@ -209,12 +238,19 @@ WT_TEST(arch, entry_sees_abi_alignment)
 #if defined(__x86_64__)
         WT_ASSERT(probe.sp_at_entry % 16 == 8, "rsp %% 16 == %d at entry (skew %zu)",
                   (int)(probe.sp_at_entry % 16), skew);
+        /* The trampoline's call pushed a return address: rsp is below the top. */
+        WT_ASSERT(probe.sp_at_entry < (uintptr_t)other.lo + STACK - skew, "entry sp above the stack");
 #else
         WT_ASSERT(probe.sp_at_entry % 16 == 0, "sp %% 16 == %d at entry (skew %zu)",
                   (int)(probe.sp_at_entry % 16), skew);
+        /* blr pushes nothing: the entry starts at the aligned top itself
+         * (an empty full-descending stack), so sp may equal lo + size. */
+        WT_ASSERT(probe.sp_at_entry <= (uintptr_t)other.lo + STACK - skew, "entry sp above the stack");
+        WT_ASSERT(probe.sp_at_entry + 16 > (uintptr_t)other.lo + STACK - skew,
+                  "entry sp %#llx wastes stack below the top (skew %zu)",
+                  (unsigned long long)probe.sp_at_entry, skew);
 #endif
         WT_ASSERT(probe.aligned_local, "a 16-aligned local was misaligned");
-        WT_ASSERT(probe.sp_at_entry < (uintptr_t)other.lo + STACK - skew, "entry sp above the stack");
         tctx_free(&other);
     }
 }
