@@ -54,6 +54,9 @@ quiet() {
     return 1
 }
 
+# oneline LINES: the lines joined by spaces, for messages.
+oneline() { paste -sd" " - <<<"$1"; }
+
 # needed FILE: the shared objects FILE asks the dynamic loader for.
 needed() { readelf -dW "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 
@@ -124,9 +127,9 @@ check_symbols() {
     extra=$(comm -13 <(echo "$api") <(echo "$exported"))
     absent=$(comm -23 <(printf 'weft_err_name\nweft_strerror\n') <(echo "$exported"))
     if [[ -n $extra ]]; then
-        fail symbols "libweft.so exports names that are not WEFT_API: $(echo $extra)"
+        fail symbols "libweft.so exports names that are not WEFT_API: $(oneline "$extra")"
     elif [[ -n $absent ]]; then
-        fail symbols "libweft.so does not export: $(echo $absent)"
+        fail symbols "libweft.so does not export: $(oneline "$absent")"
     else
         pass "symbols (libweft.so exports $(echo "$exported" | wc -l) names, all WEFT_API)"
     fi
@@ -141,9 +144,9 @@ check_static_names() {
     exposed=$(readelf -sW "$libdir/libweft.a" |
               awk '$5 == "GLOBAL" && $7 != "UND" && $8 ~ /^weft__/ && $6 != "HIDDEN" { print $8 }' | sort -u)
     if [[ -n $foreign ]]; then
-        fail static-names "libweft.a defines globals outside weft's namespace: $(echo $foreign)"
+        fail static-names "libweft.a defines globals outside weft's namespace: $(oneline "$foreign")"
     elif [[ -n $exposed ]]; then
-        fail static-names "libweft.a has internals with default visibility: $(echo $exposed)"
+        fail static-names "libweft.a has internals with default visibility: $(oneline "$exposed")"
     else
         pass "static-names (libweft.a: only weft_ globals, weft__ ones hidden)"
     fi
