@@ -4,9 +4,11 @@
 # Builds weft from this checkout in a temporary directory (tests, benchmarks
 # and examples off), installs it into a temporary prefix, then uses it the
 # ways a user can: find_package(weft), pkg-config (shared and static), and
-# add_subdirectory. It also checks what the shared library exports and what
-# the static one defines. Each check prints PASS or FAIL; the last line is
-# "N passed, N failed" and the exit status is non-zero if any failed.
+# add_subdirectory. It also checks what the shared library exports (and
+# that it wants no executable stack), what the static one defines, and the
+# installed header under strict flags. Each check prints PASS or FAIL; the
+# last line is "N passed, N failed" and the exit status is non-zero if any
+# failed.
 #
 # Environment: CC (default cc), CXX (default c++; for the header check),
 # WEFT_CONSUMER_KEEP=1 keeps the temporary directory for inspection.
@@ -149,6 +151,18 @@ check_static_names() {
         fail static-names "libweft.a has internals with default visibility: $(oneline "$exposed")"
     else
         pass "static-names (libweft.a: only weft_ globals, weft__ ones hidden)"
+    fi
+}
+
+# Every .S must say its stack is not executable, or the linker makes the
+# whole library ask for an executable stack.
+check_exec_stack() {
+    local flags
+    flags=$(readelf -lW "$libdir/libweft.so" | awk '$1 == "GNU_STACK" { print $(NF - 1) }')
+    if [[ $flags == RW ]]; then
+        pass "exec-stack (libweft.so's GNU_STACK is RW)"
+    else
+        fail exec-stack "libweft.so's GNU_STACK is '${flags:-absent}', want RW"
     fi
 }
 
@@ -335,6 +349,7 @@ EOF
 check_layout
 check_symbols
 check_static_names
+check_exec_stack
 check_header
 check_version
 check_find_package
