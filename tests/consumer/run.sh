@@ -1,0 +1,362 @@
+#!/usr/bin/env bash
+# Consumer checks: does weft work for a project that uses it?
+#
+# Builds weft from this checkout in a temporary directory (tests, benchmarks
+# and examples off), installs it into a temporary prefix, then uses it the
+# ways a user can: find_package(weft), pkg-config (shared and static), and
+# add_subdirectory. It also checks what the shared library exports (and
+# that it wants no executable stack), what the static one defines, and the
+# installed header under strict flags. Each check prints PASS or FAIL; the
+# last line is "N passed, N failed" and the exit status is non-zero if any
+# failed.
+#
+# Environment: CC (default cc), CXX (default c++; for the header check),
+# WEFT_CONSUMER_KEEP=1 keeps the temporary directory for inspection.
+# Needs: cmake, a C compiler, pkg-config, binutils (nm, readelf), python3.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+export CC=${CC:-cc}
+CXX=${CXX:-c++}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft-consumer.XXXXXX")
+cleanup() {
+    if [[ ${WEFT_CONSUMER_KEEP:-0} == 1 ]]; then
+        echo "kept $tmp"
+    else
+        rm -rf "$tmp"
+    fi
+}
+trap cleanup EXIT
+trap 'echo "run.sh: unexpected failure at line $LINENO" >&2' ERR
+mkdir -p "$tmp/log"
+
+generator=()
+if command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+fi
+
+passed=0
+failed=0
+pass() { echo "PASS  $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL  $1: $2"; failed=$((failed + 1)); }
+
+# quiet NAME CMD...: runs CMD with its output in $tmp/log/NAME.log and shows
+# the end of that log only if CMD fails.
+quiet() {
+    local log="$tmp/log/$1.log"
+    shift
+    if "$@" >"$log" 2>&1; then
+        return 0
+    fi
+    echo "---- failed: $*"
+    tail -n 40 "$log" | sed 's/^/    /'
+    echo "----"
+    return 1
+}
+
+# oneline LINES: the lines joined by spaces, for messages.
+oneline() { paste -sd" " - <<<"$1"; }
+
+# needed FILE: the shared objects FILE asks the dynamic loader for.
+needed() { readelf -dW "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+
+# ---- the installed copy ----------------------------------------------------
+
+prefix="$tmp/prefix"
+wbuild="$tmp/weft-build"
+if quiet weft-configure cmake -S "$root" -B "$wbuild" "${generator[@]}" \
+        -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF \
+        -DWEFT_BUILD_BENCHMARKS=OFF -DWEFT_BUILD_EXAMPLES=OFF &&
+   quiet weft-build cmake --build "$wbuild" &&
+   quiet weft-install cmake --install "$wbuild" --prefix "$prefix"; then
+    :
+else
+    fail install "weft did not configure, build or install; nothing else can be checked"
+    echo "$passed passed, $failed failed"
+    exit 1
+fi
+
+pc=$(find "$prefix" -name weft.pc -print -quit)
+pcdir=$(dirname "${pc:-$prefix/lib/pkgconfig/weft.pc}")
+libdir=$(dirname "$pcdir")
+major=$(sed -n 's/^#define WEFT_VERSION_MAJOR \([0-9]*\)$/\1/p' "$root/include/weft.h")
+minor=$(sed -n 's/^#define WEFT_VERSION_MINOR \([0-9]*\)$/\1/p' "$root/include/weft.h")
+patch=$(sed -n 's/^#define WEFT_VERSION_PATCH \([0-9]*\)$/\1/p' "$root/include/weft.h")
+version="$major.$minor.$patch"
+
+# ---- layout: headers, both libraries, soname links, package files ---------
+
+check_layout() {
+    local f missing=""
+    for f in "$prefix/include/weft.h" "$libdir/libweft.a" "$libdir/libweft.so" \
+             "$libdir/cmake/weft/weftConfig.cmake" \
+             "$libdir/cmake/weft/weftConfigVersion.cmake" \
+             "$libdir/cmake/weft/weftTargets.cmake" "$pcdir/weft.pc"; do
+        [[ -e $f ]] || missing+=" ${f#"$prefix"/}"
+    done
+    if [[ -n $missing ]]; then
+        fail layout "not installed:$missing"
+        return
+    fi
+    # libweft.so -> libweft.so.<soversion> (the soname) -> libweft.so.<version>
+    local soname link real
+    soname=$(readelf -dW "$libdir/libweft.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    link=$(readlink "$libdir/libweft.so")
+    real=$(readlink "$libdir/$soname" 2>/dev/null || true)
+    if [[ $link != "$soname" || $real != "libweft.so.$version" || ! -f $libdir/$real ]]; then
+        fail layout "soname chain: libweft.so -> '$link', soname '$soname' -> '$real', want -> libweft.so.$version"
+        return
+    fi
+    pass "layout (headers, libweft.a, libweft.so -> $soname -> $real, CMake and pkg-config files)"
+}
+
+# ---- exported symbols ------------------------------------------------------
+# The API is what the installed headers tag WEFT_API. The shared library
+# must export nothing else: no weft__ internals, no CK, no test seams.
+
+check_symbols() {
+    local api exported extra absent headers
+    headers=("$prefix/include/weft.h")
+    if [[ -d $prefix/include/weft ]]; then
+        headers+=("$prefix"/include/weft/*.h)
+    fi
+    api=$(cat "${headers[@]}" |
+          sed -n 's/.*WEFT_API[^(]*[^A-Za-z0-9_]\([A-Za-z_][A-Za-z0-9_]*\)[[:space:]]*(.*/\1/p' |
+          sort -u)
+    exported=$(nm -D --defined-only "$libdir/libweft.so" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u)
+    extra=$(comm -13 <(echo "$api") <(echo "$exported"))
+    absent=$(comm -23 <(printf 'weft_err_name\nweft_strerror\n') <(echo "$exported"))
+    if [[ -n $extra ]]; then
+        fail symbols "libweft.so exports names that are not WEFT_API: $(oneline "$extra")"
+    elif [[ -n $absent ]]; then
+        fail symbols "libweft.so does not export: $(oneline "$absent")"
+    else
+        pass "symbols (libweft.so exports $(echo "$exported" | wc -l) names, all WEFT_API)"
+    fi
+}
+
+# A static archive cannot hide names, so they must at least be weft's: API
+# names, or weft__ internals with hidden visibility (so a shared library
+# that links libweft.a does not re-export them).
+check_static_names() {
+    local foreign exposed
+    foreign=$(nm -g --defined-only "$libdir/libweft.a" | awk 'NF >= 3 && $3 !~ /^weft_/ { print $3 }' | sort -u)
+    exposed=$(readelf -sW "$libdir/libweft.a" |
+              awk '$5 == "GLOBAL" && $7 != "UND" && $8 ~ /^weft__/ && $6 != "HIDDEN" { print $8 }' | sort -u)
+    if [[ -n $foreign ]]; then
+        fail static-names "libweft.a defines globals outside weft's namespace: $(oneline "$foreign")"
+    elif [[ -n $exposed ]]; then
+        fail static-names "libweft.a has internals with default visibility: $(oneline "$exposed")"
+    else
+        pass "static-names (libweft.a: only weft_ globals, weft__ ones hidden)"
+    fi
+}
+
+# Every .S must say its stack is not executable, or the linker makes the
+# whole library ask for an executable stack.
+check_exec_stack() {
+    local flags
+    flags=$(readelf -lW "$libdir/libweft.so" | awk '$1 == "GNU_STACK" { print $(NF - 1) }')
+    if [[ $flags == RW ]]; then
+        pass "exec-stack (libweft.so's GNU_STACK is RW)"
+    else
+        fail exec-stack "libweft.so's GNU_STACK is '${flags:-absent}', want RW"
+    fi
+}
+
+# ---- the installed header under a strict user's flags --------------------
+
+check_header() {
+    local probe="$tmp/header_probe"
+    printf '#include <weft.h>\nint weft_probe(void);\nint weft_probe(void) { return WEFT_OK; }\n' >"$probe.c"
+    cp "$probe.c" "$probe.cpp"
+    if ! quiet header-c "$CC" -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+            -Werror -fsyntax-only -I"$prefix/include" "$probe.c"; then
+        fail header "weft.h does not compile cleanly as C11 with -Wall -Wextra -Wpedantic -Werror"
+        return
+    fi
+    if ! command -v "$CXX" >/dev/null 2>&1; then
+        pass "header (C11 strict; no C++ compiler '$CXX' for the C++ half)"
+        return
+    fi
+    if ! quiet header-cxx "$CXX" -std=c++11 -Wall -Wextra -Wpedantic -Werror -fsyntax-only \
+            -I"$prefix/include" "$probe.cpp"; then
+        fail header "weft.h does not compile cleanly as C++11"
+        return
+    fi
+    pass "header (weft.h clean as C11 and C++11 under -Wall -Wextra -Wpedantic -Werror)"
+}
+
+# ---- versions agree: weft.h, weft.pc, the CMake package -------------------
+
+check_version() {
+    local pcv
+    pcv=$(PKG_CONFIG_PATH="$pcdir" pkg-config --modversion weft 2>/dev/null || echo "none")
+    if [[ $pcv != "$version" ]]; then
+        fail version "weft.h says $version, weft.pc says $pcv"
+    elif ! grep -q "PACKAGE_VERSION \"$version\"" "$libdir/cmake/weft/weftConfigVersion.cmake"; then
+        fail version "weftConfigVersion.cmake does not say $version"
+    else
+        pass "version ($version in weft.h, weft.pc and weftConfigVersion.cmake)"
+    fi
+}
+
+# ---- find_package(weft) ----------------------------------------------------
+
+check_find_package() {
+    local b="$tmp/find_package"
+    if ! quiet fp-configure cmake -S "$here/find_package" -B "$b" "${generator[@]}" \
+            -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+            -DWEFT_WANT_VERSION="$major.$minor" ||
+       ! quiet fp-build cmake --build "$b"; then
+        fail find_package-static "consumer did not configure or build"
+        fail find_package-shared "consumer did not configure or build"
+        return
+    fi
+    if ! quiet fp-run-static "$b/use_static"; then
+        fail find_package-static "use_static (weft::weft) failed to run"
+    elif needed "$b/use_static" | grep -q '^libweft'; then
+        fail find_package-static "use_static links libweft.so: weft::weft is not the static library"
+    else
+        pass "find_package-static (find_package(weft $major.$minor), weft::weft, runs, no libweft.so needed)"
+    fi
+    # The build tree's RPATH finds the library: no LD_LIBRARY_PATH here.
+    if ! quiet fp-run-shared "$b/use_shared"; then
+        fail find_package-shared "use_shared (weft::weft_shared) failed to run"
+    elif ! needed "$b/use_shared" | grep -q '^libweft\.so\.'; then
+        fail find_package-shared "use_shared does not need libweft.so"
+    else
+        pass "find_package-shared (weft::weft_shared, runs, needs $(needed "$b/use_shared" | grep '^libweft'))"
+    fi
+}
+
+# ---- pkg-config ------------------------------------------------------------
+
+check_pkg_config() {
+    local inc cflags libs slibs
+    export PKG_CONFIG_PATH="$pcdir"
+    inc=$(pkg-config --variable=includedir weft 2>/dev/null || true)
+    if [[ -z $inc || $(cd "$inc" 2>/dev/null && pwd -P) != $(cd "$prefix/include" && pwd -P) ]]; then
+        fail pkg-config-shared "weft.pc's includedir '$inc' is not the install prefix's"
+        fail pkg-config-static "weft.pc's includedir '$inc' is not the install prefix's"
+        unset PKG_CONFIG_PATH
+        return
+    fi
+    cflags=$(pkg-config --cflags weft)
+    libs=$(pkg-config --libs weft)
+    slibs=$(pkg-config --static --libs weft)
+    # shellcheck disable=SC2086 # the flags are meant to split
+    if ! quiet pc-shared-build "$CC" "$here/use_weft.c" $cflags $libs -o "$tmp/pc_shared"; then
+        fail pkg-config-shared "cc use_weft.c \$(pkg-config --cflags --libs weft) failed"
+    elif ! LD_LIBRARY_PATH="$libdir" quiet pc-shared-run "$tmp/pc_shared"; then
+        fail pkg-config-shared "the program failed to run"
+    elif ! needed "$tmp/pc_shared" | grep -q '^libweft\.so\.'; then
+        fail pkg-config-shared "the program does not need libweft.so"
+    else
+        pass "pkg-config-shared (cc \$(pkg-config --cflags --libs weft), runs with LD_LIBRARY_PATH)"
+    fi
+    # Both libraries sit in one directory and the linker prefers the shared
+    # one, so a static link asks for it with -Bstatic; --static adds what
+    # libweft.a itself needs (Libs.private).
+    # shellcheck disable=SC2086
+    if ! quiet pc-static-build "$CC" "$here/use_weft.c" $cflags \
+            -Wl,-Bstatic $slibs -Wl,-Bdynamic -o "$tmp/pc_static"; then
+        fail pkg-config-static "cc use_weft.c -Wl,-Bstatic \$(pkg-config --static --libs weft) -Wl,-Bdynamic failed"
+    elif ! quiet pc-static-run "$tmp/pc_static"; then
+        fail pkg-config-static "the program failed to run"
+    elif needed "$tmp/pc_static" | grep -q '^libweft'; then
+        fail pkg-config-static "the program needs libweft.so"
+    else
+        pass "pkg-config-static (-Wl,-Bstatic \$(pkg-config --static --libs weft): '$slibs', runs, no libweft.so needed)"
+    fi
+    unset PKG_CONFIG_PATH
+}
+
+# ---- add_subdirectory ------------------------------------------------------
+
+check_subdir() {
+    local b="$tmp/subdir"
+    if ! quiet sub-configure cmake -S "$here/subdir" -B "$b" "${generator[@]}" \
+            -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+            -DWEFT_SOURCE_DIR="$root"; then
+        fail add_subdirectory-build "the vendoring project did not configure"
+        fail add_subdirectory-flags "not checked: no configure"
+        fail add_subdirectory-scope "not checked: no configure"
+        return
+    fi
+    if ! quiet sub-build cmake --build "$b"; then
+        fail add_subdirectory-build "the vendoring project did not build (a leaked weft flag breaks subdir_user.c)"
+    elif ! quiet sub-run "$b/subdir_user"; then
+        fail add_subdirectory-build "subdir_user failed to run"
+    else
+        pass "add_subdirectory-build (subdir_user.c, which trips -Wshadow/-Wstrict-prototypes, builds under its own -Wall -Werror and runs)"
+    fi
+
+    # The consumer's compile command carries none of weft's private flags,
+    # while weft's own sources in the same build do (so the check has teeth).
+    local verdict
+    if verdict=$(python3 - "$b/compile_commands.json" <<'EOF'
+import json, shlex, sys
+
+def die(why):
+    print(why)
+    sys.exit(1)
+
+entries = json.load(open(sys.argv[1]))
+def args_of(suffix):
+    for e in entries:
+        if e["file"].endswith(suffix):
+            return e["arguments"] if "arguments" in e else shlex.split(e["command"])
+    die("no compile command for " + suffix)
+
+private = ("-Wshadow", "-Wstrict-prototypes", "-Wno-unused-parameter",
+           "-fsanitize", "-fvisibility")
+user = args_of("/subdir_user.c")
+leaked = sorted({a for a in user for p in private if a.startswith(p)})
+if leaked:
+    die("weft's flags reached subdir_user.c: " + " ".join(leaked))
+own = args_of("/src/fiber/base.c")
+for want in ("-Wshadow", "-fvisibility=hidden"):
+    if want not in own:
+        die("weft's own base.c lacks " + want + ": the check proves nothing")
+print("subdir_user.c has none of " + " ".join(private) + "; weft's base.c has -Wshadow -fvisibility=hidden")
+EOF
+    ); then
+        pass "add_subdirectory-flags ($verdict)"
+    else
+        fail add_subdirectory-flags "${verdict:-python3 failed}"
+    fi
+
+    # Tests, benchmarks, examples and install rules stay off for a subproject.
+    local cache="$b/CMakeCache.txt" on="" opt d
+    for opt in WEFT_BUILD_TESTS WEFT_BUILD_BENCHMARKS WEFT_BUILD_EXAMPLES WEFT_INSTALL; do
+        grep -q "^$opt:BOOL=OFF$" "$cache" || on+=" $opt"
+    done
+    for d in tests benchmarks examples; do
+        if [[ -e $b/weft/$d ]]; then
+            on+=" weft/$d(built)"
+        fi
+    done
+    if [[ -n $on ]]; then
+        fail add_subdirectory-scope "on in subdirectory mode:$on"
+    else
+        pass "add_subdirectory-scope (tests, benchmarks, examples and install rules off; nothing built under weft/tests)"
+    fi
+}
+
+check_layout
+check_symbols
+check_static_names
+check_exec_stack
+check_header
+check_version
+check_find_package
+check_pkg_config
+check_subdir
+
+echo "$passed passed, $failed failed"
+if ((failed)); then
+    exit 1
+fi
