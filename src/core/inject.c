@@ -1,0 +1,215 @@
+/* This file is private to weft: the global ring with its overflow list.
+ *
+ * Synchronization
+ * ---------------
+ * Shared variables:
+ *   lock         a pthread mutex. Held by every push (the producers' side is
+ *                serialized) and by a pop that needs the overflow list.
+ *   ring, slots  a ck_ring used as SPMC: the one producer at a time is
+ *                whoever holds `lock` (ck_ring_enqueue_spmc); consumers
+ *                dequeue lock-free from any thread (ck_ring_dequeue_spmc:
+ *                c_head and p_tail loads, load fences, slot copy, CAS on
+ *                c_head). The producer stores the slot, fences, then stores
+ *                p_tail.
+ *   over_len     unsigned, through ck_pr only. Number of items on the
+ *                overflow list. Written only with `lock` held, when the
+ *                list changes; read without the lock by pop_batch (is there
+ *                a list to look at?) and by empty/size.
+ *   head, tail   the overflow list, linked through weft__node.next; only
+ *                with `lock` held.
+ *   spilled, overflows  statistics; only with `lock` held.
+ *
+ * Why producers take a lock although ck_ring has an MPMC enqueue: the MP
+ * enqueue reserves a slot with a CAS on p_head, fills it, then spins
+ * (pause, never yielding) until every earlier reservation has committed
+ * p_tail. A producer preempted between reserving and committing stalls
+ * every later producer, and hides everything behind it from consumers,
+ * for as long as it stays off-CPU. With more runnable producers than
+ * cores (workers offloading while oversubscribed, as RELIABILITY.md runs
+ * on purpose), the stress test saw throughput fall to a few hundred items
+ * per second and trip its 300 s watchdog. Under the mutex a waiting
+ * producer sleeps instead, the ring has one producer at a time, and a
+ * batch push costs one lock round trip for the whole batch.
+ *
+ * Invariant (FIFO): every item on the overflow list was pushed after every
+ * item in the ring. Pushes are totally ordered by the lock, so the order
+ * is one FIFO order for all producers.
+ *
+ * Protocol:
+ *   push, push_batch (any thread)
+ *     1. Take the lock.
+ *     2. While the list is empty and the ring accepts the next item,
+ *        enqueue it in the ring (store slot, store fence, store p_tail).
+ *     3. The rest (the list was non-empty, or the ring is full) is appended
+ *        to the list: once the list is non-empty every push goes behind
+ *        it, even when the ring has room again, until the list drains.
+ *        Store over_len = new length. Unlock.
+ *   pop_batch (any thread)
+ *     1. Dequeue from the ring, lock-free, up to max.
+ *     2. Room left and over_len != 0: take the lock.
+ *     3. Dequeue from the ring again until it is empty or max is reached.
+ *        While we hold the lock no push can run, so once the ring reads
+ *        empty here it stays empty, and everything older than the list's
+ *        head has been taken. (Without this step, step 1 could have found
+ *        the ring empty just before a push put x1 in the ring and a later
+ *        one put x2 on the list; taking x2 now would overtake x1.)
+ *     4. Take from the list head up to max; store over_len = what is left,
+ *        unlock.
+ *
+ * The race between "the list becomes empty" and a push choosing ring or
+ * list does not arise: both happen under the lock. The list becomes empty
+ * only in pop_batch step 4, at the moment its last items leave it (they are
+ * in the consumer's out array: their dequeue has happened), so no consumer
+ * is still draining older list items when the next push picks the ring.
+ *
+ * A pop that reads a stale over_len == 0 returns fewer items (perhaps
+ * none) although the list has some; callers treat 0 as "look again later".
+ * empty() after a seq_cst fence cannot be stale about a push that
+ * completed before the fence: the push's last store (p_tail, or over_len
+ * under the lock) precedes it.
+ *
+ * Memory orders: the ring's are CK's (store fence before the p_tail store
+ * = release; load fence after the p_tail load = acquire; the consumer's CAS
+ * on c_head after its slot copy, with fence_store_atomic). The producer's
+ * full check loads c_head: a stale c_head only makes the ring look fuller
+ * (the item then goes to the list, still in order). The list and its
+ * counters are ordered by the mutex. over_len is a hint outside the lock;
+ * correctness rests on the lock, never on which value a racing reader of
+ * over_len sees.
+ *
+ * ThreadSanitizer: the ring's slot copies show as races inside _ck_ring_
+ * (suppressed by tests/tsan.supp); the record's own edge is annotated:
+ * WEFT_TSAN_RELEASE(n) before a push publishes n, WEFT_TSAN_ACQUIRE(n)
+ * after a pop returns it. The list is under the mutex, which TSAN sees.
+ */
+#include <ck_pr.h>
+#include <ck_ring.h>
+
+#include "inject.h"
+
+int weft__inject_init(weft__inject *q, unsigned capacity)
+{
+    if (capacity < 4 || (capacity & (capacity - 1)) != 0)
+        return WEFT_EINVAL;
+    ck_ring_buffer_t *slots = weft__alloc((size_t)capacity * sizeof *slots);
+    if (slots == NULL)
+        return WEFT_ENOMEM;
+    if (pthread_mutex_init(&q->lock, NULL) != 0) {
+        weft__free(slots, (size_t)capacity * sizeof *slots);
+        return WEFT_ENOMEM;
+    }
+    ck_ring_init(&q->ring, capacity);
+    q->slots = slots;
+    q->head = NULL;
+    q->tail = NULL;
+    q->spilled = 0;
+    q->overflows = 0;
+    ck_pr_store_uint(&q->over_len, 0);  /* unshared yet; sharing the queue publishes it */
+    return 0;
+}
+
+void weft__inject_fini(weft__inject *q)
+{
+    pthread_mutex_destroy(&q->lock);
+    weft__free(q->slots, (size_t)ck_ring_capacity(&q->ring) * sizeof *q->slots);
+    q->slots = NULL;
+}
+
+/* Steps 1-4 of push: appends v[0..count) behind everything queued.
+ * Callable from: any thread. */
+void weft__inject_push_batch(weft__inject *q, weft__node **v, unsigned count)
+{
+    unsigned i = 0;
+    for (unsigned k = 0; k < count; k++)
+        WEFT_TSAN_RELEASE(v[k]);
+    pthread_mutex_lock(&q->lock);
+    if (q->head == NULL) {
+        /* Step 2: nothing on the list, so the ring is the tail of the queue. */
+        while (i < count && ck_ring_enqueue_spmc(&q->ring, q->slots, v[i])) /* store fence, then p_tail store (release); pairs with the load fence after the p_tail load in pop_batch */
+            i++;
+    }
+    if (i < count) {
+        /* Step 3: the list is non-empty or the ring is full. */
+        unsigned added = count - i;
+        if (q->head == NULL)
+            q->overflows++;
+        for (; i < count; i++) {
+            v[i]->next = NULL;
+            if (q->tail)
+                q->tail->next = v[i];
+            else
+                q->head = v[i];
+            q->tail = v[i];
+        }
+        q->spilled += added;
+        ck_pr_store_uint(&q->over_len, ck_pr_load_uint(&q->over_len) + added); /* under lock; read lock-free in pop_batch and empty */
+    }
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* Callable from: any thread. */
+void weft__inject_push(weft__inject *q, weft__node *n)
+{
+    weft__inject_push_batch(q, &n, 1);
+}
+
+/* Callable from: any thread. */
+unsigned weft__inject_pop_batch(weft__inject *q, weft__node **out, unsigned max)
+{
+    unsigned n = 0;
+
+    /* Step 1: the ring, lock-free. */
+    while (n < max && ck_ring_dequeue_spmc(&q->ring, q->slots, &out[n])) { /* p_tail load, load fence (acquire); pairs with the p_tail store in push_batch */
+        WEFT_TSAN_ACQUIRE(out[n]);
+        n++;
+    }
+    if (n == max || ck_pr_load_uint(&q->over_len) == 0)  /* hint; pairs with the store under lock in push_batch */
+        return n;
+
+    pthread_mutex_lock(&q->lock);
+    /* Step 3: the ring again. No push runs while we hold the lock, so an
+     * empty ring stays empty and the list's head is the oldest item. */
+    while (n < max && ck_ring_dequeue_spmc(&q->ring, q->slots, &out[n])) { /* as in step 1 */
+        WEFT_TSAN_ACQUIRE(out[n]);
+        n++;
+    }
+    /* Step 4: the ring was seen empty (or we are full); the list is next. */
+    if (n < max && q->head != NULL) {
+        unsigned taken = 0;
+        while (n < max && q->head != NULL) {
+            weft__node *x = q->head;
+            q->head = x->next;
+            x->next = NULL;
+            WEFT_TSAN_ACQUIRE(x);                   /* the mutex orders it already; kept for symmetry */
+            out[n++] = x;
+            taken++;
+        }
+        if (q->head == NULL)
+            q->tail = NULL;
+        ck_pr_store_uint(&q->over_len, ck_pr_load_uint(&q->over_len) - taken); /* under lock; 0: pushes use the ring again */
+    }
+    pthread_mutex_unlock(&q->lock);
+    return n;
+}
+
+/* Callable from: any thread. */
+bool weft__inject_empty(const weft__inject *q)
+{
+    return ck_pr_load_uint(&q->over_len) == 0 &&   /* pairs with the store under lock in push_batch */
+           ck_ring_size(&q->ring) == 0;            /* CK loads c_head, then p_tail */
+}
+
+/* Callable from: any thread. */
+unsigned weft__inject_size(const weft__inject *q)
+{
+    return ck_ring_size(&q->ring) + ck_pr_load_uint(&q->over_len);
+}
+
+/* Callable from: any thread. */
+weft__inject_stats weft__inject_get_stats(weft__inject *q)
+{
+    pthread_mutex_lock(&q->lock);
+    weft__inject_stats s = { q->spilled, q->overflows };
+    pthread_mutex_unlock(&q->lock);
+    return s;
+}

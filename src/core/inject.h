@@ -1,0 +1,85 @@
+/* This file is private to weft: the global ring (the "inject" queue).
+ *
+ * Where work goes when it does not start on a worker's own deque: submits
+ * from outside the pool, fibers woken by another thread, the YIELD hint,
+ * and the oldest half of a worker's full deque. Many producers, many
+ * consumers; consumers take batches.
+ *
+ * A bounded ck_ring in front, plus an intrusive overflow list behind it so
+ * a push never fails and never allocates. Producers are serialized by a
+ * mutex (one lock round trip per push or per batch; see inject.c for why
+ * not ck_ring's MP enqueue); consumers take from the ring lock-free and
+ * take the lock only when the overflow list has items. Order is one FIFO
+ * order for all producers, across every ring -> overflow -> ring
+ * transition. See inject.c for the protocol.
+ */
+#ifndef WEFT_INJECT_H
+#define WEFT_INJECT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ck_ring.h>
+
+#include "base.h"
+#include "node.h"
+
+typedef struct weft__inject {
+    /* private: see the Synchronization block in inject.c. */
+    ck_ring_t ring;                  /* SPMC: producer under lock; c_head | p_tail | size, mask padded apart by CK */
+    ck_ring_buffer_t *slots;         /* capacity slots; read-only after init */
+    _Alignas(WEFT_CACHELINE) unsigned over_len; /* items on the overflow list; written under lock, read by all */
+    pthread_mutex_t lock;            /* serializes producers; guards head, tail, the statistics, every write of over_len */
+    weft__node *head;                /* overflow list, oldest first; under lock */
+    weft__node *tail;                /* under lock */
+    uint64_t spilled;                /* statistics, under lock: items that went to the overflow list */
+    uint64_t overflows;              /* statistics, under lock: times the list went from empty to non-empty */
+} weft__inject;
+
+/* Overflow statistics (for metrics and tests). */
+typedef struct weft__inject_stats {
+    uint64_t spilled;                /* items that went to the overflow list */
+    uint64_t overflows;              /* times the list went from empty to non-empty */
+} weft__inject_stats;
+
+/* capacity: ring slots, a power of two >= 4, else WEFT_EINVAL. ck_ring
+ * keeps one slot free, so capacity - 1 items fit before pushes spill to the
+ * overflow list. WEFT_ENOMEM if the ring cannot be allocated (nothing
+ * changed). Callable from: any thread, before the queue is shared. */
+int weft__inject_init(weft__inject *q, unsigned capacity);
+
+/* Frees the ring. Items still queued are not touched (the queue does not
+ * own them). Callable from: any thread, once no thread uses the queue. */
+void weft__inject_fini(weft__inject *q);
+
+/* Appends n. Never fails, never allocates; takes the mutex (may sleep
+ * briefly behind another producer). Callable from: any thread. */
+void weft__inject_push(weft__inject *q, weft__node *n);
+
+/* Appends v[0..count) in that order, as one step: no other producer's
+ * item lands between them. Same cost as one push. Callable from: any
+ * thread. */
+void weft__inject_push_batch(weft__inject *q, weft__node **v, unsigned count);
+
+/* Takes up to max of the oldest items into out, oldest first; returns how
+ * many (0: empty, or only pushes still in flight). Lock-free while the
+ * overflow list is empty; takes the mutex otherwise. Callable from: any
+ * thread. */
+unsigned weft__inject_pop_batch(weft__inject *q, weft__node **out, unsigned max);
+
+/* true if nothing is queued. May be stale; never wrong about a push that
+ * completed before a sequentially consistent fence the caller executed
+ * before this call (the idle protocol's recheck). Callable from: any
+ * thread. */
+bool weft__inject_empty(const weft__inject *q);
+
+/* Items queued (ring plus overflow list); approximate while other threads
+ * work on the queue. Callable from: any thread. */
+unsigned weft__inject_size(const weft__inject *q);
+
+/* Overflow statistics since init; a snapshot taken under the lock.
+ * Callable from: any thread (not on a hot path: it takes the lock). */
+weft__inject_stats weft__inject_get_stats(weft__inject *q);
+
+#endif /* WEFT_INJECT_H */
