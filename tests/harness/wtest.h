@@ -63,8 +63,8 @@ void wt_fail_at(const char *file, int line, const char *cond, const char *fmt, .
     static void wt_fn_##suite##_##name(void)
 
 #define WT_ASSERT(cond, ...)                                                 \
-    do { if (!(cond)) wt_fail_at(__FILE__, __LINE__, #cond, "" __VA_ARGS__); } while (0)
-#define WT_FAIL(...) wt_fail_at(__FILE__, __LINE__, "failure", "" __VA_ARGS__)
+    do { if (!(cond)) wt_fail_at(__FILE__, __LINE__, #cond, " " __VA_ARGS__); } while (0)
+#define WT_FAIL(...) wt_fail_at(__FILE__, __LINE__, "failure", " " __VA_ARGS__)
 
 #endif /* WEFT_TEST_CRITERION */
 

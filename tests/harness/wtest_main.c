@@ -27,6 +27,9 @@ void wt_register(struct wt_test *t)
 void wt_fail_at(const char *file, int line, const char *cond, const char *fmt, ...)
 {
     fprintf(stderr, "%s:%d: assertion failed: %s", file, line, cond);
+    /* fmt starts with a space (see wtest.h): never a zero-length format. */
+    if (fmt && *fmt == ' ')
+        fmt++;
     if (fmt && *fmt) {
         va_list ap;
         va_start(ap, fmt);
