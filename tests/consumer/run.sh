@@ -123,7 +123,7 @@ check_symbols() {
         headers+=("$prefix"/include/weft/*.h)
     fi
     api=$(cat "${headers[@]}" |
-          sed -n 's/.*WEFT_API[^(]*[^A-Za-z0-9_]\([A-Za-z_][A-Za-z0-9_]*\)[[:space:]]*(.*/\1/p' |
+          sed -n 's/.*WEFT_API[^(]*[^A-Za-z0-9_(]\([A-Za-z_][A-Za-z0-9_]*\)[[:space:]]*(.*/\1/p' |
           sort -u)
     exported=$(nm -D --defined-only "$libdir/libweft.so" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u)
     extra=$(comm -13 <(echo "$api") <(echo "$exported"))
