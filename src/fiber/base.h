@@ -16,6 +16,10 @@
 #define WEFT_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define WEFT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define WEFT_UNUSED(x)   ((void)(x))
+/* Thread-locals on the hot path: initial-exec avoids __tls_get_addr in
+ * the shared library (static TLS; fine for a library loaded at start-up
+ * and for the dlopen surplus glibc reserves). */
+#define WEFT_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 #define WEFT_CONTAINER_OF(ptr, type, member) \
     ((type *)((char *)(ptr) - offsetof(type, member)))
 

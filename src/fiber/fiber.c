@@ -27,7 +27,7 @@
 #endif
 
 /* The fiber running on this thread. Written by this thread only. */
-static _Thread_local weft__fiber *current;
+static WEFT_TLS weft__fiber *current;
 /* This thread's alternate signal stack, if weft mapped it. */
 static _Thread_local void *altstack;
 static _Thread_local size_t altstack_size;
