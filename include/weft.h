@@ -114,16 +114,17 @@ typedef struct weft_config {
     void (*on_worker_start)(unsigned worker, void *ctx);
     void (*on_worker_stop)(unsigned worker, void *ctx);
     void *hook_ctx;
-    weft_allocator allocator;  /* {NULL} (default) = the process allocator */
 } weft_config;
 
 WEFT_API void weft_config_init(weft_config *cfg);   /* documented defaults */
 /* NULL cfg = defaults. Callable from: any thread. */
 WEFT_API int  weft_sched_create(weft_sched **out, const weft_config *cfg);
 /* Finishes all queued work and every suspended fiber, joins the workers,
- * frees everything. Callable from: any thread that is not one of its
- * workers. */
-WEFT_API void weft_sched_destroy(weft_sched *s);
+ * frees everything. From one of s's own workers it refuses with
+ * WEFT_EBUSY (and a message on stderr) and changes nothing. External
+ * spawns racing it return WEFT_ESHUTDOWN or run. Callable from: any
+ * thread that is not one of its workers. */
+WEFT_API int  weft_sched_destroy(weft_sched *s);
 /* This thread may now block on weft primitives and run tasks. */
 WEFT_API int  weft_sched_bind(weft_sched *s);
 WEFT_API void weft_sched_unbind(void);  /* runs work queued on this thread first */

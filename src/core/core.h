@@ -1,0 +1,244 @@
+/* This file is private to weft: the scheduler core (src/core).
+ *
+ * Vocabulary
+ *   worker   a thread of the scheduler, or a bound thread while it waits;
+ *            owns a deque, a LIFO slot, a task-record pool, a fiber pool.
+ *   task     a record (weft__task) queued for running: fn(arg).
+ *   fiber    a stack a worker runs its loop and tasks on; a task that
+ *            blocks keeps its fiber, and the worker goes on with another.
+ *   pinned   a suspended fiber resumes on the worker it blocked on.
+ *
+ * Files: sched.c (create/destroy/bind, config, stats), worker.c (the loop,
+ * picking, stealing, suspending fibers, timers), park.c (two-phase
+ * parking), task.c (records, spawn, wait_idle).
+ */
+#ifndef WEFT_CORE_H
+#define WEFT_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "deque.h"
+#include "fiber.h"
+#include "inject.h"
+#include "node.h"
+#include "wait.h"
+
+/* ---- task records --------------------------------------------------- */
+
+enum {
+    WEFT__TASK_POOLED = 1u << 0,   /* return to a pool after running */
+};
+
+/* One queued unit of work; a cache line. Graph nodes embed one (not
+ * pooled) so that running a graph allocates nothing. */
+typedef struct weft__task {
+    weft__node node;            /* queue link; first member */
+    weft_fn fn;
+    void *arg;
+    weft__fiber *spawner;       /* fiber that spawned it: the inline-run rule */
+    uint32_t flags;
+    uint32_t pad_;
+    uint64_t reserved_[3];
+} weft__task;
+
+_Static_assert(sizeof(weft__task) == 64, "task record is one cache line");
+
+/* Records come in slabs; a worker's pool is owner-only. Spare records
+ * travel between pools through the scheduler's spare list in batches. */
+#define WEFT__SLAB_TASKS 64
+
+typedef struct weft__task_pool {
+    weft__task *free;           /* linked through node.next */
+    unsigned count;
+    void *slabs;                /* slabs this pool allocated (freed at destroy) */
+} weft__task_pool;
+
+/* ---- per-fiber state -------------------------------------------------
+ * Lives on the fiber's own stack (the loop function's frame) and is found
+ * through weft__fiber.host. */
+
+typedef struct weft__worker weft__worker;
+
+typedef struct weft__fstate {
+    weft__worker *w;            /* the worker this fiber is pinned to */
+    unsigned depth;             /* inline runs nested in wait_until */
+    bool (*pred)(void *);       /* while suspended in wait_until: the poll */
+    void *pred_ctx;
+    weft__fiber *poll_next;     /* link in the worker's poll list */
+} weft__fstate;
+
+/* ---- timers ---------------------------------------------------------- */
+
+typedef struct weft__timer {
+    uint64_t deadline;          /* CLOCK_MONOTONIC ns */
+    void (*fire)(struct weft__timer *t);   /* runs on the owning worker */
+    unsigned index;             /* slot in the heap, while armed */
+} weft__timer;
+
+/* ---- stats: written by their worker only, read by anyone ------------ */
+
+typedef struct weft__stats {
+    _Atomic uint64_t tasks_run, lifo_runs, local_runs, global_runs, stolen_runs;
+    _Atomic uint64_t steal_attempts, steals, offloads, global_grabs;
+    _Atomic uint64_t parks, wakeups, fibers_created, fiber_switches;
+} weft__stats;
+
+/* Owner-only increment: a relaxed load and store, no locked instruction. */
+#define WEFT__STAT(w, field, n)                                                \
+    atomic_store_explicit(&(w)->stats.field,                                   \
+        atomic_load_explicit(&(w)->stats.field, memory_order_relaxed) + (n),   \
+        memory_order_relaxed)
+
+/* ---- workers ----------------------------------------------------------- */
+
+struct weft__worker {
+    /* Read by thieves. */
+    weft__deque deque;
+    weft__node *_Atomic lifo;            /* LIFO slot (ck-free: C11 exchange) */
+    weft__fiber *_Atomic inbox;          /* fibers made ready by other threads */
+    atomic_uint token;                   /* futex word: 1 = woken */
+    atomic_bool in_idle;                 /* in the idle set (written under its lock) */
+    weft__worker *idle_prev, *idle_next; /* idle set links, under idle_lock */
+
+    /* Owner only. */
+    struct weft_sched *s;
+    unsigned index;                      /* 0..workers-1; bound: >= workers */
+    bool bound;                          /* a bound thread, not a worker */
+    bool searching;
+    unsigned tick;
+    unsigned lifo_streak;
+    uint64_t rng;
+    weft__fiber *cur;                    /* fiber running now */
+    weft__fiber host;                    /* the thread's own stack */
+    weft__fstate bound_state;            /* the host fiber's state (bound threads) */
+    unsigned deque_capacity;
+    weft__fiber *idle_fibers;            /* parked at the loop, reusable */
+    weft__fiber *ready_head, *ready_tail;/* owner's FIFO of resumable fibers */
+    weft__fiber *pollers;                /* suspended in wait_until */
+    weft__fiber *yield_head, *yield_tail;/* yielded, waiting for one task to run */
+    unsigned blocked;                    /* fibers suspended in a task */
+    weft__fiber_pool fibers;
+    weft__task_pool pool;
+    weft__timer **timers;                /* min-heap by deadline */
+    unsigned ntimers, timer_cap;
+    uint64_t spawned;                    /* tasks spawned here (atomic store) */
+    uint64_t completed;                  /* tasks completed here (atomic store) */
+    pthread_t thread;
+    weft__stats stats;
+} __attribute__((aligned(WEFT_CACHELINE)));
+
+/* ---- the scheduler ------------------------------------------------------ */
+
+struct weft_sched {
+    weft_config cfg;
+    unsigned nworkers;
+    weft__worker *workers;               /* nworkers of them */
+    unsigned *coprimes;                  /* strides for victim order */
+    unsigned ncoprimes;
+    weft__inject global;
+
+    /* Parking (park.c). */
+    pthread_mutex_t idle_lock;
+    weft__worker *idle_head;             /* the idle set, under idle_lock */
+    atomic_uint nidle;
+    atomic_uint nsearching;
+    unsigned max_searching;
+
+    /* Task records for threads without a pool, and spares. */
+    pthread_mutex_t spare_lock;
+    weft__task *spare;
+    atomic_uint nspare;                  /* written under spare_lock, peeked without */
+    void *spare_slabs;
+
+    /* Idle accounting: wait_idle and shutdown. */
+    atomic_uint_fast64_t ext_spawned;    /* spawns from threads with no worker */
+    atomic_uint ext_inflight;            /* external spawns between check and submit */
+    uint64_t retired_spawned;            /* counts of unbound threads, under bound_lock */
+    uint64_t retired_completed;
+    atomic_uint idle_gen;                /* futex word: bumped when work runs dry */
+    atomic_uint idle_waiters;
+
+    /* Bound threads. */
+    pthread_mutex_t bound_lock;
+    weft__worker **bound;                /* registered bound workers */
+    unsigned nbound, bound_cap;
+
+    atomic_bool shutdown;                /* destroy started: external spawn refused */
+    atomic_bool exiting;                 /* workers may leave their loops */
+};
+
+/* ---- steal order ------------------------------------------------------------ */
+
+/* The k-th victim (0 <= k < n) of a search that starts at `start` and
+ * steps by `stride`, coprime with n: k = 0..n-1 visits every worker once
+ * (Go's steal order). */
+static inline unsigned weft__victim(unsigned start, unsigned stride, unsigned k, unsigned n)
+{
+    return (unsigned)(((uint64_t)start + (uint64_t)k * stride) % n);
+}
+
+/* Fills out[] with the strides in 1..n coprime with n; returns how many. */
+unsigned weft__coprimes(unsigned n, unsigned *out);
+
+/* ---- cross-file interfaces ------------------------------------------------ */
+
+/* The worker of the calling thread (worker or bound thread), else NULL. */
+extern WEFT_TLS weft__worker *weft__tls_worker;
+
+/* task.c */
+weft__task *weft__task_alloc(weft_sched *s, weft__worker *w);  /* NULL: ENOMEM */
+void weft__task_free(weft_sched *s, weft__worker *w, weft__task *t);
+void weft__task_pool_fini(weft_sched *s, weft__task_pool *p);
+void weft__spares_fini(weft_sched *s);
+bool weft__sched_is_idle(weft_sched *s);
+/* Queue a ready task from w (a worker of s) or from outside (w NULL). */
+void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint);
+
+/* worker.c */
+void *weft__worker_thread(void *arg);
+int  weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound);
+void weft__worker_fini(weft__worker *w);
+/* Runs w's loop on the calling thread until pred(ctx) holds (bound
+ * threads and the single-threaded mode). */
+void weft__worker_run_until(weft__worker *w, bool (*pred)(void *), void *ctx);
+/* Suspends the current fiber of w until weft__fiber_ready(f). Callable
+ * from: a fiber on its own worker. */
+void weft__suspend(weft__worker *w);
+/* Makes a fiber suspended by weft__suspend runnable again. Callable from:
+ * any thread. */
+void weft__ready(weft__fiber *f);
+uint64_t weft__now_ns(void);
+/* Blocking for fiber-aware primitives on workers and on bound threads in
+ * single-threaded mode (src/fiber/wait.h). */
+extern const weft__host weft__core_host;
+void weft__timer_arm(weft__worker *w, weft__timer *t);
+bool weft__timer_disarm(weft__worker *w, weft__timer *t);
+
+/* park.c */
+int  weft__park_init(weft_sched *s);
+void weft__park_fini(weft_sched *s);
+void weft__park_setup_fences(void);
+/* After publishing work: wakes one parked worker if none is searching. */
+void weft__notify_work(weft_sched *s);
+/* Wakes worker w if it is parked (after giving it a ready fiber). */
+void weft__wake_worker(weft_sched *s, weft__worker *w);
+void weft__wake_all(weft_sched *s);
+/* Parks w until woken or until deadline (0 = none). */
+void weft__park(weft__worker *w, uint64_t deadline);
+/* Leave the searching state; the last searcher hands off. */
+void weft__stop_searching(weft__worker *w);
+bool weft__try_start_searching(weft__worker *w);
+/* The StoreLoad half a submitter pays: a compiler barrier when the
+ * parker's side uses membarrier, else a full fence. */
+void weft__fence_submit(void);
+void weft__futex_wait(atomic_uint *word, unsigned val, uint64_t timeout_ns);
+void weft__futex_wake(atomic_uint *word, int n);
+
+/* Is there anything w could run now (queues, inbox, lifo slots)? Used
+ * by parking to re-check after announcing idle. */
+bool weft__work_visible(weft__worker *w);
+
+#endif /* WEFT_CORE_H */

@@ -1,0 +1,323 @@
+/* This file is private to weft: two-phase parking of idle workers.
+ *
+ * Synchronization
+ *   nsearching  workers stealing now. Written with atomic RMW by any
+ *               worker entering/leaving the searching state, and by a
+ *               notifier on behalf of the worker it wakes; read by
+ *               submitters (relaxed, after their StoreLoad barrier).
+ *   nidle       workers in the idle set. Written under idle_lock; read
+ *               by submitters like nsearching.
+ *   idle set    an intrusive list of parked workers (workers and bound
+ *               threads alike) and each one's in_idle flag: written under idle_lock only; in_idle is
+ *               also read without the lock by targeted wakers.
+ *   token       per-worker futex word: set to 1 by the waker that chose
+ *               the worker (under nothing: it was removed from the set
+ *               under the lock first, so exactly one waker sets it);
+ *               cleared by the worker itself.
+ *
+ * Protocol (models/park.pml checks it; step numbers match):
+ *   Worker going idle                     Submitter
+ *   3a. lock; join the idle set;          1. publish the work (queue
+ *       nidle++; if searching: leave,        store)
+ *       last = (nsearching hits 0);       2. StoreLoad barrier
+ *       unlock                            3. if nsearching == 0 and
+ *   3b. StoreLoad barrier                    nidle > 0: lock; pop one
+ *   3c. re-check every queue: if work,       idle worker; nidle--;
+ *       lock; if still in the set, leave     nsearching++ for it;
+ *       it (and search again if last);       unlock; set its token;
+ *       else a notifier chose us: wait       futex-wake it
+ *       for its token. Go back.
+ *   3d. futex-wait for the token; woken
+ *       workers start out searching.
+ *   Either the submitter's check sees the worker in the set (and wakes
+ *   it), or the worker's re-check sees the work: the two barriers forbid
+ *   both reads missing both writes (the store-buffering case).
+ *   2. The last searcher that finds work wakes another (hand-off), so work
+ *   found in a burst is not left to a single thread.
+ *
+ * The StoreLoad barrier is asymmetric when the kernel allows it: the
+ * parking side (rare, about to sleep anyway) calls membarrier(2), which
+ * puts a full barrier into every running thread of the process; the
+ * submitting side (every spawn) then needs only a compiler barrier. Without
+ * membarrier (old kernels, seccomp, TSAN builds) both sides use a seq_cst
+ * fence.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+
+/* ---- fences ------------------------------------------------------------ */
+
+/* Set once, at the first scheduler creation, before any worker exists. */
+static bool use_membarrier;
+static pthread_once_t fence_once = PTHREAD_ONCE_INIT;
+
+static void setup_fences(void)
+{
+#if !defined(WEFT_TSAN) && defined(SYS_membarrier)
+    long r = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (r > 0 && (r & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+        use_membarrier = true;
+#endif
+}
+
+void weft__park_setup_fences(void)
+{
+    pthread_once(&fence_once, setup_fences);
+}
+
+void weft__fence_submit(void)
+{
+    if (use_membarrier)
+        atomic_signal_fence(memory_order_seq_cst);  /* compiler only: pairs with membarrier in fence_park */
+    else
+        atomic_thread_fence(memory_order_seq_cst);  /* StoreLoad: pairs with fence_park */
+}
+
+static void fence_park(void)
+{
+#if defined(SYS_membarrier)
+    if (use_membarrier &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+        return;   /* a full barrier ran on every running thread: pairs with fence_submit */
+#endif
+    atomic_thread_fence(memory_order_seq_cst);      /* StoreLoad: pairs with fence_submit */
+}
+
+/* ---- futex --------------------------------------------------------------- */
+
+void weft__futex_wait(atomic_uint *word, unsigned val, uint64_t timeout_ns)
+{
+    struct timespec ts, *tp = NULL;
+    if (timeout_ns) {
+        ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
+        ts.tv_nsec = (long)(timeout_ns % 1000000000u);
+        tp = &ts;
+    }
+    /* EINTR, EAGAIN and timeouts all return: callers re-check their word. */
+    syscall(SYS_futex, (void *)word, FUTEX_WAIT_PRIVATE, val, tp, NULL, 0);
+}
+
+void weft__futex_wake(atomic_uint *word, int n)
+{
+    syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+/* ---- the idle set ------------------------------------------------------- */
+
+int weft__park_init(weft_sched *s)
+{
+    pthread_mutex_init(&s->idle_lock, NULL);
+    s->idle_head = NULL;
+    atomic_init(&s->nidle, 0);
+    atomic_init(&s->nsearching, 0);
+    unsigned half = s->nworkers / 2;
+    s->max_searching = s->cfg.max_searching ? s->cfg.max_searching : (half ? half : 1);
+    return WEFT_OK;
+}
+
+void weft__park_fini(weft_sched *s)
+{
+    pthread_mutex_destroy(&s->idle_lock);
+}
+
+/* Caller holds idle_lock. */
+static void idle_add(weft_sched *s, weft__worker *w)
+{
+    w->idle_prev = NULL;
+    w->idle_next = s->idle_head;
+    if (s->idle_head)
+        s->idle_head->idle_prev = w;
+    s->idle_head = w;
+    atomic_store_explicit(&w->in_idle, true, memory_order_relaxed);      /* under idle_lock */
+    atomic_fetch_add_explicit(&s->nidle, 1, memory_order_relaxed);       /* under idle_lock */
+}
+
+/* Caller holds idle_lock; w is in the set. */
+static void idle_remove(weft_sched *s, weft__worker *w)
+{
+    if (w->idle_prev)
+        w->idle_prev->idle_next = w->idle_next;
+    else
+        s->idle_head = w->idle_next;
+    if (w->idle_next)
+        w->idle_next->idle_prev = w->idle_prev;
+    atomic_store_explicit(&w->in_idle, false, memory_order_relaxed);     /* under idle_lock */
+    atomic_fetch_sub_explicit(&s->nidle, 1, memory_order_relaxed);       /* under idle_lock */
+}
+
+static void give_token(weft__worker *w)
+{
+    atomic_store_explicit(&w->token, 1, memory_order_release);  /* release: pairs with acquire in weft__park */
+    weft__futex_wake(&w->token, 1);
+}
+
+/* Pops one idle worker and counts it as searching. Returns NULL if the
+ * conditions no longer hold. */
+static weft__worker *choose_sleeper(weft_sched *s)
+{
+    weft__worker *w = NULL;
+    pthread_mutex_lock(&s->idle_lock);
+    if (s->idle_head &&
+        atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0) {
+        w = s->idle_head;
+        idle_remove(s, w);
+        atomic_fetch_add_explicit(&s->nsearching, 1, memory_order_relaxed);  /* on w's behalf */
+    }
+    pthread_mutex_unlock(&s->idle_lock);
+    return w;
+}
+
+void weft__notify_work(weft_sched *s)
+{
+    weft__fence_submit();                   /* StoreLoad: the work's store before these loads */
+    if (atomic_load_explicit(&s->nsearching, memory_order_relaxed) != 0 ||
+        atomic_load_explicit(&s->nidle, memory_order_relaxed) == 0)
+        return;
+    weft__worker *w = choose_sleeper(s);
+    if (w)
+        give_token(w);
+}
+
+void weft__wake_worker(weft_sched *s, weft__worker *w)
+{
+    weft__fence_submit();                   /* StoreLoad: the inbox push before in_idle's load */
+    if (!atomic_load_explicit(&w->in_idle, memory_order_relaxed))
+        return;
+    bool chosen = false;
+    pthread_mutex_lock(&s->idle_lock);
+    if (atomic_load_explicit(&w->in_idle, memory_order_relaxed)) {
+        idle_remove(s, w);
+        atomic_fetch_add_explicit(&s->nsearching, 1, memory_order_relaxed);  /* on w's behalf */
+        chosen = true;
+    }
+    pthread_mutex_unlock(&s->idle_lock);
+    if (chosen)
+        give_token(w);
+}
+
+void weft__wake_all(weft_sched *s)
+{
+    for (;;) {
+        weft__worker *w = NULL;
+        pthread_mutex_lock(&s->idle_lock);
+        if (s->idle_head) {
+            w = s->idle_head;
+            idle_remove(s, w);
+            atomic_fetch_add_explicit(&s->nsearching, 1, memory_order_relaxed);  /* on w's behalf */
+        }
+        pthread_mutex_unlock(&s->idle_lock);
+        if (!w)
+            return;
+        give_token(w);
+    }
+}
+
+/* ---- searching ------------------------------------------------------------ */
+
+bool weft__try_start_searching(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    if (w->searching)
+        return true;
+    unsigned n = atomic_load_explicit(&s->nsearching, memory_order_relaxed);
+    while (n < s->max_searching) {
+        if (atomic_compare_exchange_weak_explicit(&s->nsearching, &n, n + 1,
+                memory_order_relaxed, memory_order_relaxed)) {
+            w->searching = true;
+            return true;
+        }
+    }
+    return false;
+}
+
+void weft__stop_searching(weft__worker *w)
+{
+    if (!w->searching)
+        return;
+    w->searching = false;
+    weft_sched *s = w->s;
+    /* seq_cst RMW: a full barrier between finding the work and the
+     * hand-off's read of nidle. */
+    if (atomic_fetch_sub_explicit(&s->nsearching, 1, memory_order_seq_cst) == 1 &&
+        atomic_load_explicit(&s->nidle, memory_order_relaxed) > 0) {
+        weft__worker *o = choose_sleeper(s);
+        if (o)
+            give_token(o);
+    }
+}
+
+/* ---- parking ----------------------------------------------------------------- */
+
+void weft__park(weft__worker *w, uint64_t deadline)
+{
+    weft_sched *s = w->s;
+    bool last = false;
+
+    /* 3a. Announce. */
+    pthread_mutex_lock(&s->idle_lock);
+    idle_add(s, w);
+    if (w->searching) {
+        w->searching = false;
+        last = atomic_fetch_sub_explicit(&s->nsearching, 1, memory_order_relaxed) == 1;
+    }
+    pthread_mutex_unlock(&s->idle_lock);
+
+    /* 3b. */
+    fence_park();
+
+    /* 3c. Re-check. */
+    bool wait = true;
+    if (weft__work_visible(w) || atomic_load_explicit(&s->exiting, memory_order_relaxed)) {
+        pthread_mutex_lock(&s->idle_lock);
+        if (atomic_load_explicit(&w->in_idle, memory_order_relaxed)) {
+            idle_remove(s, w);
+            if (last) {
+                atomic_fetch_add_explicit(&s->nsearching, 1, memory_order_relaxed);
+                w->searching = true;
+            }
+            wait = false;
+        }
+        pthread_mutex_unlock(&s->idle_lock);
+        if (!wait)
+            return;
+        /* Else a notifier already chose us: its token is on the way. */
+    }
+
+    /* 3d. Sleep. */
+    WEFT__STAT(w, parks, 1);
+    for (;;) {
+        if (atomic_load_explicit(&w->token, memory_order_acquire))   /* acquire: pairs with give_token */
+            break;
+        uint64_t timeout = 0;
+        if (deadline) {
+            uint64_t now = weft__now_ns();
+            if (now >= deadline) {
+                /* Timed out: leave the set ourselves, unless someone
+                 * chose us meanwhile (then take their token). */
+                pthread_mutex_lock(&s->idle_lock);
+                bool still = atomic_load_explicit(&w->in_idle, memory_order_relaxed);
+                if (still)
+                    idle_remove(s, w);
+                pthread_mutex_unlock(&s->idle_lock);
+                if (still)
+                    return;
+                continue;
+            }
+            timeout = deadline - now;
+        }
+        weft__futex_wait(&w->token, 0, timeout);
+    }
+    atomic_store_explicit(&w->token, 0, memory_order_relaxed);
+    WEFT__STAT(w, wakeups, 1);
+    /* The waker counted us in nsearching. */
+    w->searching = true;
+}

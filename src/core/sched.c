@@ -1,0 +1,354 @@
+/* This file is private to weft: scheduler life cycle, binding, config,
+ * stats and wait_idle.
+ *
+ * Synchronization
+ *   shutdown   set once by destroy (seq_cst); external spawners announce
+ *              themselves in ext_inflight (seq_cst) before reading it, so
+ *              destroy, after setting it, waits out every spawn that did
+ *              not see it (Dekker on the two variables).
+ *   exiting    set by destroy once the scheduler is idle; workers read it
+ *              when they run out of work.
+ *   bound[]    bound threads' workers: under bound_lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+
+void weft_config_init(weft_config *cfg)
+{
+    if (!cfg)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->workers = WEFT_WORKERS_AUTO;
+    cfg->fiber_stack_size = WEFT_FIBER_STACK_DEFAULT;
+    cfg->local_capacity = 256;
+    cfg->global_interval = 61;
+    cfg->lifo_budget = 3;
+    cfg->spin_us = 50;
+    cfg->max_searching = 0;
+    cfg->seed = 0;
+}
+
+static bool pow2(unsigned v)
+{
+    return v >= 2 && (v & (v - 1)) == 0;
+}
+
+static int check_config(weft_config *c)
+{
+    if (c->workers == WEFT_WORKERS_AUTO) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        c->workers = n > 0 ? (unsigned)n : 1;
+    }
+    if (c->workers > 4096)
+        return WEFT_EINVAL;
+    if (c->fiber_stack_size == 0)
+        c->fiber_stack_size = WEFT_FIBER_STACK_DEFAULT;
+    if (c->fiber_stack_size < WEFT_FIBER_STACK_MIN)
+        return WEFT_EINVAL;
+    if (!pow2(c->local_capacity) || c->local_capacity > (1u << 20))
+        return WEFT_EINVAL;
+    if (c->global_interval == 0 || c->lifo_budget == 0)
+        return WEFT_EINVAL;
+    if (c->spin_us > 1000000)
+        return WEFT_EINVAL;
+    return WEFT_OK;
+}
+
+static unsigned gcd(unsigned a, unsigned b)
+{
+    while (b) {
+        unsigned t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+unsigned weft__coprimes(unsigned n, unsigned *out)
+{
+    unsigned k = 0;
+    for (unsigned i = 1; i <= n; i++)
+        if (gcd(i, n) == 1)
+            out[k++] = i;
+    return k;
+}
+
+static void destroy_partial(weft_sched *s, unsigned inited)
+{
+    for (unsigned i = 0; i < inited; i++)
+        weft__worker_fini(&s->workers[i]);
+    if (s->workers)
+        weft__free(s->workers, sizeof(weft__worker) * (s->nworkers ? s->nworkers : 1));
+    if (s->coprimes)
+        weft__free(s->coprimes, sizeof(unsigned) * (s->nworkers ? s->nworkers : 1));
+    weft__spares_fini(s);
+    weft__free(s, sizeof *s);
+}
+
+int weft_sched_create(weft_sched **out, const weft_config *cfg)
+{
+    if (!out)
+        return WEFT_EINVAL;
+    *out = NULL;
+    weft_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        weft_config_init(&c);
+    int rc = check_config(&c);
+    if (rc != WEFT_OK)
+        return rc;
+
+    weft__park_setup_fences();
+    weft_sched *s = weft__calloc(sizeof *s);
+    if (!s)
+        return WEFT_ENOMEM;
+    s->cfg = c;
+    s->nworkers = c.workers;
+    pthread_mutex_init(&s->spare_lock, NULL);
+    pthread_mutex_init(&s->bound_lock, NULL);
+    size_t n = s->nworkers ? s->nworkers : 1;
+    s->workers = weft__alloc(sizeof(weft__worker) * n);
+    s->coprimes = weft__alloc(sizeof(unsigned) * n);
+    if (!s->workers || !s->coprimes) {
+        destroy_partial(s, 0);
+        return WEFT_ENOMEM;
+    }
+    s->ncoprimes = weft__coprimes((unsigned)n, s->coprimes);
+    rc = weft__inject_init(&s->global, 1024);
+    if (rc != WEFT_OK) {
+        destroy_partial(s, 0);
+        return rc;
+    }
+    rc = weft__park_init(s);
+    if (rc != WEFT_OK) {
+        weft__inject_fini(&s->global);
+        destroy_partial(s, 0);
+        return rc;
+    }
+    unsigned inited = 0;
+    for (; inited < s->nworkers; inited++) {
+        rc = weft__worker_init(s, &s->workers[inited], inited, false);
+        if (rc != WEFT_OK)
+            break;
+    }
+    unsigned started = 0;
+    if (rc == WEFT_OK) {
+        for (; started < s->nworkers; started++) {
+            if (pthread_create(&s->workers[started].thread, NULL, weft__worker_thread,
+                               &s->workers[started]) != 0) {
+                rc = WEFT_ENOMEM;
+                break;
+            }
+        }
+    }
+    if (rc != WEFT_OK) {
+        /* Stop the threads that did start: nothing was queued yet. */
+        atomic_store(&s->exiting, true);
+        weft__wake_all(s);
+        for (unsigned i = 0; i < started; i++)
+            pthread_join(s->workers[i].thread, NULL);
+        weft__park_fini(s);
+        weft__inject_fini(&s->global);
+        destroy_partial(s, inited);
+        return rc;
+    }
+    *out = s;
+    return WEFT_OK;
+}
+
+static bool idle_pred(void *ctx)
+{
+    return weft__sched_is_idle(ctx);
+}
+
+/* Waits on a thread that cannot run tasks: the workers bump idle_gen when
+ * they run dry. A short timeout covers the race with the last one. */
+static void wait_idle_blocking(weft_sched *s)
+{
+    atomic_fetch_add(&s->idle_waiters, 1);
+    while (!weft__sched_is_idle(s)) {
+        unsigned gen = atomic_load_explicit(&s->idle_gen, memory_order_acquire);  /* pairs with release in notify_idle_waiters */
+        if (weft__sched_is_idle(s))
+            break;
+        weft__futex_wait(&s->idle_gen, gen, 1000000);
+    }
+    atomic_fetch_sub(&s->idle_waiters, 1);
+}
+
+int weft_wait_idle(weft_sched *s)
+{
+    if (!s)
+        return WEFT_EINVAL;
+    weft__worker *w = weft__tls_worker;
+    if (w && w->s == s) {
+        if (!w->bound)
+            return WEFT_EBUSY;   /* a task would wait for itself */
+        return weft_wait_until(idle_pred, s);
+    }
+    if (s->nworkers == 0)
+        return WEFT_ENOTBOUND;   /* nobody else could run the tasks */
+    wait_idle_blocking(s);
+    return WEFT_OK;
+}
+
+int weft_sched_destroy(weft_sched *s)
+{
+    if (!s)
+        return WEFT_EINVAL;
+    weft__worker *w = weft__tls_worker;
+    if (w && w->s == s && !w->bound) {
+        fprintf(stderr, "weft: weft_sched_destroy called from worker %u of the scheduler "
+                        "it would destroy; refused (WEFT_EBUSY)\n", w->index);
+        return WEFT_EBUSY;
+    }
+    /* No new external spawns; wait out those already past the check. */
+    atomic_store(&s->shutdown, true);                       /* seq_cst: pairs with ext_inflight */
+    while (atomic_load(&s->ext_inflight) != 0)              /* seq_cst */
+        sched_yield();
+    if (w && w->s == s)
+        weft_wait_until(idle_pred, s);    /* bound thread: runs what is left */
+    else if (s->nworkers)
+        wait_idle_blocking(s);
+    atomic_store_explicit(&s->exiting, true, memory_order_release);  /* pairs with acquire in loop */
+    weft__wake_all(s);
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        /* A worker may go back to sleep between wake_all and reading
+         * exiting; it re-checks exiting after announcing idle. */
+        pthread_join(s->workers[i].thread, NULL);
+    }
+    for (unsigned i = 0; i < s->nworkers; i++)
+        weft__worker_fini(&s->workers[i]);
+    weft__park_fini(s);
+    weft__inject_fini(&s->global);
+    if (s->bound)
+        weft__free(s->bound, sizeof *s->bound * s->bound_cap);
+    pthread_mutex_destroy(&s->spare_lock);
+    pthread_mutex_destroy(&s->bound_lock);
+    weft__free(s->workers, sizeof(weft__worker) * (s->nworkers ? s->nworkers : 1));
+    weft__free(s->coprimes, sizeof(unsigned) * (s->nworkers ? s->nworkers : 1));
+    weft__spares_fini(s);
+    weft__free(s, sizeof *s);
+    return WEFT_OK;
+}
+
+/* ---- binding ------------------------------------------------------------------- */
+
+int weft_sched_bind(weft_sched *s)
+{
+    if (!s)
+        return WEFT_EINVAL;
+    if (weft__tls_worker)
+        return WEFT_EBUSY;   /* already a worker or bound */
+    weft__worker *w = weft__alloc(sizeof *w);
+    if (!w)
+        return WEFT_ENOMEM;
+    int rc = weft__worker_init(s, w, s->nworkers, true);
+    if (rc != WEFT_OK) {
+        weft__free(w, sizeof *w);
+        return rc;
+    }
+    pthread_mutex_lock(&s->bound_lock);
+    if (s->nbound == s->bound_cap) {
+        unsigned cap = s->bound_cap ? s->bound_cap * 2 : 4;
+        weft__worker **nb = weft__alloc(sizeof *nb * cap);
+        if (!nb) {
+            pthread_mutex_unlock(&s->bound_lock);
+            weft__worker_fini(w);
+            weft__free(w, sizeof *w);
+            return WEFT_ENOMEM;
+        }
+        if (s->bound) {
+            memcpy(nb, s->bound, sizeof *nb * s->nbound);
+            weft__free(s->bound, sizeof *nb * s->bound_cap);
+        }
+        s->bound = nb;
+        s->bound_cap = cap;
+    }
+    s->bound[s->nbound++] = w;
+    pthread_mutex_unlock(&s->bound_lock);
+
+    rc = weft__fiber_thread_enter(&w->host);
+    if (rc != WEFT_OK) {
+        pthread_mutex_lock(&s->bound_lock);
+        s->nbound--;
+        pthread_mutex_unlock(&s->bound_lock);
+        weft__worker_fini(w);
+        weft__free(w, sizeof *w);
+        return rc;
+    }
+    w->bound_state.w = w;
+    w->host.host = &w->bound_state;
+    w->host.name = "bound thread";
+    w->cur = &w->host;
+    weft__tls_worker = w;
+    /* Single-threaded mode: blocking runs the loop here. With workers,
+     * a bound thread blocks like any thread (its fibers would be stranded
+     * once it returned to its own code). */
+    if (s->nworkers == 0)
+        weft__host_set(&weft__core_host);
+    return WEFT_OK;
+}
+
+void weft_sched_unbind(void)
+{
+    weft__worker *w = weft__tls_worker;
+    if (!w || !w->bound)
+        return;
+    weft_sched *s = w->s;
+    /* In single-threaded mode nobody else runs what is queued. */
+    if (s->nworkers == 0)
+        weft_wait_until(idle_pred, s);
+    pthread_mutex_lock(&s->bound_lock);
+    for (unsigned i = 0; i < s->nbound; i++) {
+        if (s->bound[i] == w) {
+            s->bound[i] = s->bound[--s->nbound];
+            break;
+        }
+    }
+    /* Keep its counts: idle accounting sums over every worker ever. */
+    s->retired_spawned += w->spawned;
+    s->retired_completed += w->completed;
+    pthread_mutex_unlock(&s->bound_lock);
+    weft__host_set(NULL);
+    weft__fiber_thread_leave();
+    weft__tls_worker = NULL;
+    weft__worker_fini(w);
+    weft__free(w, sizeof *w);
+}
+
+weft_sched *weft_sched_current(void)
+{
+    weft__worker *w = weft__tls_worker;
+    return w ? w->s : NULL;
+}
+
+unsigned weft_sched_workers(const weft_sched *s)
+{
+    return s ? s->nworkers : 0;
+}
+
+int weft_worker_index(void)
+{
+    weft__worker *w = weft__tls_worker;
+    return w && !w->bound ? (int)w->index : -1;
+}
+
+int weft_sched_stats(const weft_sched *s, unsigned worker, weft_worker_stats *out)
+{
+    if (!s || !out || worker >= s->nworkers)
+        return WEFT_EINVAL;
+    const weft__stats *st = &s->workers[worker].stats;
+#define LOAD(f) out->f = atomic_load_explicit(&((weft__stats *)st)->f, memory_order_relaxed)
+    LOAD(tasks_run); LOAD(lifo_runs); LOAD(local_runs); LOAD(global_runs);
+    LOAD(stolen_runs); LOAD(steal_attempts); LOAD(steals); LOAD(offloads);
+    LOAD(global_grabs); LOAD(parks); LOAD(wakeups); LOAD(fibers_created);
+    LOAD(fiber_switches);
+#undef LOAD
+    return WEFT_OK;
+}

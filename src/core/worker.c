@@ -1,0 +1,772 @@
+/* This file is private to weft: the worker loop, picking and stealing,
+ * fibers on block, timers, wait_until, yield and sleep.
+ *
+ * Synchronization
+ *   deque, lifo   a worker's queues: pushed by the owner, taken by the
+ *                 owner and by thieves (deque.c; lifo by atomic exchange,
+ *                 acq_rel, pairing with the exchange in weft__submit).
+ *   inbox         fibers made ready by other threads: a Treiber stack,
+ *                 pushed with CAS (release) by any thread, emptied by the
+ *                 owner with one exchange (acquire). The owner then keeps
+ *                 them in its own FIFO (ready_head/tail), owner only.
+ *   cur, idle_fibers, pollers, timers, blocked: owner only.
+ *
+ * Fibers. Every fiber of a worker runs the same loop. A task runs on the
+ * fiber that picked it. When it blocks (weft__suspend), its fiber leaves
+ * and the worker continues on a ready fiber, an idle one, or a new one.
+ * When the loop finds a ready fiber it switches to it and becomes idle
+ * itself; the resumed fiber finishes its task and carries on with the
+ * loop. Fibers are pinned: only their own worker resumes them, so a fiber
+ * made ready before it has finished switching out is harmless (its
+ * worker cannot look at the inbox until the switch is done).
+ *
+ * Pick order (weft__pick): every global_interval-th tick the global ring;
+ * then the LIFO slot (at most lifo_budget times in a row); the deque; the
+ * global ring (a batch); stealing (searching workers only).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sched.h>
+#include <time.h>
+
+#include <ck_backoff.h>
+
+#include "core.h"
+
+/* Deepest nesting of tasks run inline by wait_until before the waiting
+ * fiber is switched out instead. */
+#define WEFT__INLINE_DEPTH 64
+
+uint64_t weft__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline weft__fstate *fstate(weft__fiber *f)
+{
+    return f->host;
+}
+
+/* ---- timers: a binary min-heap per worker, owner only ------------------ */
+
+static void heap_swap(weft__worker *w, unsigned a, unsigned b)
+{
+    weft__timer *t = w->timers[a];
+    w->timers[a] = w->timers[b];
+    w->timers[b] = t;
+    w->timers[a]->index = a;
+    w->timers[b]->index = b;
+}
+
+static void heap_up(weft__worker *w, unsigned i)
+{
+    while (i > 0) {
+        unsigned p = (i - 1) / 2;
+        if (w->timers[p]->deadline <= w->timers[i]->deadline)
+            break;
+        heap_swap(w, i, p);
+        i = p;
+    }
+}
+
+static void heap_down(weft__worker *w, unsigned i)
+{
+    for (;;) {
+        unsigned l = 2 * i + 1, r = l + 1, m = i;
+        if (l < w->ntimers && w->timers[l]->deadline < w->timers[m]->deadline)
+            m = l;
+        if (r < w->ntimers && w->timers[r]->deadline < w->timers[m]->deadline)
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(w, i, m);
+        i = m;
+    }
+}
+
+/* Callable from: owner. Timers live in the waiter's frame; the heap holds
+ * pointers, grown by doubling (amortized, and only past the warm size). */
+void weft__timer_arm(weft__worker *w, weft__timer *t)
+{
+    if (w->ntimers == w->timer_cap) {
+        unsigned cap = w->timer_cap ? w->timer_cap * 2 : 64;
+        weft__timer **n = weft__alloc(sizeof *n * cap);
+        if (!n)
+            weft__panic("timer_arm: out of memory growing the timer heap");
+        if (w->timers) {
+            memcpy(n, w->timers, sizeof *n * w->ntimers);
+            weft__free(w->timers, sizeof *n * w->timer_cap);
+        }
+        w->timers = n;
+        w->timer_cap = cap;
+    }
+    t->index = w->ntimers;
+    w->timers[w->ntimers++] = t;
+    heap_up(w, t->index);
+}
+
+/* Callable from: owner. False if t had fired already. */
+bool weft__timer_disarm(weft__worker *w, weft__timer *t)
+{
+    unsigned i = t->index;
+    if (i >= w->ntimers || w->timers[i] != t)
+        return false;
+    w->ntimers--;
+    if (i != w->ntimers) {
+        w->timers[i] = w->timers[w->ntimers];
+        w->timers[i]->index = i;
+        heap_down(w, i);
+        heap_up(w, i);
+    }
+    t->index = ~0u;
+    return true;
+}
+
+static void fire_due_timers(weft__worker *w)
+{
+    if (!w->ntimers)
+        return;
+    uint64_t now = weft__now_ns();
+    while (w->ntimers && w->timers[0]->deadline <= now) {
+        weft__timer *t = w->timers[0];
+        weft__timer_disarm(w, t);
+        t->fire(t);
+    }
+}
+
+/* ---- ready fibers ----------------------------------------------------------- */
+
+static void ready_append(weft__worker *w, weft__fiber *f)
+{
+    f->next = NULL;
+    if (w->ready_tail)
+        w->ready_tail->next = f;
+    else
+        w->ready_head = f;
+    w->ready_tail = f;
+}
+
+/* Moves the inbox to the owner's FIFO, oldest first. Callable from: owner. */
+static void drain_inbox(weft__worker *w)
+{
+    if (!atomic_load_explicit(&w->inbox, memory_order_relaxed))
+        return;
+    weft__fiber *f = atomic_exchange_explicit(&w->inbox, NULL,
+                                              memory_order_acquire);  /* acquire: pairs with release CAS in weft__ready */
+    weft__fiber *rev = NULL;
+    while (f) {
+        weft__fiber *n = f->next;
+        f->next = rev;
+        rev = f;
+        f = n;
+    }
+    while (rev) {
+        weft__fiber *n = rev->next;
+        ready_append(w, rev);
+        rev = n;
+    }
+}
+
+static weft__fiber *take_ready(weft__worker *w)
+{
+    if (!w->ready_head)
+        drain_inbox(w);
+    weft__fiber *f = w->ready_head;
+    if (f) {
+        w->ready_head = f->next;
+        if (!w->ready_head)
+            w->ready_tail = NULL;
+        f->next = NULL;
+    }
+    return f;
+}
+
+void weft__ready(weft__fiber *f)
+{
+    weft__fstate *st = fstate(f);
+    weft__worker *w = st->w;
+    if (weft__tls_worker == w) {
+        ready_append(w, f);
+        return;
+    }
+    weft__fiber *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
+    do {
+        f->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&w->inbox, &head, f,
+                 memory_order_release, memory_order_relaxed));  /* release: pairs with acquire in drain_inbox */
+    weft__wake_worker(w->s, w);
+}
+
+/* ---- fibers --------------------------------------------------------------------- */
+
+static void loop(weft__worker *w);
+static void release_yielded(weft__worker *w);
+
+/* Entry of every fiber a worker creates: its state lives in this frame. */
+static void fiber_main(void *arg)
+{
+    weft__worker *w = arg;
+    weft__fstate st = { .w = w };
+    w->cur->host = &st;
+    loop(w);
+    weft__panic("fiber_main: a worker loop returned on a pooled fiber");
+}
+
+/* A fiber to continue on: a ready one, an idle one, or a new one. */
+static weft__fiber *next_fiber(weft__worker *w)
+{
+    weft__fiber *f = take_ready(w);
+    if (f)
+        return f;
+    f = w->idle_fibers;
+    if (f) {
+        w->idle_fibers = f->next;
+        f->next = NULL;
+        return f;
+    }
+    int rc = weft__fiber_create(&w->fibers, &f, fiber_main, w);
+    if (rc != WEFT_OK)
+        weft__panic("suspend: cannot create a fiber (%s); %u fibers are blocked on worker %u",
+                    weft_strerror(rc), w->blocked, w->index);
+    WEFT__STAT(w, fibers_created, 1);
+    return f;
+}
+
+static void switch_to(weft__worker *w, weft__fiber *to)
+{
+    weft__fiber *from = w->cur;
+    w->cur = to;
+    WEFT__STAT(w, fiber_switches, 1);
+    weft__fiber_switch(from, to);
+    /* Back on `from`, on the same worker: fibers are pinned. */
+}
+
+void weft__suspend(weft__worker *w)
+{
+    weft__fiber *self = w->cur;
+    weft__fiber *next = next_fiber(w);
+    if (next == self)
+        return;   /* made ready before it could leave */
+    w->blocked++;
+    switch_to(w, next);
+    w->blocked--;
+}
+
+/* ---- picking work ------------------------------------------------------------------ */
+
+static weft__task *as_task(weft__node *n)
+{
+    return (weft__task *)(void *)n;
+}
+
+static weft__task *take_lifo(weft__worker *w)
+{
+    if (!atomic_load_explicit(&w->lifo, memory_order_relaxed))
+        return NULL;
+    weft__node *n = atomic_exchange_explicit(&w->lifo, NULL,
+                                             memory_order_acquire);   /* acquire: pairs with the exchange in submit */
+    if (n)
+        WEFT_TSAN_ACQUIRE(n);
+    return n ? as_task(n) : NULL;
+}
+
+/* Takes a batch from the global ring: runs the first, queues the rest. */
+static weft__task *grab_global(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    weft__node *batch[32];
+    unsigned max = 1 + w->deque_capacity / 4;
+    if (max > 32)
+        max = 32;
+    if (w->bound)
+        max = 1;   /* bound threads have no deque to keep the rest in */
+    unsigned n = weft__inject_pop_batch(&s->global, batch, max);
+    if (!n)
+        return NULL;
+    WEFT__STAT(w, global_grabs, 1);
+    for (unsigned i = 1; i < n; i++) {
+        if (!weft__deque_push(&w->deque, batch[i])) {
+            weft__inject_push_batch(&s->global, batch + i, n - i);
+            break;
+        }
+    }
+    if (n > 1)
+        weft__notify_work(s);   /* others may take what we queued */
+    return as_task(batch[0]);
+}
+
+
+/* xorshift64 */
+static uint64_t next_rand(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+/* Visits every other worker once, from a random start with a random
+ * stride coprime with the worker count (Go's steal order). */
+static weft__task *steal(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    unsigned n = s->nworkers;
+    if (n == 0 || (n == 1 && !w->bound))
+        return NULL;
+    uint64_t r = next_rand(&w->rng);
+    unsigned start = (unsigned)(r % n);
+    unsigned stride = s->coprimes[(r >> 32) % s->ncoprimes];
+    for (unsigned k = 0; k < n; k++) {
+        weft__worker *victim = &s->workers[weft__victim(start, stride, k, n)];
+        if (victim == w)
+            continue;
+        WEFT__STAT(w, steal_attempts, 1);
+        weft__node *node = weft__deque_steal(&victim->deque);
+        if (!node && atomic_load_explicit(&victim->lifo, memory_order_relaxed)) {
+            node = atomic_exchange_explicit(&victim->lifo, NULL,
+                                            memory_order_acquire);    /* acquire: pairs with the exchange in submit */
+            if (node)
+                WEFT_TSAN_ACQUIRE(node);
+        }
+        if (node) {
+            WEFT__STAT(w, steals, 1);
+            return as_task(node);
+        }
+    }
+    return NULL;
+}
+
+/* Callable from: owner. NULL when nothing is runnable without stealing. */
+static weft__task *pick_local(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    weft__task *t;
+    if (++w->tick % s->cfg.global_interval == 0) {
+        t = grab_global(w);
+        if (t) {
+            WEFT__STAT(w, global_runs, 1);
+            return t;
+        }
+    }
+    if (w->lifo_streak < s->cfg.lifo_budget) {
+        t = take_lifo(w);
+        if (t) {
+            w->lifo_streak++;
+            WEFT__STAT(w, lifo_runs, 1);
+            return t;
+        }
+    }
+    w->lifo_streak = 0;
+    weft__node *n = weft__deque_pop(&w->deque);
+    if (n) {
+        WEFT__STAT(w, local_runs, 1);
+        return as_task(n);
+    }
+    t = take_lifo(w);   /* over budget, but nothing else is local */
+    if (t) {
+        WEFT__STAT(w, lifo_runs, 1);
+        return t;
+    }
+    t = grab_global(w);
+    if (t) {
+        WEFT__STAT(w, global_runs, 1);
+        return t;
+    }
+    return NULL;
+}
+
+bool weft__work_visible(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    if (w->ready_head || atomic_load_explicit(&w->inbox, memory_order_relaxed))
+        return true;
+    if (!weft__inject_empty(&s->global))
+        return true;
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        weft__worker *v = &s->workers[i];
+        if (weft__deque_size(&v->deque) || atomic_load_explicit(&v->lifo, memory_order_relaxed))
+            return true;
+    }
+    return false;
+}
+
+/* ---- running ------------------------------------------------------------------------ */
+
+static void run_task(weft__worker *w, weft__task *t)
+{
+    weft_fn fn = t->fn;
+    void *arg = t->arg;
+    WEFT_TSAN_ACQUIRE(t);
+    weft__task_free(w->s, w, t);   /* read out: the record is free for the task's children */
+    fn(arg);
+    /* Still on the same worker: a task that blocked resumed here. */
+    __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
+    WEFT__STAT(w, tasks_run, 1);
+}
+
+/* Polls the fibers suspended in wait_until; ready ones move to the FIFO. */
+static void poll_waiters(weft__worker *w)
+{
+    weft__fiber **pp = &w->pollers;
+    while (*pp) {
+        weft__fiber *f = *pp;
+        weft__fstate *st = fstate(f);
+        if (st->pred(st->pred_ctx)) {
+            *pp = st->poll_next;
+            st->poll_next = NULL;
+            ready_append(w, f);
+        } else {
+            pp = &st->poll_next;
+        }
+    }
+}
+
+static void notify_idle_waiters(weft_sched *s)
+{
+    if (atomic_load_explicit(&s->idle_waiters, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&s->idle_gen, 1, memory_order_release);  /* release: pairs with acquire in wait_idle */
+        weft__futex_wake(&s->idle_gen, INT32_MAX);
+    }
+}
+
+/* When nothing is runnable: how long to sleep. Pollers are re-checked
+ * with a growing back-off; timers wake at their deadline. */
+static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
+{
+    uint64_t d = 0;
+    if (w->ntimers)
+        d = w->timers[0]->deadline;
+    if (w->pollers) {
+        unsigned shift = idle_rounds < 10 ? idle_rounds : 10;
+        uint64_t p = weft__now_ns() + (1000u << shift);   /* 1 us .. 1 ms */
+        if (!d || p < d)
+            d = p;
+    }
+    return d;
+}
+
+/* The loop every fiber of a worker runs. Returns only on the host fiber
+ * when the scheduler exits (or, on a bound thread, never: it switches to
+ * the host fiber once that is ready). */
+static void loop(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    unsigned idle_rounds = 0;
+    for (;;) {
+        /* Resumable fibers first, in the order they were made ready. */
+        if ((w->tick & 15) == 0 && w->pollers)
+            poll_waiters(w);
+        fire_due_timers(w);
+        weft__fiber *f = take_ready(w);
+        if (f) {
+            weft__fiber *self = w->cur;
+            self->next = w->idle_fibers;
+            w->idle_fibers = self;
+            switch_to(w, f);
+            idle_rounds = 0;
+            continue;
+        }
+        weft__task *t = pick_local(w);
+        bool stolen = false;
+        if (!t && weft__try_start_searching(w)) {
+            t = steal(w);
+            stolen = t != NULL;
+        }
+        if (t) {
+            if (w->searching)
+                weft__stop_searching(w);   /* the last searcher hands off */
+            if (stolen)
+                WEFT__STAT(w, stolen_runs, 1);
+            run_task(w, t);
+            release_yielded(w);
+            idle_rounds = 0;
+            continue;
+        }
+        /* Nothing to run. */
+        if (w->yield_head) {
+            release_yielded(w);
+            continue;
+        }
+        if (w->pollers) {
+            poll_waiters(w);
+            if (w->ready_head)
+                continue;
+        }
+        if (idle_rounds < 64 && s->cfg.spin_us) {
+            /* Spin a little before sleeping: work often comes right back. */
+            ck_backoff_t b = CK_BACKOFF_INITIALIZER;
+            uint64_t until = weft__now_ns() + (uint64_t)s->cfg.spin_us * 1000u;
+            bool found = false;
+            while (weft__now_ns() < until) {
+                if (weft__work_visible(w)) {
+                    found = true;
+                    break;
+                }
+                ck_backoff_eb(&b);
+                if (b > 4096)
+                    b = 4096;
+            }
+            idle_rounds++;
+            if (found)
+                continue;
+        }
+        if (atomic_load_explicit(&s->exiting, memory_order_acquire) &&
+            !w->blocked && !w->pollers && !w->ntimers && !weft__work_visible(w)) {
+            weft__stop_searching(w);
+            if (w->cur == &w->host)
+                return;
+            /* Leave on the thread's own stack. */
+            weft__fiber *self = w->cur;
+            self->next = w->idle_fibers;
+            w->idle_fibers = self;
+            weft__fiber **pp = &w->idle_fibers;
+            while (*pp != &w->host)
+                pp = &(*pp)->next;
+            *pp = w->host.next;
+            switch_to(w, &w->host);
+            continue;   /* not reached for workers: the host returns */
+        }
+        notify_idle_waiters(s);
+        weft__park(w, park_deadline(w, idle_rounds));
+        idle_rounds++;
+    }
+}
+
+/* ---- the host: how fiber-aware primitives block on a worker --------------------- */
+
+typedef struct wait_timer {
+    weft__timer timer;
+    weft__waiter *waiter;
+} wait_timer;
+
+/* Runs on the waiter's own worker. Only the winner of the CAS acts. */
+static void wait_timeout(weft__timer *t)
+{
+    weft__waiter *wt = WEFT_CONTAINER_OF(t, wait_timer, timer)->waiter;
+    unsigned expect = WEFT__WAIT_PENDING;
+    if (atomic_compare_exchange_strong_explicit(&wt->state, &expect, WEFT__WAIT_TIMEDOUT,
+            memory_order_acq_rel, memory_order_acquire))   /* pairs with the notifier's CAS */
+        weft__ready(wt->fiber);
+}
+
+static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
+{
+    weft__worker *w = weft__tls_worker;
+    wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
+    wt->fiber = w->cur;
+    if (wt->deadline)
+        weft__timer_arm(w, &tm.timer);
+    /* Safe to unlock before switching: a notifier's wake only queues this
+     * fiber on its own worker, which cannot look before we are out. */
+    unlock(lock);
+    weft__suspend(w);
+    if (wt->deadline)
+        weft__timer_disarm(w, &tm.timer);
+}
+
+static void host_wake(weft__waiter *wt)
+{
+    weft__ready(wt->fiber);
+}
+
+const weft__host weft__core_host = { host_block, host_wake };
+
+/* ---- worker threads ---------------------------------------------------------- */
+
+int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound)
+{
+    memset(w, 0, sizeof *w);
+    w->s = s;
+    w->index = index;
+    w->bound = bound;
+    w->rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) + 0x632be59bd9b4e019ull * (index + 1);
+    w->deque_capacity = s->cfg.local_capacity;
+    int rc = weft__deque_init(&w->deque, s->cfg.local_capacity);
+    if (rc != WEFT_OK)
+        return rc;
+    rc = weft__fiber_pool_init(&w->fibers, s->cfg.fiber_stack_size, 64);
+    if (rc != WEFT_OK) {
+        weft__deque_fini(&w->deque);
+        return rc;
+    }
+    return WEFT_OK;
+}
+
+void weft__worker_fini(weft__worker *w)
+{
+    while (w->idle_fibers) {
+        weft__fiber *f = w->idle_fibers;
+        w->idle_fibers = f->next;
+        if (f != &w->host)
+            weft__fiber_release(&w->fibers, f);
+    }
+    weft__fiber_pool_fini(&w->fibers);
+    weft__deque_fini(&w->deque);
+    weft__task_pool_fini(w->s, &w->pool);
+    if (w->timers)
+        weft__free(w->timers, sizeof *w->timers * w->timer_cap);
+    w->timers = NULL;
+}
+
+void *weft__worker_thread(void *arg)
+{
+    weft__worker *w = arg;
+    weft_sched *s = w->s;
+    weft__tls_worker = w;
+    if (weft__fiber_thread_enter(&w->host) != WEFT_OK)
+        weft__panic("worker_thread: cannot set up worker %u (alternate signal stack)", w->index);
+    weft__fstate st = { .w = w };
+    w->host.host = &st;
+    w->host.name = "worker";
+    w->cur = &w->host;
+    weft__host_set(&weft__core_host);
+    if (s->cfg.on_worker_start)
+        s->cfg.on_worker_start(w->index, s->cfg.hook_ctx);
+    loop(w);
+    if (s->cfg.on_worker_stop)
+        s->cfg.on_worker_stop(w->index, s->cfg.hook_ctx);
+    weft__host_set(NULL);
+    weft__fiber_thread_leave();
+    weft__tls_worker = NULL;
+    return NULL;
+}
+
+/* ---- waiting -------------------------------------------------------------------- */
+
+/* Single-threaded mode: a bound thread runs the loop on its own fibers
+ * while its host fiber is blocked. */
+static void bound_block(weft__worker *w)
+{
+    weft__suspend(w);
+}
+
+int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
+{
+    if (!pred)
+        return WEFT_EINVAL;
+    weft__worker *w = weft__tls_worker;
+    if (!w)
+        return WEFT_ENOTBOUND;
+    weft__fiber *self = w->cur;
+    weft__fstate *st = fstate(self);
+    while (!pred(ctx)) {
+        /* Work-first: run our own newest child inline, a bounded number
+         * of levels deep. */
+        if (!w->bound && st->depth < WEFT__INLINE_DEPTH) {
+            weft__node *n = weft__deque_pop(&w->deque);
+            if (n) {
+                weft__task *t = as_task(n);
+                if (t->spawner == self) {
+                    WEFT__STAT(w, local_runs, 1);
+                    st->depth++;
+                    run_task(w, t);
+                    st->depth--;
+                    continue;
+                }
+                /* Not ours: put it back where it was. */
+                if (!weft__deque_push(&w->deque, n))
+                    weft__inject_push(&w->s->global, n);
+            }
+        }
+        if (w->bound && w->s->nworkers > 0) {
+            /* A bound thread beside workers: help with global work on
+             * this stack, then sleep briefly. */
+            weft__task *t = grab_global(w);
+            if (t) {
+                run_task(w, t);
+                continue;
+            }
+            struct timespec ts = { 0, 20000 };
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        /* Switch out and let the loop re-poll us. */
+        st->pred = pred;
+        st->pred_ctx = ctx;
+        st->poll_next = w->pollers;
+        w->pollers = self;
+        if (w->bound)
+            bound_block(w);
+        else
+            weft__suspend(w);
+        st->pred = NULL;
+    }
+    return WEFT_OK;
+}
+
+void weft_yield(void)
+{
+    weft__worker *w = weft__tls_worker;
+    if (!w) {
+        sched_yield();
+        return;
+    }
+    if (!w->ready_head && !weft__work_visible(w))
+        return;   /* nothing to let through */
+    /* Go behind what is queued: the loop lets yielded fibers back in only
+     * after it has run a task or found nothing to run. */
+    weft__fiber *self = w->cur;
+    self->next = NULL;
+    if (w->yield_tail)
+        w->yield_tail->next = self;
+    else
+        w->yield_head = self;
+    w->yield_tail = self;
+    weft__fiber *next = w->idle_fibers;
+    if (next) {
+        w->idle_fibers = next->next;
+        next->next = NULL;
+    } else {
+        int rc = weft__fiber_create(&w->fibers, &next, fiber_main, w);
+        if (rc != WEFT_OK)
+            weft__panic("yield: cannot create a fiber (%s)", weft_strerror(rc));
+        WEFT__STAT(w, fibers_created, 1);
+    }
+    w->blocked++;
+    switch_to(w, next);
+    w->blocked--;
+}
+
+/* Yielded fibers rejoin the ready FIFO. Callable from: owner. */
+static void release_yielded(weft__worker *w)
+{
+    if (!w->yield_head)
+        return;
+    if (w->ready_tail)
+        w->ready_tail->next = w->yield_head;
+    else
+        w->ready_head = w->yield_head;
+    w->ready_tail = w->yield_tail;
+    w->yield_head = w->yield_tail = NULL;
+}
+
+typedef struct sleep_timer {
+    weft__timer timer;
+    weft__fiber *fiber;
+} sleep_timer;
+
+static void sleep_fire(weft__timer *t)
+{
+    sleep_timer *st = WEFT_CONTAINER_OF(t, sleep_timer, timer);
+    weft__ready(st->fiber);
+}
+
+int weft_sleep(uint64_t ns)
+{
+    weft__worker *w = weft__tls_worker;
+    if (!w || (w->bound && w->s->nworkers > 0)) {
+        struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+        return WEFT_OK;
+    }
+    sleep_timer st = { .timer = { .deadline = weft__now_ns() + ns, .fire = sleep_fire },
+                       .fiber = w->cur };
+    weft__timer_arm(w, &st.timer);
+    weft__suspend(w);
+    return WEFT_OK;
+}

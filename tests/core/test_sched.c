@@ -1,0 +1,283 @@
+/* The scheduler core: spawning, exactly-once, fork-join with wait_until,
+ * single-threaded mode, sleep, shutdown, bad input. Runs at 0 (bound
+ * thread only), 1, 2, 4 and 8 workers; 4 and 8 oversubscribe on purpose. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "weft.h"
+#include "wtest.h"
+
+static const unsigned worker_counts[] = { 1, 2, 4, 8 };
+#define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
+
+static weft_sched *make(unsigned workers)
+{
+    weft_config c;
+    weft_config_init(&c);
+    c.workers = workers;
+    weft_sched *s = NULL;
+    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
+    WT_ASSERT(s != NULL);
+    WT_ASSERT_EQ(weft_sched_workers(s), workers);
+    return s;
+}
+
+/* ---- exactly once --------------------------------------------------------- */
+
+static unsigned char *hits;
+static weft_sched *cur;
+
+static void mark(void *arg)
+{
+    __atomic_fetch_add(&hits[(uintptr_t)arg], 1, __ATOMIC_RELAXED);
+}
+
+struct fan { uintptr_t lo, hi; };
+static struct fan fans[1 << 16];
+
+/* Spawns its range as single tasks from inside a worker. */
+static void fan_out(void *arg)
+{
+    struct fan *f = arg;
+    for (uintptr_t i = f->lo; i < f->hi; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, mark, (void *)i), WEFT_OK);
+}
+
+static void check_once(size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (hits[i] != 1)
+            WT_FAIL("task %zu ran %d times", i, hits[i]);
+}
+
+WT_TEST(sched, external_spawns_run_exactly_once, .timeout = 300)
+{
+    size_t n = wt_scaled(2000000, 10000);
+    hits = calloc(n, 1);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        memset(hits, 0, n);
+        cur = make(worker_counts[k]);
+        for (size_t i = 0; i < n; i++)
+            WT_ASSERT_EQ(weft_spawn(cur, mark, (void *)(uintptr_t)i), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        check_once(n);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+    free(hits);
+}
+
+WT_TEST(sched, worker_spawns_run_exactly_once, .timeout = 300)
+{
+    size_t n = wt_scaled(10000000, 20000);
+    size_t chunk = (n + (1 << 16) - 1) >> 16;
+    hits = calloc(n, 1);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        memset(hits, 0, n);
+        cur = make(worker_counts[k]);
+        size_t nf = 0;
+        for (size_t lo = 0; lo < n; lo += chunk, nf++) {
+            fans[nf].lo = lo;
+            fans[nf].hi = lo + chunk < n ? lo + chunk : n;
+            WT_ASSERT_EQ(weft_spawn(cur, fan_out, &fans[nf]), WEFT_OK);
+        }
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        check_once(n);
+        uint64_t ran = 0;
+        for (unsigned w = 0; w < worker_counts[k]; w++) {
+            weft_worker_stats st;
+            WT_ASSERT_EQ(weft_sched_stats(cur, w, &st), WEFT_OK);
+            ran += st.tasks_run;
+            WT_ASSERT_EQ(st.tasks_run, st.lifo_runs + st.local_runs + st.global_runs + st.stolen_runs);
+        }
+        WT_ASSERT_EQ(ran, n + nf);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+    free(hits);
+}
+
+/* ---- fork-join: Fibonacci with spawn + wait_until -------------------------- */
+
+struct fib { int n; long result; atomic_bool done; };
+
+static bool fib_done(void *ctx)
+{
+    return atomic_load_explicit(&((struct fib *)ctx)->done, memory_order_acquire);
+}
+
+static long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
+
+static void fib_task(void *arg)
+{
+    struct fib *f = arg;
+    if (f->n < 2) {
+        f->result = f->n;
+    } else {
+        struct fib child = { f->n - 1, 0, false };
+        WT_ASSERT_EQ(weft_spawn(cur, fib_task, &child), WEFT_OK);
+        struct fib other = { f->n - 2, 0, false };
+        fib_task(&other);
+        WT_ASSERT_EQ(weft_wait_until(fib_done, &child), WEFT_OK);
+        f->result = child.result + other.result;
+    }
+    atomic_store_explicit(&f->done, true, memory_order_release);
+}
+
+WT_TEST(sched, fibonacci_fork_join, .timeout = 300)
+{
+    int n = wt_scale() >= 1.0 ? 30 : 24;
+    long want = fib_seq(n);
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        cur = make(workers);
+        struct fib root = { n, 0, false };
+        WT_ASSERT_EQ(weft_spawn(cur, fib_task, &root), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(root.result, want);
+        uint64_t fibers = 0;
+        for (unsigned w = 0; w < workers; w++) {
+            weft_worker_stats st;
+            weft_sched_stats(cur, w, &st);
+            fibers += st.fibers_created;
+        }
+        fprintf(stderr, "fib(%d) at %u workers: %llu fibers created\n", n, workers,
+                (unsigned long long)fibers);
+        /* Depth-first: suspended fibers grow with workers x depth, not tasks. */
+        WT_ASSERT(fibers <= (uint64_t)workers * (uint64_t)n * 4 + 8,
+                  "%llu fibers for fib(%d) at %u workers", (unsigned long long)fibers, n, workers);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* ---- single-threaded mode --------------------------------------------------- */
+
+static pthread_t bound_thread;
+static atomic_int off_thread;
+
+static void on_bound(void *arg)
+{
+    if (!pthread_equal(pthread_self(), bound_thread))
+        atomic_fetch_add(&off_thread, 1);
+    int *depth = arg;
+    if (*depth > 0) {
+        static int counts[16];
+        counts[*depth - 1] = *depth - 1;
+        WT_ASSERT_EQ(weft_spawn(cur, on_bound, &counts[*depth - 1]), WEFT_OK);
+    }
+    mark((void *)(uintptr_t)0);
+}
+
+WT_TEST(sched, single_threaded_mode_runs_on_bound_thread, .timeout = 120)
+{
+    hits = calloc(1, 1 << 16);
+    cur = make(0);
+    bound_thread = pthread_self();
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_ENOTBOUND);
+    WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+    WT_ASSERT(weft_sched_current() == cur);
+    WT_ASSERT_EQ(weft_worker_index(), -1);
+    static int depth = 10;
+    WT_ASSERT_EQ(weft_spawn(cur, on_bound, &depth), WEFT_OK);
+    struct fib root = { 18, 0, false };
+    WT_ASSERT_EQ(weft_spawn(cur, fib_task, &root), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(root.result, fib_seq(18));
+    WT_ASSERT_EQ(hits[0], 11);
+    WT_ASSERT_EQ(atomic_load(&off_thread), 0);
+    weft_sched_unbind();
+    WT_ASSERT(weft_sched_current() == NULL);
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    free(hits);
+}
+
+/* ---- sleep ------------------------------------------------------------------- */
+
+static atomic_int slept;
+static void sleeper(void *arg)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    WT_ASSERT_EQ(weft_sleep(2000000), WEFT_OK);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    long ns = (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
+    WT_ASSERT(ns >= 2000000, "slept only %ld ns", ns);
+    atomic_fetch_add(&slept, 1);
+}
+
+WT_TEST(sched, sleep_suspends_fibers, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        atomic_store(&slept, 0);
+        cur = make(worker_counts[k]);
+        for (int i = 0; i < 200; i++)
+            WT_ASSERT_EQ(weft_spawn(cur, sleeper, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&slept), 200);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* ---- shutdown ----------------------------------------------------------------- */
+
+WT_TEST(sched, destroy_runs_queued_and_suspended_work, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        atomic_store(&slept, 0);
+        hits = calloc(1000, 1);
+        cur = make(worker_counts[k]);
+        for (int i = 0; i < 1000; i++) {
+            WT_ASSERT_EQ(weft_spawn(cur, mark, (void *)(uintptr_t)i), WEFT_OK);
+            if (i % 10 == 0)
+                WT_ASSERT_EQ(weft_spawn(cur, sleeper, NULL), WEFT_OK);
+        }
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+        check_once(1000);
+        WT_ASSERT_EQ(atomic_load(&slept), 100);
+        free(hits);
+    }
+}
+
+static atomic_int destroy_rc;
+static void destroy_self(void *arg)
+{
+    atomic_store(&destroy_rc, weft_sched_destroy(cur));
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_EBUSY);
+}
+
+WT_TEST(sched, destroy_from_a_worker_is_refused)
+{
+    cur = make(2);
+    WT_ASSERT_EQ(weft_spawn(cur, destroy_self, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&destroy_rc), WEFT_EBUSY);
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+}
+
+/* ---- bad input ------------------------------------------------------------------ */
+
+WT_TEST(sched, bad_config_and_arguments)
+{
+    weft_config c;
+    weft_sched *s = (weft_sched *)1;
+    weft_config_init(&c);
+    WT_ASSERT_EQ(c.global_interval, 61);
+    WT_ASSERT_EQ(weft_sched_create(NULL, &c), WEFT_EINVAL);
+    c.local_capacity = 100;
+    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_EINVAL);
+    WT_ASSERT(s == NULL);
+    weft_config_init(&c);
+    c.fiber_stack_size = 1024;
+    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_EINVAL);
+    weft_config_init(&c);
+    c.global_interval = 0;
+    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_spawn(NULL, mark, NULL), WEFT_EINVAL);
+    cur = make(1);
+    WT_ASSERT_EQ(weft_spawn(cur, NULL, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_spawn_hint(cur, mark, NULL, (weft_hint)7), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_wait_until(NULL, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_wait_until(fib_done, NULL), WEFT_ENOTBOUND);
+    WT_ASSERT_EQ(weft_sched_stats(cur, 5, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_worker_index(), -1);
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+}
