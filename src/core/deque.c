@@ -93,6 +93,9 @@ bool weft__deque_push(weft__deque *d, weft__node *n)
     uint64_t b = ck_pr_load_64(&d->bottom);  /* owner's own field */
     uint64_t t = ck_pr_load_64(&d->top);
     ck_pr_fence_load_store();                /* acquire: top before slot store; pairs with load_atomic fence before the CAS in steal */
+    if (WEFT_UNLIKELY((int64_t)(b - t) < 0)) /* outside pop, top <= bottom; a broken deque would report "full" forever */
+        weft__panic("deque_push: top %llu passed bottom %llu",
+                    (unsigned long long)t, (unsigned long long)b);
     if (b - t > d->mask)
         return false;                        /* full; a stale t only makes it look fuller */
     ck_pr_store_ptr(&d->buf[b & d->mask], n);
