@@ -19,7 +19,8 @@
  * Invariants: the items are buf[top & mask .. bottom & mask), oldest at
  * top; top <= bottom <= top + capacity, except inside pop where bottom may
  * be top - 1 for a moment (every comparison below is on the signed
- * difference, so that moment reads as "empty").
+ * difference, so that moment reads as "empty"). push panics if it finds
+ * top past bottom: only a broken protocol gets there.
  *
  * Protocol (Chase-Lev 2005 with the fences of Lê et al. 2013):
  *   push (owner)
@@ -28,6 +29,9 @@
  *     2. b - t == capacity: full, return false.
  *     3. store buf[b] = n; store fence; store bottom = b + 1 (publishes n).
  *   pop (owner)
+ *     0. top == bottom: empty, return at once (no fence: top only grows
+ *        and never passes bottom outside pop, so even a stale top equal
+ *        to bottom means empty).
  *     1. store bottom = b - 1 (claims slot b - 1 against thieves).
  *     2. StoreLoad fence.
  *     3. load top t. t < b - 1: take slot b - 1, no CAS (no thief can
@@ -39,8 +43,8 @@
  *        load bottom b. b <= t: empty.
  *     2. load fence; load buf[t].
  *     3. CAS top t -> t + 1. Failure: another thief or the owner took it;
- *        return NULL. Exactly one item per steal: see pop_oldest for why
- *        a batch steal is not allowed.
+ *        return NULL. Exactly one item per steal: see steal for why a
+ *        batch steal is not allowed (the owner's pop_oldest may batch).
  *   pop_oldest (owner)
  *     1. load top t; read up to max slots from t; CAS top t -> t + n,
  *        retried with the new top if a thief moved it.
@@ -60,7 +64,9 @@
  * Under TSO loads are never reordered with older loads, and the owner's
  * StoreLoad fence in pop already drains its bottom store before its top
  * load, so a compiler barrier is enough there; weaker models need the full
- * fence. */
+ * fence. This keys on CK's CK_MD_TSO like every ck_pr fence does: a build
+ * against the wrong ck_md.h (TOOLCHAIN.md, AArch64 cross builds) is wrong
+ * everywhere, not only here. */
 #if defined(CK_MD_TSO)
 # define thief_fence() ck_pr_fence_load()
 #else
