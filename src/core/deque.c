@@ -19,7 +19,8 @@
  * Invariants: the items are buf[top & mask .. bottom & mask), oldest at
  * top; top <= bottom <= top + capacity, except inside pop where bottom may
  * be top - 1 for a moment (every comparison below is on the signed
- * difference, so that moment reads as "empty").
+ * difference, so that moment reads as "empty"). push panics if it finds
+ * top past bottom: only a broken protocol gets there.
  *
  * Protocol (Chase-Lev 2005 with the fences of Lê et al. 2013):
  *   push (owner)
@@ -28,6 +29,9 @@
  *     2. b - t == capacity: full, return false.
  *     3. store buf[b] = n; store fence; store bottom = b + 1 (publishes n).
  *   pop (owner)
+ *     0. top == bottom: empty, return at once (no fence: top only grows
+ *        and never passes bottom outside pop, so even a stale top equal
+ *        to bottom means empty).
  *     1. store bottom = b - 1 (claims slot b - 1 against thieves).
  *     2. StoreLoad fence.
  *     3. load top t. t < b - 1: take slot b - 1, no CAS (no thief can
@@ -39,8 +43,8 @@
  *        load bottom b. b <= t: empty.
  *     2. load fence; load buf[t].
  *     3. CAS top t -> t + 1. Failure: another thief or the owner took it;
- *        return NULL. Exactly one item per steal: see pop_oldest for why
- *        a batch steal is not allowed.
+ *        return NULL. Exactly one item per steal: see steal for why a
+ *        batch steal is not allowed (the owner's pop_oldest may batch).
  *   pop_oldest (owner)
  *     1. load top t; read up to max slots from t; CAS top t -> t + n,
  *        retried with the new top if a thief moved it.
@@ -60,7 +64,9 @@
  * Under TSO loads are never reordered with older loads, and the owner's
  * StoreLoad fence in pop already drains its bottom store before its top
  * load, so a compiler barrier is enough there; weaker models need the full
- * fence. */
+ * fence. This keys on CK's CK_MD_TSO like every ck_pr fence does: a build
+ * against the wrong ck_md.h (TOOLCHAIN.md, AArch64 cross builds) is wrong
+ * everywhere, not only here. */
 #if defined(CK_MD_TSO)
 # define thief_fence() ck_pr_fence_load()
 #else
@@ -93,6 +99,9 @@ bool weft__deque_push(weft__deque *d, weft__node *n)
     uint64_t b = ck_pr_load_64(&d->bottom);  /* owner's own field */
     uint64_t t = ck_pr_load_64(&d->top);
     ck_pr_fence_load_store();                /* acquire: top before slot store; pairs with load_atomic fence before the CAS in steal */
+    if (WEFT_UNLIKELY((int64_t)(b - t) < 0)) /* outside pop, top <= bottom; a broken deque would report "full" forever */
+        weft__panic("deque_push: top %llu passed bottom %llu",
+                    (unsigned long long)t, (unsigned long long)b);
     if (b - t > d->mask)
         return false;                        /* full; a stale t only makes it look fuller */
     ck_pr_store_ptr(&d->buf[b & d->mask], n);

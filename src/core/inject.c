@@ -26,8 +26,9 @@
  * every later producer, and hides everything behind it from consumers,
  * for as long as it stays off-CPU. With more runnable producers than
  * cores (workers offloading while oversubscribed, as RELIABILITY.md runs
- * on purpose), the stress test saw throughput fall to a few hundred items
- * per second and trip its 300 s watchdog. Under the mutex a waiting
+ * on purpose), test 4 of stress_queues slowed to a crawl (a few hundred
+ * items in tens of seconds, on 2 cores shared with other busy processes)
+ * and tripped its 300 s watchdog. Under the mutex a waiting
  * producer sleeps instead, the ring has one producer at a time, and a
  * batch push costs one lock round trip for the whole batch.
  *
@@ -115,8 +116,8 @@ void weft__inject_fini(weft__inject *q)
     q->slots = NULL;
 }
 
-/* Steps 1-4 of push: appends v[0..count) behind everything queued.
- * Callable from: any thread. */
+/* Steps 1-3 of push: appends v[0..count) behind everything queued.
+ * Callable from: any thread (not a signal handler: it takes the mutex). */
 void weft__inject_push_batch(weft__inject *q, weft__node **v, unsigned count)
 {
     unsigned i = 0;
@@ -147,7 +148,7 @@ void weft__inject_push_batch(weft__inject *q, weft__node **v, unsigned count)
     pthread_mutex_unlock(&q->lock);
 }
 
-/* Callable from: any thread. */
+/* Callable from: any thread (not a signal handler). */
 void weft__inject_push(weft__inject *q, weft__node *n)
 {
     weft__inject_push_batch(q, &n, 1);

@@ -54,12 +54,13 @@ int weft__inject_init(weft__inject *q, unsigned capacity);
 void weft__inject_fini(weft__inject *q);
 
 /* Appends n. Never fails, never allocates; takes the mutex (may sleep
- * briefly behind another producer). Callable from: any thread. */
+ * briefly behind another producer). Callable from: any thread, not from a
+ * signal handler. */
 void weft__inject_push(weft__inject *q, weft__node *n);
 
 /* Appends v[0..count) in that order, as one step: no other producer's
- * item lands between them. Same cost as one push. Callable from: any
- * thread. */
+ * item lands between them. One lock round trip for the batch. Callable
+ * from: any thread, not from a signal handler. */
 void weft__inject_push_batch(weft__inject *q, weft__node **v, unsigned count);
 
 /* Takes up to max of the oldest items into out, oldest first; returns how
