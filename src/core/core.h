@@ -189,8 +189,8 @@ unsigned weft__coprimes(unsigned n, unsigned *out);
 extern WEFT_TLS weft__worker *weft__tls_worker;
 
 /* task.c */
-weft__task *weft__task_alloc(weft_sched *s, weft__worker *w);  /* NULL: ENOMEM */
-void weft__task_free(weft_sched *s, weft__worker *w, weft__task *t);
+weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w);  /* NULL: ENOMEM */
+void weft__task_free_slow(weft_sched *s, weft__worker *w, weft__task *t);
 void weft__task_pool_fini(weft_sched *s, weft__task_pool *p);
 void weft__spares_fini(weft_sched *s);
 bool weft__sched_is_idle(weft_sched *s);
@@ -221,8 +221,9 @@ bool weft__timer_disarm(weft__worker *w, weft__timer *t);
 int  weft__park_init(weft_sched *s);
 void weft__park_fini(weft_sched *s);
 void weft__park_setup_fences(void);
-/* After publishing work: wakes one parked worker if none is searching. */
-void weft__notify_work(weft_sched *s);
+/* Wakes one parked worker if none is searching (weft__notify_work's slow
+ * half). */
+void weft__notify_slow(weft_sched *s);
 /* Wakes worker w if it is parked (after giving it a ready fiber). */
 void weft__wake_worker(weft_sched *s, weft__worker *w);
 void weft__wake_all(weft_sched *s);
@@ -231,14 +232,63 @@ void weft__park(weft__worker *w, uint64_t deadline);
 /* Leave the searching state; the last searcher hands off. */
 void weft__stop_searching(weft__worker *w);
 bool weft__try_start_searching(weft__worker *w);
-/* The StoreLoad half a submitter pays: a compiler barrier when the
- * parker's side uses membarrier, else a full fence. */
-void weft__fence_submit(void);
+
 void weft__futex_wait(atomic_uint *word, unsigned val, uint64_t timeout_ns);
 void weft__futex_wake(atomic_uint *word, int n);
 
 /* Is there anything w could run now (queues, inbox, lifo slots)? Used
  * by parking to re-check after announcing idle. */
 bool weft__work_visible(weft__worker *w);
+
+/* ---- inline fast paths ----------------------------------------------------------- */
+
+/* Set once, before any worker exists (park.c): the parking side uses
+ * membarrier(2), so submitters need only a compiler barrier. */
+extern bool weft__use_membarrier;
+
+/* The StoreLoad half a submitter pays after publishing work and before
+ * reading the parking counters; pairs with the parker's fence (park.c). */
+static inline void weft__fence_submit(void)
+{
+    if (WEFT_LIKELY(weft__use_membarrier))
+        atomic_signal_fence(memory_order_seq_cst);   /* compiler only: pairs with membarrier in fence_park */
+    else
+        atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with fence_park */
+}
+
+/* After publishing work: wakes one parked worker if none is searching. */
+static inline void weft__notify_work(weft_sched *s)
+{
+    weft__fence_submit();
+    if (atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
+        atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0)
+        weft__notify_slow(s);
+}
+
+/* Callable from: w's owner, or any thread with w NULL. */
+static inline weft__task *weft__task_alloc(weft_sched *s, weft__worker *w)
+{
+    if (WEFT_LIKELY(w != NULL && w->pool.free != NULL)) {
+        weft__task *t = w->pool.free;
+        w->pool.free = (weft__task *)(void *)t->node.next;
+        w->pool.count--;
+        return t;
+    }
+    return weft__task_alloc_slow(s, w);
+}
+
+/* Callable from: w's owner, or any thread with w NULL. */
+static inline void weft__task_free(weft_sched *s, weft__worker *w, weft__task *t)
+{
+    if (!(t->flags & WEFT__TASK_POOLED))
+        return;
+    if (WEFT_LIKELY(w != NULL && w->pool.count < 2 * WEFT__SLAB_TASKS)) {
+        t->node.next = (weft__node *)(void *)w->pool.free;
+        w->pool.free = t;
+        w->pool.count++;
+        return;
+    }
+    weft__task_free_slow(s, w, t);
+}
 
 #endif /* WEFT_CORE_H */

@@ -93,65 +93,6 @@ void weft__deque_fini(weft__deque *d)
     d->buf = NULL;
 }
 
-/* Callable from: owner worker. */
-bool weft__deque_push(weft__deque *d, weft__node *n)
-{
-    uint64_t b = ck_pr_load_64(&d->bottom);  /* owner's own field */
-    uint64_t t = ck_pr_load_64(&d->top);
-    ck_pr_fence_load_store();                /* acquire: top before slot store; pairs with load_atomic fence before the CAS in steal */
-    if (WEFT_UNLIKELY((int64_t)(b - t) < 0)) /* outside pop, top <= bottom; a broken deque would report "full" forever */
-        weft__panic("deque_push: top %llu passed bottom %llu",
-                    (unsigned long long)t, (unsigned long long)b);
-    if (b - t > d->mask)
-        return false;                        /* full; a stale t only makes it look fuller */
-    ck_pr_store_ptr(&d->buf[b & d->mask], n);
-    WEFT_TSAN_RELEASE(n);
-    ck_pr_fence_store();                     /* release: slot and record before bottom; pairs with load fence in steal */
-    ck_pr_store_64(&d->bottom, b + 1);       /* publishes n to thieves */
-    return true;
-}
-
-/* Callable from: owner worker. */
-weft__node *weft__deque_pop(weft__deque *d)
-{
-    uint64_t b = ck_pr_load_64(&d->bottom);  /* owner's own field */
-    /* Fast empty check, no fence: top only grows and never passes bottom
-     * outside pop, so a (possibly stale) top equal to bottom means empty. */
-    if (ck_pr_load_64(&d->top) == b)
-        return NULL;
-
-    b--;
-    ck_pr_store_64(&d->bottom, b);           /* claim slot b; seen by thieves after the fence below */
-    /* StoreLoad: the bottom store must be visible to every thief before we
-     * read top. Without it the store can wait in our store buffer: with two
-     * items at t and t+1 we read top == t and take slot t+1 without a CAS;
-     * meanwhile one thief takes t (top = t+1) and a second reads top = t+1
-     * and the old bottom t+2 and takes slot t+1 too. With the fence, a thief
-     * that reads a top newer than the one we read here reads bottom after
-     * our store, sees b, and finds nothing past it. The last item (t == b)
-     * is the only one both sides may claim; the CAS on top decides it. */
-    ck_pr_fence_store_load();                /* StoreLoad: bottom store before top load; pairs with thief_fence in steal */
-    uint64_t t = ck_pr_load_64(&d->top);
-    int64_t left = (int64_t)(b - t);
-
-    if (left < 0) {                          /* a thief took the last item before we claimed it */
-        ck_pr_store_64(&d->bottom, b + 1);   /* restore: bottom == top, empty */
-        return NULL;
-    }
-    weft__node *n = ck_pr_load_ptr(&d->buf[b & d->mask]);
-    if (left > 0) {                          /* more than one item: slot b is ours alone */
-        WEFT_TSAN_ACQUIRE(n);
-        return n;
-    }
-    /* The last item: race the thieves with the same CAS they use. */
-    bool won = ck_pr_cas_64(&d->top, t, t + 1); /* full barrier; pairs with the CAS in steal */
-    ck_pr_store_64(&d->bottom, b + 1);       /* bottom == top == t + 1 either way: empty */
-    if (!won)
-        return NULL;
-    WEFT_TSAN_ACQUIRE(n);
-    return n;
-}
-
 /* Callable from: any thread. */
 weft__node *weft__deque_steal(weft__deque *d)
 {

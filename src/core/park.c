@@ -56,7 +56,7 @@
 /* ---- fences ------------------------------------------------------------ */
 
 /* Set once, at the first scheduler creation, before any worker exists. */
-static bool use_membarrier;
+bool weft__use_membarrier;
 static pthread_once_t fence_once = PTHREAD_ONCE_INIT;
 
 static void setup_fences(void)
@@ -65,7 +65,7 @@ static void setup_fences(void)
     long r = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
     if (r > 0 && (r & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-        use_membarrier = true;
+        weft__use_membarrier = true;
 #endif
 }
 
@@ -74,18 +74,10 @@ void weft__park_setup_fences(void)
     pthread_once(&fence_once, setup_fences);
 }
 
-void weft__fence_submit(void)
-{
-    if (use_membarrier)
-        atomic_signal_fence(memory_order_seq_cst);  /* compiler only: pairs with membarrier in fence_park */
-    else
-        atomic_thread_fence(memory_order_seq_cst);  /* StoreLoad: pairs with fence_park */
-}
-
 static void fence_park(void)
 {
 #if defined(SYS_membarrier)
-    if (use_membarrier &&
+    if (weft__use_membarrier &&
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
         return;   /* a full barrier ran on every running thread: pairs with fence_submit */
 #endif
@@ -176,12 +168,9 @@ static weft__worker *choose_sleeper(weft_sched *s)
     return w;
 }
 
-void weft__notify_work(weft_sched *s)
+/* Callable from: any thread, after weft__notify_work's fence and check. */
+void weft__notify_slow(weft_sched *s)
 {
-    weft__fence_submit();                   /* StoreLoad: the work's store before these loads */
-    if (atomic_load_explicit(&s->nsearching, memory_order_relaxed) != 0 ||
-        atomic_load_explicit(&s->nidle, memory_order_relaxed) == 0)
-        return;
     weft__worker *w = choose_sleeper(s);
     if (w)
         give_token(w);

@@ -76,11 +76,13 @@ static void refill(weft_sched *s, weft__task_pool *p, unsigned n)
     pthread_mutex_unlock(&s->spare_lock);
 }
 
-weft__task *weft__task_alloc(weft_sched *s, weft__worker *w)
+/* The pool is empty (or there is none): refill from the spares or a new
+ * slab. */
+weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
 {
-    if (WEFT_LIKELY(w != NULL)) {
+    if (w != NULL) {
         weft__task_pool *p = &w->pool;
-        if (WEFT_UNLIKELY(!p->free)) {
+        if (!p->free) {
             if (atomic_load_explicit(&s->nspare, memory_order_relaxed))   /* a peek: only decides whether to lock */
                 refill(s, p, WEFT__SLAB_TASKS);
             if (!p->free) {
@@ -111,17 +113,16 @@ weft__task *weft__task_alloc(weft_sched *s, weft__worker *w)
     return t;
 }
 
-void weft__task_free(weft_sched *s, weft__worker *w, weft__task *t)
+/* The pool is full (or there is none): give records back to the spares. */
+void weft__task_free_slow(weft_sched *s, weft__worker *w, weft__task *t)
 {
-    if (!(t->flags & WEFT__TASK_POOLED))
-        return;
-    if (WEFT_LIKELY(w != NULL)) {
+    if (w != NULL) {
         weft__task_pool *p = &w->pool;
         t->node.next = (weft__node *)(void *)p->free;
         p->free = t;
         /* Records drift to the workers that run them; give a slab's worth
          * back once a pool holds more than two, so memory stays flat. */
-        if (WEFT_UNLIKELY(++p->count > 2 * WEFT__SLAB_TASKS)) {
+        if (++p->count > 2 * WEFT__SLAB_TASKS) {
             pthread_mutex_lock(&s->spare_lock);
             for (int i = 0; i < WEFT__SLAB_TASKS; i++) {
                 weft__task *x = p->free;
@@ -189,6 +190,21 @@ bool weft__sched_is_idle(weft_sched *s)
 
 /* ---- submit and spawn ------------------------------------------------------- */
 
+/* w's deque is full: move its oldest half to the global ring, then push t.
+ * Callable from: w's owner. */
+static __attribute__((noinline)) void offload_and_push(weft_sched *s, weft__worker *w, weft__task *t)
+{
+    weft__node *batch[512];
+    unsigned half = w->deque_capacity / 2;
+    if (half > 512)
+        half = 512;
+    unsigned n = weft__deque_pop_oldest(&w->deque, batch, half);
+    weft__inject_push_batch(&s->global, batch, n);
+    WEFT__STAT(w, offloads, 1);
+    if (!weft__deque_push(&w->deque, &t->node))
+        weft__inject_push(&s->global, &t->node);
+}
+
 void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
 {
     count_spawn(s, w);
@@ -202,18 +218,8 @@ void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
             WEFT_TSAN_ACQUIRE(old);
             t = (weft__task *)(void *)old;   /* the evicted task goes to the deque */
         }
-        if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node))) {
-            /* Full: move the oldest half to the global ring, then push. */
-            weft__node *batch[512];
-            unsigned half = w->deque_capacity / 2;
-            if (half > 512)
-                half = 512;
-            unsigned n = weft__deque_pop_oldest(&w->deque, batch, half);
-            weft__inject_push_batch(&s->global, batch, n);
-            WEFT__STAT(w, offloads, 1);
-            if (!weft__deque_push(&w->deque, &t->node))
-                weft__inject_push(&s->global, &t->node);
-        }
+        if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
+            offload_and_push(s, w, t);
     } else {
         /* Outside a worker, from a bound thread, or YIELD: the global ring. */
         weft__inject_push(&s->global, &t->node);
@@ -238,6 +244,17 @@ int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
         t->fn = fn;
         t->arg = arg;
         t->spawner = w->cur;
+        if (WEFT_LIKELY(hint == WEFT_HINT_NONE && !w->bound)) {
+            /* The common case, inline: count, push, maybe wake. */
+            count_spawn(s, w);
+            if (WEFT_LIKELY(weft__deque_push(&w->deque, &t->node))) {
+                weft__notify_work(s);
+                return WEFT_OK;
+            }
+            offload_and_push(s, w, t);
+            weft__notify_work(s);
+            return WEFT_OK;
+        }
         weft__submit(s, w, t, hint);
         return WEFT_OK;
     }
