@@ -54,7 +54,7 @@ static void check_once(size_t n)
 
 WT_TEST(sched, external_spawns_run_exactly_once, .timeout = 300)
 {
-    size_t n = wt_scaled(2000000, 10000);
+    size_t n = wt_scaled(10000000, 10000);
     hits = calloc(n, 1);
     for (size_t k = 0; k < NCOUNTS; k++) {
         memset(hits, 0, n);
