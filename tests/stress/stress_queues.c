@@ -197,7 +197,7 @@ WT_TEST(queues, owner_vs_3_thieves_with_overflow, .timeout = 300)
      * the oldest, and now and then it takes a batch from the global ring. */
     uint64_t offloads = 0, offloaded = 0, pops = 0;
     weft__node *half[DEQUE_CAP];
-    uint64_t i = 0;
+    uint64_t i = 0, bursts = 0;
     while (i < t2.n) {
         unsigned burst = 1 + (unsigned)(wt_rand(&rng) % (2 * DEQUE_CAP));
         for (unsigned j = 0; j < burst && i < t2.n; j++, i++) {
@@ -229,6 +229,8 @@ WT_TEST(queues, owner_vs_3_thieves_with_overflow, .timeout = 300)
         }
         if (wt_rand(&rng) % 8 == 0)
             t2_grab(0);
+        if (++bursts % 64 == 0)
+            sched_yield();   /* on a busy machine the thieves may not run otherwise */
     }
     /* Drain: the owner's own deque, then the global ring, until every item is taken. */
     while (atomic_load(&t2.consumed) < t2.n) {
