@@ -47,6 +47,7 @@ class Row:
             self.group, self.case = "other", name
         self.name = name
         self.ns_per_item = None   # from the median's items_per_second
+        self.wall_ns_per_item = None   # the same, scaled by median real/CPU time
         self.cv = None            # coefficient of variation of the time used
         self.label = ""
         self.error = None
@@ -81,6 +82,9 @@ def load(results_dir):
                 ips = b.get("items_per_second")
                 if ips:
                     row.ns_per_item = 1e9 / ips
+                    if b.get("cpu_time") and b.get("real_time"):
+                        row.wall_ns_per_item = (row.ns_per_item if row.real_time else
+                                                row.ns_per_item * b["real_time"] / b["cpu_time"])
             elif agg == "cv":
                 row.cv = b.get(time_key)
     return rows
@@ -124,7 +128,7 @@ def fmt_ratio(base, v):
 def group_table(group, rows):
     baselines = [r for r in rows if r.baseline]
     unit = UNITS.get(group, "ns per item")
-    head = ["case", "median " + unit, "CV"] + ["vs " + b.case for b in baselines]
+    head = ["case", "median " + unit, "CV", "wall"] + ["vs " + b.case for b in baselines]
     if any(r.name in BUDGETS for r in rows):
         head.append("budget")
     lines = ["| " + " | ".join(head) + " |",
@@ -137,7 +141,8 @@ def group_table(group, rows):
             lines.append("| %s | error: %s |%s" % (case, r.error, " |" * (len(head) - 2)))
             continue
         cells = [case, fmt_ns(r.ns_per_item),
-                 "n/a" if r.cv is None else "{:.1f}%".format(100 * r.cv)]
+                 "n/a" if r.cv is None else "{:.1f}%".format(100 * r.cv),
+                 fmt_ns(r.wall_ns_per_item)]
         cells += ["—" if b is r else fmt_ratio(b.ns_per_item, r.ns_per_item) for b in baselines]
         if any(x.name in BUDGETS for x in rows):
             budget = BUDGETS.get(r.name)
@@ -175,7 +180,7 @@ def markdown(results_dir):
                               "that affects its own bookkeeping, not the timed code"))
     for k, v in facts:
         out.append("- **%s**: %s" % (k, v))
-    out += ["", "Reproduce: `%s`" % meta.get("command", "benchmarks/run.py"), ""]
+    out += ["", "Reproduce: `%s`" % meta.get("command", "benchmarks/run.py").strip(), ""]
 
     groups = []
     for r in rows:
@@ -184,9 +189,11 @@ def markdown(results_dir):
     for g in groups:
         out += ["## %s" % g, "", group_table(g, [r for r in rows if r.group == g]), ""]
     out += ["Ratios are baseline time / case time: above 1x the case is faster. "
-            "CV is the spread of the %s repetitions (stddev / mean); "
-            "\"(wall)\" cases use wall-clock time because they involve another thread, "
-            "the rest CPU time." % meta.get("repetitions", "N"), ""]
+            "CV is the spread of the %s repetitions (stddev / mean). "
+            "Cases marked \"(wall)\" are timed by the wall clock because they involve "
+            "another thread; the others by this thread's CPU time, and the \"wall\" "
+            "column shows their wall-clock figure: where it is much higher, other work "
+            "took the CPU away during the run." % meta.get("repetitions", "N"), ""]
 
     if cg:
         p = cg["per_oneway_switch"]
