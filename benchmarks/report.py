@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Summarize a results folder written by run.py as Markdown.
+
+    benchmarks/report.py benchmarks/results/<machine>   (prints README.md)
+
+load() turns the Google Benchmark JSON files into rows; markdown() lays
+them out. Conventions shared with the benchmark sources:
+
+  - a case is named "<group>/<case>"; every case of a group counts the
+    same unit in items_per_second (UNITS below);
+  - cases labelled "baseline" are what the others in their group are
+    compared with: the ratio is baseline time / case time, so 20x means
+    the case is twenty times faster than that baseline.
+
+Python 3 standard library only.
+"""
+
+import glob
+import json
+import os
+import sys
+
+# What one item is in each group, for the column heading.
+UNITS = {
+    "oneway": "ns per one-way switch",
+    "roundtrip": "ns per round trip",
+    "create": "ns per fiber (or thread)",
+}
+
+# DESIGN.md "Performance budget", in ns per item, for the cases it names.
+BUDGETS = {
+    "oneway/weft_fiber_switch": 5.0,
+    "roundtrip/weft_fiber_resume_suspend": 30.0,
+}
+
+
+class Row:
+    """One benchmark case: medians over the repetitions."""
+
+    def __init__(self, binary, run_name):
+        self.binary = binary
+        self.run_name = run_name
+        self.real_time = run_name.endswith("/real_time")
+        name = run_name[: -len("/real_time")] if self.real_time else run_name
+        self.group, _, self.case = name.partition("/")
+        if not self.case:
+            self.group, self.case = "other", name
+        self.name = name
+        self.ns_per_item = None   # from the median's items_per_second
+        self.wall_ns_per_item = None   # the same, scaled by median real/CPU time
+        self.cv = None            # coefficient of variation of the time used
+        self.label = ""
+        self.error = None
+
+    @property
+    def baseline(self):
+        return self.label == "baseline"
+
+
+def load(results_dir):
+    """Rows from every bench_*.json in results_dir, in file order."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(results_dir, "bench_*.json"))):
+        binary = os.path.basename(path)[: -len(".json")]
+        with open(path) as f:
+            data = json.load(f)
+        by_name = {}
+        for b in data.get("benchmarks", []):
+            key = b.get("run_name", b["name"])
+            row = by_name.get(key)
+            if row is None:
+                row = by_name[key] = Row(binary, key)
+                rows.append(row)
+            if b.get("error_occurred"):
+                row.error = b.get("error_message", "error")
+                continue
+            agg = b.get("aggregate_name")
+            if b.get("label"):
+                row.label = b["label"]
+            time_key = "real_time" if row.real_time else "cpu_time"
+            if agg == "median" or (agg is None and row.ns_per_item is None):
+                ips = b.get("items_per_second")
+                if ips:
+                    row.ns_per_item = 1e9 / ips
+                    if b.get("cpu_time") and b.get("real_time"):
+                        row.wall_ns_per_item = (row.ns_per_item if row.real_time else
+                                                row.ns_per_item * b["real_time"] / b["cpu_time"])
+            elif agg == "cv":
+                row.cv = b.get(time_key)
+    return rows
+
+
+def context(results_dir):
+    """meta.json and the Google Benchmark context of the first JSON file."""
+    meta = {}
+    p = os.path.join(results_dir, "meta.json")
+    if os.path.exists(p):
+        with open(p) as f:
+            meta = json.load(f)
+    ctx = {}
+    files = sorted(glob.glob(os.path.join(results_dir, "bench_*.json")))
+    if files:
+        with open(files[0]) as f:
+            ctx = json.load(f).get("context", {})
+    cg = None
+    p = os.path.join(results_dir, "callgrind.json")
+    if os.path.exists(p):
+        with open(p) as f:
+            cg = json.load(f)
+    return meta, ctx, cg
+
+
+def fmt_ns(v):
+    if v is None:
+        return "n/a"
+    if v >= 1000:
+        return "{:,.0f}".format(v)
+    return "{:.2f}".format(v) if v < 100 else "{:.1f}".format(v)
+
+
+def fmt_ratio(base, v):
+    if base is None or v is None or v == 0:
+        return "n/a"
+    r = base / v
+    return "{:,.0f}x".format(r) if r >= 100 else "{:.2f}x".format(r)
+
+
+def group_table(group, rows):
+    baselines = [r for r in rows if r.baseline]
+    unit = UNITS.get(group, "ns per item")
+    head = ["case", "median " + unit, "CV", "wall"] + ["vs " + b.case for b in baselines]
+    if any(r.name in BUDGETS for r in rows):
+        head.append("budget")
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    for r in rows:
+        case = r.case + (" *(baseline)*" if r.baseline else "")
+        if r.real_time:
+            case += " (wall)"
+        if r.error:
+            lines.append("| %s | error: %s |%s" % (case, r.error, " |" * (len(head) - 2)))
+            continue
+        cells = [case, fmt_ns(r.ns_per_item),
+                 "n/a" if r.cv is None else "{:.1f}%".format(100 * r.cv),
+                 fmt_ns(r.wall_ns_per_item)]
+        cells += ["—" if b is r else fmt_ratio(b.ns_per_item, r.ns_per_item) for b in baselines]
+        if any(x.name in BUDGETS for x in rows):
+            budget = BUDGETS.get(r.name)
+            if budget is None or r.ns_per_item is None:
+                cells.append("")
+            else:
+                ok = r.ns_per_item <= budget
+                cells.append("≤ {:g} ns: {}".format(budget, "met" if ok else "**missed**"))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def markdown(results_dir):
+    rows = load(results_dir)
+    meta, ctx, cg = context(results_dir)
+    out = ["# weft benchmarks: %s" % meta.get("machine", os.path.basename(results_dir.rstrip("/"))), ""]
+    facts = [
+        ("CPU", "%s (family %s, model %s)" % (meta.get("cpu_model", "?"),
+                                              meta.get("cpu_family", "?"),
+                                              meta.get("cpu_model_number", "?"))),
+        ("cores", meta.get("cores", ctx.get("num_cpus", "?"))),
+        ("MHz (reported)", ctx.get("mhz_per_cpu", "?")),
+        ("kernel", meta.get("kernel", "?")),
+        ("C compiler", meta.get("c_compiler", "?")),
+        ("C++ compiler", meta.get("cxx_compiler", "?")),
+        ("build", "%s preset (%s)" % ("release", meta.get("build_type", "?"))),
+        ("git commit", meta.get("git_commit", "?")),
+        ("date", meta.get("date", ctx.get("date", "?"))),
+        ("load average at start", ", ".join("%.2f" % x for x in ctx.get("load_avg", [])) or "?"),
+        ("repetitions", "%s per case, medians shown; nothing pinned" % meta.get("repetitions", "?")),
+        ("environment", ", ".join("%s=%s" % kv for kv in meta.get("env", {}).items()) or "—"),
+    ]
+    if ctx.get("library_build_type") == "debug":
+        facts.append(("note", "Debian's libbenchmark reports it was built as DEBUG; "
+                              "that affects its own bookkeeping, not the timed code"))
+    for k, v in facts:
+        out.append("- **%s**: %s" % (k, v))
+    out += ["", "Reproduce: `%s`" % meta.get("command", "benchmarks/run.py").strip(), ""]
+
+    groups = []
+    for r in rows:
+        if r.group not in groups:
+            groups.append(r.group)
+    for g in groups:
+        out += ["## %s" % g, "", group_table(g, [r for r in rows if r.group == g]), ""]
+    out += ["Ratios are baseline time / case time: above 1x the case is faster. "
+            "CV is the spread of the %s repetitions (stddev / mean). "
+            "Cases marked \"(wall)\" are timed by the wall clock because they involve "
+            "another thread; the others by this thread's CPU time, and the \"wall\" "
+            "column shows their wall-clock figure: where it is much higher, other work "
+            "took the CPU away during the run." % meta.get("repetitions", "N"), ""]
+
+    if cg:
+        p = cg["per_oneway_switch"]
+        out += ["## instructions per one-way switch", "",
+                "Counted with `%s` on `%s` (%s)." % (cg["tool"], cg["program"], cg["method"]), "",
+                "| what | instructions |", "|---|---:|",
+                "| weft__ctx_switch (the asm) | %s |" % p["weft__ctx_switch_self"],
+                "| weft__fiber_switch around it (TLS store, call glue) | %s |" % p["weft__fiber_switch_self"],
+                "| the whole ping-pong loop, per switch | %s |" % p["whole_pingpong_loop"],
+                ""]
+    if meta.get("perf"):
+        out += ["perf: %s" % meta["perf"], ""]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: report.py RESULTS_DIR")
+    sys.stdout.write(markdown(sys.argv[1]))

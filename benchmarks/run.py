@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Build weft's release preset, run every benchmark, record the machine.
+
+    benchmarks/run.py [--no-build] [--machine SLUG] [--repetitions N]
+                      [--filter REGEX] [--no-callgrind]
+
+Writes benchmarks/results/<machine>/:
+    bench_<x>.json   Google Benchmark's JSON for each bench_<x> binary
+    meta.json        CPU, cores, compilers, kernel, git commit, date
+    callgrind.json   instructions per switch, counted by callgrind
+    README.md        the summary, made by report.py from the files above
+
+<machine> is a short slug of the CPU model and the core count, such as
+xeon-8375c-2c. Nothing is pinned: each case is repeated and report.py
+shows medians. Python 3 standard library only.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+
+import report
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build", "release")
+PRESET = "release"
+
+
+def sh(cmd, **kw):
+    """Runs cmd from the repository root, echoing it; stops on failure."""
+    print("+ " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, cwd=ROOT, check=True, **kw)
+
+
+def out_of(cmd):
+    """First line of cmd's output, or '' if it cannot run."""
+    try:
+        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    except OSError:
+        return ""
+    return (r.stdout or r.stderr).strip().splitlines()[0] if (r.stdout or r.stderr).strip() else ""
+
+
+# ---- the machine -------------------------------------------------------------
+
+def cpuinfo():
+    """The first processor's fields from /proc/cpuinfo."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    if fields:
+                        break
+                    continue
+                k, _, v = line.partition(":")
+                fields[k.strip()] = v.strip()
+    except OSError:
+        pass
+    return fields
+
+
+# Words that say nothing about which CPU it is.
+NOISE = {"intel", "amd", "cpu", "processor", "platinum", "gold", "silver",
+         "bronze", "genuine", "core(tm)", "with", "radeon", "graphics"}
+
+
+def machine_slug(info, cores):
+    """'Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz', 2 -> 'xeon-8375c-2c'.
+    A model name without a model number ('AMD EPYC', as some hypervisors
+    report it) gets the CPUID family and model: 'epyc-f25m1-2c'."""
+    name = info.get("model name", platform.processor() or platform.machine())
+    name = re.sub(r"\((r|tm)\)", "", name, flags=re.I)
+    name = re.sub(r"@.*$", "", name)
+    name = re.sub(r"\b\d+-core\b", "", name, flags=re.I)
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w and w not in NOISE]
+    if not any(re.search(r"\d", w) for w in words) and "cpu family" in info:
+        words.append("f%sm%s" % (info["cpu family"], info.get("model", "0")))
+    return "-".join(words[:3] + ["%dc" % cores])
+
+
+def cmake_cache(key):
+    try:
+        with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def git(*args):
+    return out_of(["git", *args])
+
+
+def perf_state():
+    """Whether `perf stat` can count instructions here (VMs often cannot)."""
+    if not shutil.which("perf"):
+        return "not installed"
+    r = subprocess.run(["perf", "stat", "-x,", "-e", "instructions", "true"],
+                       capture_output=True, text=True)
+    if r.returncode != 0 or "not supported" in r.stderr or "<not" in r.stderr:
+        return "cannot count instructions on this machine; callgrind was used"
+    return "available (not used: callgrind counts are exact and repeatable)"
+
+
+def meta(info, cores, slug, args):
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "src", "include",
+                            "benchmarks", "examples", "CMakeLists.txt", "cmake"],
+                           cwd=ROOT).returncode != 0
+    return {
+        "machine": slug,
+        "cpu_model": info.get("model name", "unknown"),
+        "cpu_family": info.get("cpu family", ""),
+        "cpu_model_number": info.get("model", ""),
+        "cores": cores,
+        "kernel": platform.release(),
+        "c_compiler": out_of([cmake_cache("CMAKE_C_COMPILER") or "cc", "--version"]),
+        "cxx_compiler": out_of([cmake_cache("CMAKE_CXX_COMPILER") or "c++", "--version"]),
+        "build_type": cmake_cache("CMAKE_BUILD_TYPE"),
+        "git_commit": git("rev-parse", "HEAD") + ("-dirty" if dirty else ""),
+        "git_branch": git("rev-parse", "--abbrev-ref", "HEAD"),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "repetitions": args.repetitions,
+        "env": {"OMP_WAIT_POLICY": "passive"},
+        "perf": perf_state(),
+        "command": "benchmarks/run.py " + " ".join(sys.argv[1:]),
+    }
+
+
+# ---- instruction counts ----------------------------------------------------------
+
+def callgrind_counts(path, exe):
+    """Total Ir, and Ir per instruction address inside exe, from a callgrind
+    file written with --dump-instr=yes --compress-pos=no
+    --compress-strings=no. Summing by address, not by callgrind's function
+    contexts, matters here: across a stack switch callgrind's idea of the
+    current function goes wrong, while an address is always right."""
+    total, by_addr = 0, {}
+    obj, skip_next = None, False
+    exe = os.path.realpath(exe)
+    with open(path) as f:
+        for line in f:
+            if line.startswith("ob="):
+                obj = os.path.realpath(line[3:].strip())
+            elif line.startswith("calls="):
+                skip_next = True   # the next cost line is the call's inclusive cost
+            elif line.startswith(("summary:", "totals:")):
+                total = int(line.split()[1])
+            elif line.startswith("0x"):
+                if skip_next:
+                    skip_next = False
+                    continue
+                if obj == exe:
+                    parts = line.split()
+                    addr = int(parts[0], 16)
+                    by_addr[addr] = by_addr.get(addr, 0) + int(parts[-1])
+    return total, by_addr
+
+
+def symbol_range(exe, name):
+    """[start, end) of a function in exe, from nm; None if not found."""
+    try:
+        out = subprocess.run(["nm", "-S", "--defined-only", exe],
+                             capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[3] == name:
+            start = int(parts[0], 16)
+            return start, start + int(parts[1], 16)
+    return None
+
+
+def callgrind(outdir):
+    """Instructions per one-way fiber switch: fiber_pingpong run under
+    callgrind at two sizes, so that setup cancels out of the difference."""
+    exe = os.path.join(BUILD, "examples", "fiber_pingpong")
+    if not shutil.which("valgrind") or not os.path.exists(exe):
+        print("callgrind: skipped (no valgrind or no fiber_pingpong)")
+        return None
+    sizes, runs = (100000, 200000), 1
+    counts = []
+    for n in sizes:
+        cg = os.path.join(BUILD, "callgrind.%d.out" % n)
+        sh(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
+            "--compress-strings=no", "--callgrind-out-file=" + cg, exe, str(n), str(runs)],
+           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        counts.append(callgrind_counts(cg, exe))
+    # fiber_pingpong does one warm-up run and `runs` timed runs, each of n
+    # round trips: two one-way switches per round trip.
+    switches = 2 * (runs + 1) * (sizes[1] - sizes[0])
+
+    def in_function(name):
+        rng = symbol_range(exe, name)
+        if rng is None:
+            return None
+        d = [sum(ir for a, ir in c[1].items() if rng[0] <= a < rng[1]) for c in counts]
+        return round((d[1] - d[0]) / switches, 2)
+
+    result = {
+        "tool": out_of(["valgrind", "--version"]) + " --tool=callgrind",
+        "program": "examples/fiber_pingpong N %d, N = %d and %d" % (runs, *sizes),
+        "method": "difference between the two runs / the one-way switches it adds",
+        "per_oneway_switch": {
+            "whole_pingpong_loop": round((counts[1][0] - counts[0][0]) / switches, 2),
+            "weft__fiber_switch_self": in_function("weft__fiber_switch"),
+            "weft__ctx_switch_self": in_function("weft__ctx_switch"),
+        },
+    }
+    with open(os.path.join(outdir, "callgrind.json"), "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    return result
+
+
+# ---- main ------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--no-build", action="store_true", help="use the existing build/release")
+    ap.add_argument("--machine", help="results folder name (default: CPU model + cores)")
+    ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--filter", help="passed to --benchmark_filter")
+    ap.add_argument("--no-callgrind", action="store_true")
+    args = ap.parse_args()
+
+    if not args.no_build:
+        sh(["cmake", "--preset", PRESET])
+        sh(["cmake", "--build", "--preset", PRESET])
+
+    info = cpuinfo()
+    cores = os.cpu_count() or 1
+    slug = args.machine or machine_slug(info, cores)
+    outdir = os.path.join(ROOT, "benchmarks", "results", slug)
+    os.makedirs(outdir, exist_ok=True)
+
+    bindir = os.path.join(BUILD, "benchmarks")
+    benches = sorted(b for b in os.listdir(bindir)
+                     if b.startswith("bench_") and os.access(os.path.join(bindir, b), os.X_OK)
+                     and os.path.isfile(os.path.join(bindir, b)))
+    if not benches:
+        sys.exit("run.py: no bench_* binaries in " + bindir)
+
+    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    for b in benches:
+        cmd = [os.path.join(bindir, b),
+               "--benchmark_repetitions=%d" % args.repetitions,
+               "--benchmark_report_aggregates_only=true",
+               "--benchmark_out=" + os.path.join(outdir, b + ".json"),
+               "--benchmark_out_format=json"]
+        if args.filter:
+            cmd.append("--benchmark_filter=" + args.filter)
+        sh(cmd, env=env)
+
+    with open(os.path.join(outdir, "meta.json"), "w") as f:
+        json.dump(meta(info, cores, slug, args), f, indent=2)
+        f.write("\n")
+    if not args.no_callgrind:
+        callgrind(outdir)
+
+    readme = os.path.join(outdir, "README.md")
+    with open(readme, "w") as f:
+        f.write(report.markdown(outdir))
+    print("wrote " + os.path.relpath(readme, ROOT))
+
+
+if __name__ == "__main__":
+    main()
