@@ -1,0 +1,453 @@
+// The scheduler core against the runtimes users compare it with, measured
+// in the same process: spawn + run of empty tasks, recursive Fibonacci
+// with one spawn per call (OpenMP tasks, oneTBB task_group, sequential C),
+// idle CPU after work stops, and wake-from-idle latency next to a plain
+// condition-variable wake.
+//
+// Names are "<group>/<case>"; within a group every case counts the same
+// unit in items_per_second, and cases labelled "baseline" are what
+// report.py divides by. Thread counts are in the group name (t1, t2, ...):
+// weft runs that many workers while the benchmark thread sleeps; OpenMP
+// and oneTBB run that many threads, the caller included.
+//
+// Fibonacci follows the peers' definition: per level, spawn fib(n-1),
+// compute fib(n-2) inline, then wait; F(n+1)-1 spawns in all.
+
+#include <benchmark/benchmark.h>
+
+#include <omp.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "weft.h"
+
+namespace {
+
+unsigned max_threads()
+{
+    unsigned n = std::thread::hardware_concurrency();
+    return n ? n : 1;
+}
+
+long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
+
+long fib_spawns(int n) { return n < 2 ? 0 : 1 + fib_spawns(n - 1) + fib_spawns(n - 2); }
+
+uint64_t now_ns()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// A one-shot completion the benchmark thread sleeps on.
+struct Done {
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+    bool done = false;
+    void signal()
+    {
+        pthread_mutex_lock(&m);
+        done = true;
+        pthread_cond_signal(&c);
+        pthread_mutex_unlock(&m);
+    }
+    void wait()
+    {
+        pthread_mutex_lock(&m);
+        while (!done)
+            pthread_cond_wait(&c, &m);
+        done = false;
+        pthread_mutex_unlock(&m);
+    }
+};
+
+weft_sched *make_sched(unsigned workers)
+{
+    weft_config c;
+    weft_config_init(&c);
+    c.workers = workers;
+    weft_sched *s = nullptr;
+    if (weft_sched_create(&s, &c) != WEFT_OK) {
+        std::fprintf(stderr, "bench_core: weft_sched_create failed\n");
+        std::abort();
+    }
+    return s;
+}
+
+// ---- Fibonacci -------------------------------------------------------------
+
+weft_sched *g_sched;
+
+struct WFib {
+    int n;
+    long r;
+    std::atomic<bool> done;
+};
+
+bool wfib_done(void *c) { return static_cast<WFib *>(c)->done.load(std::memory_order_acquire); }
+
+void wfib(void *a)
+{
+    WFib *f = static_cast<WFib *>(a);
+    if (f->n < 2) {
+        f->r = f->n;
+    } else {
+        WFib x{f->n - 1, 0, {false}};
+        weft_spawn(g_sched, wfib, &x);
+        WFib y{f->n - 2, 0, {false}};
+        wfib(&y);
+        weft_wait_until(wfib_done, &x);
+        f->r = x.r + y.r;
+    }
+    f->done.store(true, std::memory_order_release);
+}
+
+struct WRoot {
+    WFib fib;
+    Done *done;
+};
+
+void wroot(void *a)
+{
+    WRoot *r = static_cast<WRoot *>(a);
+    wfib(&r->fib);
+    r->done->signal();
+}
+
+void BM_fib_weft(benchmark::State &st, int n, unsigned threads)
+{
+    g_sched = make_sched(threads);
+    Done done;
+    long want = fib_seq(n);
+    for (auto _ : st) {
+        WRoot root{{n, 0, {false}}, &done};
+        weft_spawn(g_sched, wroot, &root);
+        done.wait();
+        if (root.fib.r != want)
+            st.SkipWithError("wrong result");
+    }
+    weft_wait_idle(g_sched);
+    uint64_t fibers = 0;
+    for (unsigned w = 0; w < threads; w++) {
+        weft_worker_stats s;
+        weft_sched_stats(g_sched, w, &s);
+        fibers += s.fibers_created;
+    }
+    st.counters["fibers_created"] = double(fibers);
+    st.SetItemsProcessed(int64_t(st.iterations()) * fib_spawns(n));
+    weft_sched_destroy(g_sched);
+}
+
+long ofib(int n)
+{
+    if (n < 2)
+        return n;
+    long x, y;
+#pragma omp task shared(x) firstprivate(n)
+    x = ofib(n - 1);
+    y = ofib(n - 2);
+#pragma omp taskwait
+    return x + y;
+}
+
+void BM_fib_omp(benchmark::State &st, int n, unsigned threads)
+{
+    long want = fib_seq(n);
+    omp_set_num_threads(int(threads));
+    for (auto _ : st) {
+        long r = 0;
+#pragma omp parallel
+#pragma omp single
+        r = ofib(n);
+        if (r != want)
+            st.SkipWithError("wrong result");
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * fib_spawns(n));
+    st.SetLabel("baseline");
+}
+
+long tfib(int n)
+{
+    if (n < 2)
+        return n;
+    long x, y;
+    tbb::task_group g;
+    g.run([&] { x = tfib(n - 1); });
+    y = tfib(n - 2);
+    g.wait();
+    return x + y;
+}
+
+void BM_fib_tbb(benchmark::State &st, int n, unsigned threads)
+{
+    long want = fib_seq(n);
+    tbb::task_arena arena{int(threads)};
+    for (auto _ : st) {
+        long r = 0;
+        arena.execute([&] { r = tfib(n); });
+        if (r != want)
+            st.SkipWithError("wrong result");
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * fib_spawns(n));
+    st.SetLabel("baseline");
+}
+
+void BM_fib_seq(benchmark::State &st, int n)
+{
+    for (auto _ : st)
+        benchmark::DoNotOptimize(fib_seq(n));
+    st.SetItemsProcessed(int64_t(st.iterations()) * fib_spawns(n));
+}
+
+// ---- spawn + run of empty tasks ---------------------------------------------
+
+constexpr long kTasks = 1000000;
+
+void empty_task(void *) {}
+
+struct Fan {
+    long n;
+    Done *done;
+};
+
+void fan_out(void *a)
+{
+    Fan *f = static_cast<Fan *>(a);
+    for (long i = 0; i < f->n; i++)
+        weft_spawn(g_sched, empty_task, nullptr);
+}
+
+void BM_spawn_weft_worker(benchmark::State &st, unsigned threads)
+{
+    g_sched = make_sched(threads);
+    for (auto _ : st) {
+        Fan f{kTasks, nullptr};
+        weft_spawn(g_sched, fan_out, &f);
+        weft_wait_idle(g_sched);
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kTasks);
+    weft_sched_destroy(g_sched);
+}
+
+void BM_spawn_weft_external(benchmark::State &st, unsigned threads)
+{
+    g_sched = make_sched(threads);
+    for (auto _ : st) {
+        for (long i = 0; i < kTasks; i++)
+            weft_spawn(g_sched, empty_task, nullptr);
+        weft_wait_idle(g_sched);
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kTasks);
+    weft_sched_destroy(g_sched);
+}
+
+void BM_spawn_tbb(benchmark::State &st, unsigned threads)
+{
+    tbb::task_arena arena{int(threads)};
+    for (auto _ : st) {
+        arena.execute([&] {
+            tbb::task_group g;
+            for (long i = 0; i < kTasks; i++)
+                g.run([] {});
+            g.wait();
+        });
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kTasks);
+    st.SetLabel("baseline");
+}
+
+void BM_spawn_omp(benchmark::State &st, unsigned threads)
+{
+    omp_set_num_threads(int(threads));
+    for (auto _ : st) {
+#pragma omp parallel
+#pragma omp single
+        {
+            for (long i = 0; i < kTasks; i++) {
+#pragma omp task
+                { benchmark::ClobberMemory(); }
+            }
+#pragma omp taskwait
+        }
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kTasks);
+    st.SetLabel("baseline");
+}
+
+// ---- idle CPU -------------------------------------------------------------------
+
+double cpu_seconds()
+{
+    rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_utime.tv_sec) + ru.ru_utime.tv_usec * 1e-6 +
+           double(ru.ru_stime.tv_sec) + ru.ru_stime.tv_usec * 1e-6;
+}
+
+void BM_idle_cpu(benchmark::State &st, unsigned threads)
+{
+    g_sched = make_sched(threads);
+    double pct = 0;
+    for (auto _ : st) {
+        for (long i = 0; i < 100000; i++)
+            weft_spawn(g_sched, empty_task, nullptr);
+        weft_wait_idle(g_sched);
+        timespec ms = {0, 1000000};
+        nanosleep(&ms, nullptr);   // "after 1 ms without work"
+        double c0 = cpu_seconds();
+        timespec one = {1, 0};
+        nanosleep(&one, nullptr);
+        pct = (cpu_seconds() - c0) * 100.0;
+    }
+    st.counters["cpu_percent_of_a_core"] = pct;
+    weft_sched_destroy(g_sched);
+}
+
+// ---- wake-from-idle latency -------------------------------------------------------
+
+std::atomic<uint64_t> g_woke;
+
+void stamp(void *) { g_woke.store(now_ns(), std::memory_order_release); }
+
+void report_percentiles(benchmark::State &st, std::vector<uint64_t> &lat)
+{
+    std::sort(lat.begin(), lat.end());
+    st.counters["p50_us"] = lat[lat.size() / 2] / 1e3;
+    st.counters["p99_us"] = lat[lat.size() * 99 / 100] / 1e3;
+}
+
+void settle()
+{
+    timespec ts = {0, 300000};   // longer than spin_us: the workers park
+    nanosleep(&ts, nullptr);
+}
+
+void BM_wake_weft(benchmark::State &st, unsigned threads)
+{
+    g_sched = make_sched(threads);
+    std::vector<uint64_t> lat;
+    for (auto _ : st) {
+        st.PauseTiming();
+        settle();
+        g_woke.store(0);
+        st.ResumeTiming();
+        uint64_t t0 = now_ns();
+        weft_spawn(g_sched, stamp, nullptr);
+        while (g_woke.load(std::memory_order_acquire) == 0)
+            ;
+        lat.push_back(g_woke.load() - t0);
+    }
+    report_percentiles(st, lat);
+    weft_sched_destroy(g_sched);
+}
+
+// The floor any scheduler pays: waking one thread asleep on a condvar.
+void BM_wake_condvar(benchmark::State &st)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+    bool go = false, stop = false;
+    std::thread t([&] {
+        pthread_mutex_lock(&m);
+        for (;;) {
+            while (!go && !stop)
+                pthread_cond_wait(&c, &m);
+            if (stop)
+                break;
+            go = false;
+            g_woke.store(now_ns(), std::memory_order_release);
+        }
+        pthread_mutex_unlock(&m);
+    });
+    std::vector<uint64_t> lat;
+    for (auto _ : st) {
+        st.PauseTiming();
+        settle();
+        g_woke.store(0);
+        st.ResumeTiming();
+        uint64_t t0 = now_ns();
+        pthread_mutex_lock(&m);
+        go = true;
+        pthread_cond_signal(&c);
+        pthread_mutex_unlock(&m);
+        while (g_woke.load(std::memory_order_acquire) == 0)
+            ;
+        lat.push_back(g_woke.load() - t0);
+    }
+    pthread_mutex_lock(&m);
+    stop = true;
+    pthread_cond_signal(&c);
+    pthread_mutex_unlock(&m);
+    t.join();
+    report_percentiles(st, lat);
+    st.SetLabel("baseline");
+}
+
+void register_all()
+{
+    std::vector<unsigned> counts;
+    for (unsigned t = 1; t <= max_threads(); t *= 2)
+        counts.push_back(t);
+    const char *big = std::getenv("WEFT_BENCH_BIG");   // fib 35 and OpenMP 32 take long
+    for (int n : {25, 30, 32, 35}) {
+        if (n == 35 && !big)
+            continue;
+        std::string seq = "fib" + std::to_string(n) + "_seq/sequential";
+        benchmark::RegisterBenchmark(seq.c_str(), BM_fib_seq, n)->Unit(benchmark::kMillisecond);
+        for (unsigned t : counts) {
+            std::string g = "fib" + std::to_string(n) + "_t" + std::to_string(t) + "/";
+            benchmark::RegisterBenchmark((g + "weft").c_str(), BM_fib_weft, n, t)
+                ->Unit(benchmark::kMillisecond)->UseRealTime();
+            benchmark::RegisterBenchmark((g + "tbb").c_str(), BM_fib_tbb, n, t)
+                ->Unit(benchmark::kMillisecond)->UseRealTime();
+            if (n <= 30 || big)
+                benchmark::RegisterBenchmark((g + "omp").c_str(), BM_fib_omp, n, t)
+                    ->Unit(benchmark::kMillisecond)->UseRealTime();
+        }
+    }
+    for (unsigned t : counts) {
+        std::string g = "spawn_t" + std::to_string(t) + "/";
+        benchmark::RegisterBenchmark((g + "weft_from_worker").c_str(), BM_spawn_weft_worker, t)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark((g + "weft_from_outside").c_str(), BM_spawn_weft_external, t)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark((g + "tbb").c_str(), BM_spawn_tbb, t)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark((g + "omp").c_str(), BM_spawn_omp, t)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+    }
+    for (unsigned t : counts) {
+        std::string g = "wake_t" + std::to_string(t) + "/weft";
+        benchmark::RegisterBenchmark(g.c_str(), BM_wake_weft, t)
+            ->Unit(benchmark::kMicrosecond)->Iterations(2000)->UseRealTime();
+        std::string i = "idle_t" + std::to_string(t) + "/weft";
+        benchmark::RegisterBenchmark(i.c_str(), BM_idle_cpu, t)->Iterations(1)->UseRealTime();
+    }
+    benchmark::RegisterBenchmark("wake_t1/condvar", BM_wake_condvar)
+        ->Unit(benchmark::kMicrosecond)->Iterations(2000)->UseRealTime();
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    register_all();
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv))
+        return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
