@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,10 +35,14 @@ static _Thread_local size_t altstack_size;
 
 static size_t page_size(void)
 {
-    static size_t ps;
-    if (!ps)
-        ps = (size_t)sysconf(_SC_PAGESIZE);
-    return ps;
+    /* Racing first callers store the same value: relaxed is enough. */
+    static atomic_size_t ps;
+    size_t v = atomic_load_explicit(&ps, memory_order_relaxed);
+    if (!v) {
+        v = (size_t)sysconf(_SC_PAGESIZE);
+        atomic_store_explicit(&ps, v, memory_order_relaxed);
+    }
+    return v;
 }
 
 static size_t round_up(size_t n, size_t to)
