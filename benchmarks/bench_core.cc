@@ -334,9 +334,11 @@ void settle()
     nanosleep(&ts, nullptr);
 }
 
-void BM_wake_weft(benchmark::State &st, unsigned threads)
+// One latency sample per iteration: let the sleeper settle, kick it, and
+// spin until it stamps g_woke.
+template <typename Kick>
+void measure_wakes(benchmark::State &st, Kick kick)
 {
-    g_sched = make_sched(threads);
     std::vector<uint64_t> lat;
     for (auto _ : st) {
         st.PauseTiming();
@@ -344,12 +346,18 @@ void BM_wake_weft(benchmark::State &st, unsigned threads)
         g_woke.store(0);
         st.ResumeTiming();
         uint64_t t0 = now_ns();
-        weft_spawn(g_sched, stamp, nullptr);
+        kick();
         while (g_woke.load(std::memory_order_acquire) == 0)
             ;
         lat.push_back(g_woke.load() - t0);
     }
     report_percentiles(st, lat);
+}
+
+void BM_wake_weft(benchmark::State &st, unsigned threads)
+{
+    g_sched = make_sched(threads);
+    measure_wakes(st, [] { weft_spawn(g_sched, stamp, nullptr); });
     weft_sched_destroy(g_sched);
 }
 
@@ -371,27 +379,17 @@ void BM_wake_condvar(benchmark::State &st)
         }
         pthread_mutex_unlock(&m);
     });
-    std::vector<uint64_t> lat;
-    for (auto _ : st) {
-        st.PauseTiming();
-        settle();
-        g_woke.store(0);
-        st.ResumeTiming();
-        uint64_t t0 = now_ns();
+    measure_wakes(st, [&] {
         pthread_mutex_lock(&m);
         go = true;
         pthread_cond_signal(&c);
         pthread_mutex_unlock(&m);
-        while (g_woke.load(std::memory_order_acquire) == 0)
-            ;
-        lat.push_back(g_woke.load() - t0);
-    }
+    });
     pthread_mutex_lock(&m);
     stop = true;
     pthread_cond_signal(&c);
     pthread_mutex_unlock(&m);
     t.join();
-    report_percentiles(st, lat);
     st.SetLabel("baseline");
 }
 

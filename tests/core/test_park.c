@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "core.h"
+#include "sched_util.h"
 #include "wtest.h"
 
 static uint64_t now_ns(void)
@@ -16,15 +17,6 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static weft_sched *make(unsigned workers)
-{
-    weft_config c;
-    weft_config_init(&c);
-    c.workers = workers;
-    weft_sched *s = NULL;
-    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
-    return s;
-}
 
 static weft_sched *cur;
 
@@ -59,7 +51,7 @@ WT_TEST(park, t05_wake_from_idle, .timeout = 600)
 {
     unsigned counts[] = { 1, 2, 4 };
     for (int k = 0; k < 3; k++) {
-        cur = make(counts[k]);
+        cur = make_sched(counts[k]);
         size_t rounds = wt_scaled(100000, 200) / (counts[k] * 2);
         uint64_t *lat = calloc(rounds, sizeof *lat);
         for (size_t r = 0; r < rounds; r++) {
@@ -105,7 +97,7 @@ WT_TEST(park, t06_work_conservation, .timeout = 600)
 {
     unsigned counts[] = { 1, 2, 4, 8 };
     for (int k = 0; k < 4; k++) {
-        cur = make(counts[k]);
+        cur = make_sched(counts[k]);
         party = counts[k];
         size_t rounds = wt_scaled(300, 10);
         for (size_t r = 0; r < rounds; r++) {
@@ -138,7 +130,7 @@ static void nothing(void *arg) { }
 
 WT_TEST(park, t07_quiescence, .timeout = 120)
 {
-    cur = make(4);
+    cur = make_sched(4);
     for (int i = 0; i < 100000; i++)
         WT_ASSERT_EQ(weft_spawn(cur, nothing, NULL), WEFT_OK);
     WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
@@ -172,7 +164,7 @@ static void global_probe(void *arg)
 
 WT_TEST(park, t09_global_ring_fairness, .timeout = 120)
 {
-    cur = make(1);
+    cur = make_sched(1);
     atomic_store(&churn_stop, false);
     WT_ASSERT_EQ(weft_spawn(cur, churn, NULL), WEFT_OK);
     while (atomic_load(&churned) < 1000)
@@ -216,7 +208,7 @@ static void start_pingpong(void *arg)
 
 WT_TEST(park, t10_lifo_slot_budget)
 {
-    cur = make(1);
+    cur = make_sched(1);
     atomic_store(&victim_after, -1);
     WT_ASSERT_EQ(weft_spawn(cur, start_pingpong, NULL), WEFT_OK);
     WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
@@ -248,7 +240,7 @@ static void yielder(void *arg)
 
 WT_TEST(park, t11_yield_goes_behind_queued_work)
 {
-    cur = make(1);
+    cur = make_sched(1);
     WT_ASSERT_EQ(weft_spawn(cur, yielder, NULL), WEFT_OK);
     WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&others_done), 100);
@@ -292,7 +284,7 @@ WT_TEST(park, t17_destroy_with_queued_and_suspended, .timeout = 300)
     for (int k = 0; k < 4; k++) {
         atomic_store(&slept17, 0);
         atomic_store(&ran17, 0);
-        cur = make(counts[k]);
+        cur = make_sched(counts[k]);
         for (int i = 0; i < 1000; i++) {
             WT_ASSERT_EQ(weft_spawn(cur, sleep17, NULL), WEFT_OK);
             WT_ASSERT_EQ(weft_spawn(cur, run17, NULL), WEFT_OK);
@@ -349,7 +341,7 @@ WT_TEST(park, t18_spawn_racing_destroy, .timeout = 600)
 {
     /* One warm-up cycle first: sanitizer runtimes start helper threads
      * lazily, and they would count against the baseline. */
-    weft_sched *warm = make(2);
+    weft_sched *warm = make_sched(2);
     WT_ASSERT_EQ(weft_sched_destroy(warm), WEFT_OK);
     int baseline = count_threads();
     size_t cycles = wt_scaled(10000, 100);
@@ -429,7 +421,7 @@ WT_TEST(park, t28_no_allocation_on_hot_path, .timeout = 300)
 {
     weft_allocator a = { count_alloc, count_free, NULL };
     weft_set_allocator(&a);
-    cur = make(2);
+    cur = make_sched(2);
     long n = (long)wt_scaled(1000000, 10000);
     /* Warm up: pools, fibers, timer heaps reach their working size. */
     for (int round = 0; round < 3; round++) {

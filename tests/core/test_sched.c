@@ -7,22 +7,12 @@
 #include <time.h>
 
 #include "weft.h"
+#include "sched_util.h"
 #include "wtest.h"
 
 static const unsigned worker_counts[] = { 1, 2, 4, 8 };
 #define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
 
-static weft_sched *make(unsigned workers)
-{
-    weft_config c;
-    weft_config_init(&c);
-    c.workers = workers;
-    weft_sched *s = NULL;
-    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
-    WT_ASSERT(s != NULL);
-    WT_ASSERT_EQ(weft_sched_workers(s), workers);
-    return s;
-}
 
 /* ---- exactly once --------------------------------------------------------- */
 
@@ -58,7 +48,7 @@ WT_TEST(sched, external_spawns_run_exactly_once, .timeout = 300)
     hits = calloc(n, 1);
     for (size_t k = 0; k < NCOUNTS; k++) {
         memset(hits, 0, n);
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         for (size_t i = 0; i < n; i++)
             WT_ASSERT_EQ(weft_spawn(cur, mark, (void *)(uintptr_t)i), WEFT_OK);
         WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
@@ -75,7 +65,7 @@ WT_TEST(sched, worker_spawns_run_exactly_once, .timeout = 300)
     hits = calloc(n, 1);
     for (size_t k = 0; k < NCOUNTS; k++) {
         memset(hits, 0, n);
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         size_t nf = 0;
         for (size_t lo = 0; lo < n; lo += chunk, nf++) {
             fans[nf].lo = lo;
@@ -129,7 +119,7 @@ WT_TEST(sched, fibonacci_fork_join, .timeout = 300)
     int n = wt_scale() >= 1.0 ? 30 : 24;
     long want = fib_seq(n);
     for (unsigned workers = 1; workers <= 2; workers++) {
-        cur = make(workers);
+        cur = make_sched(workers);
         struct fib root = { n, 0, false };
         WT_ASSERT_EQ(weft_spawn(cur, fib_task, &root), WEFT_OK);
         WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
@@ -170,7 +160,7 @@ static void on_bound(void *arg)
 WT_TEST(sched, single_threaded_mode_runs_on_bound_thread, .timeout = 120)
 {
     hits = calloc(1, 1 << 16);
-    cur = make(0);
+    cur = make_sched(0);
     bound_thread = pthread_self();
     WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_ENOTBOUND);
     WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
@@ -208,7 +198,7 @@ WT_TEST(sched, sleep_suspends_fibers, .timeout = 120)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
         atomic_store(&slept, 0);
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         for (int i = 0; i < 200; i++)
             WT_ASSERT_EQ(weft_spawn(cur, sleeper, NULL), WEFT_OK);
         WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
@@ -224,7 +214,7 @@ WT_TEST(sched, destroy_runs_queued_and_suspended_work, .timeout = 120)
     for (size_t k = 0; k < NCOUNTS; k++) {
         atomic_store(&slept, 0);
         hits = calloc(1000, 1);
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         for (int i = 0; i < 1000; i++) {
             WT_ASSERT_EQ(weft_spawn(cur, mark, (void *)(uintptr_t)i), WEFT_OK);
             if (i % 10 == 0)
@@ -246,7 +236,7 @@ static void destroy_self(void *arg)
 
 WT_TEST(sched, destroy_from_a_worker_is_refused)
 {
-    cur = make(2);
+    cur = make_sched(2);
     WT_ASSERT_EQ(weft_spawn(cur, destroy_self, NULL), WEFT_OK);
     WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&destroy_rc), WEFT_EBUSY);
@@ -272,7 +262,7 @@ WT_TEST(sched, bad_config_and_arguments)
     c.global_interval = 0;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_spawn(NULL, mark, NULL), WEFT_EINVAL);
-    cur = make(1);
+    cur = make_sched(1);
     WT_ASSERT_EQ(weft_spawn(cur, NULL, NULL), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_spawn_hint(cur, mark, NULL, (weft_hint)7), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_wait_until(NULL, NULL), WEFT_EINVAL);
