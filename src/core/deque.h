@@ -90,6 +90,11 @@ static inline weft__node *weft__deque_pop(weft__deque *d)
         return NULL;
 
     b--;
+#if defined(__x86_64__)
+    /* x86: a locked exchange is the store and the StoreLoad fence in one,
+     * and cheaper than a store followed by mfence. */
+    ck_pr_fas_64(&d->bottom, b);             /* claim slot b; full barrier: pairs with thief_fence in steal */
+#else
     ck_pr_store_64(&d->bottom, b);           /* claim slot b; seen by thieves after the fence below */
     /* StoreLoad: the bottom store must be visible to every thief before we
      * read top. Without it the store can wait in our store buffer: with two
@@ -100,6 +105,7 @@ static inline weft__node *weft__deque_pop(weft__deque *d)
      * our store, sees b, and finds nothing past it. The last item (t == b)
      * is the only one both sides may claim; the CAS on top decides it. */
     ck_pr_fence_store_load();                /* StoreLoad: bottom store before top load; pairs with thief_fence in steal */
+#endif
     uint64_t t = ck_pr_load_64(&d->top);
     int64_t left = (int64_t)(b - t);
 
