@@ -10,8 +10,9 @@
  *   without the lock: weft_graph_run sets `run` under the lock after the
  *   last change, and the roots reach the workers through the queues
  *   (release/acquire), so every worker sees the finished structure.
- *   join   equals npred between runs. Edges added here bump both (relaxed:
- *          no run reads it now); the check recomputes them.
+ *   join   equals npred between runs (for roots after the check: the place
+ *          in roots). Edges added here bump it and npred (relaxed: no run
+ *          reads it now); the check recomputes both.
  *
  * Memory. Nodes live in blocks of WEFT__BLOCK_NODES (their addresses never
  * move: weft_task pointers stay valid). Successor arrays and names come
@@ -70,9 +71,6 @@ int weft_graph_create(weft_graph **out)
     atomic_init(&g->cancel_epoch, WEFT__NO_EPOCH);
     atomic_init(&g->sinks_left, 0);
     atomic_init(&g->skipped, false);
-    g->launch.fn = weft__launch_entry;
-    g->launch.arg = g;
-    g->launch.flags = 0;          /* not pooled: the graph owns it */
     g->result = WEFT_OK;
     *out = g;
     return WEFT_OK;
@@ -377,11 +375,16 @@ int weft__graph_check(weft_graph *g)
     }
     bool acyclic = tail == n;
 
-    /* 3. Join counters back to npred: the invariant between runs. */
+    /* 3. Join counters back to npred: the invariant between runs. A
+     *    root's counter is never decremented; it holds its place in the
+     *    roots array instead (the spread, run.c). */
     for (uint32_t i = 0; i < n; i++) {
         weft_task *t = weft__graph_node(g, i);
         atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);
     }
+    if (acyclic)
+        for (uint32_t i = 0; i < nroots; i++)
+            atomic_store_explicit(&weft__graph_node(g, scratch[i])->join, i, memory_order_relaxed);
 
     int rc = WEFT_OK;
     if (!acyclic) {

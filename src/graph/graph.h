@@ -18,6 +18,11 @@
  *   sink     a node with no successors. A run ends when its last sink has
  *            been visited: every node is a sink or precedes one, so by
  *            then every node has been visited.
+ *   spread   how the roots get queued: only roots[0] is queued by the run;
+ *            the root at place p queues the roots at 2p + 1 and 2p + 2
+ *            before its own visit (an implicit binary tree), so many roots
+ *            fan out over the workers in O(log n) steps, thieves take whole
+ *            subtrees, and no thread pushes them all through one deque.
  */
 #ifndef WEFT_GRAPH_H
 #define WEFT_GRAPH_H
@@ -70,7 +75,8 @@ struct weft_task {
     } succ;
     uint32_t nsucc;                 /* distinct after the check; built under g's lock */
     uint32_t npred;                 /* predecessors (distinct after the check) */
-    _Atomic uint32_t join;          /* predecessors not yet visited this run */
+    _Atomic uint32_t join;          /* predecessors not yet visited this run;
+                                       for a root: its place in g->roots */
     _Atomic uint32_t ctl;           /* see above */
     _Atomic uint32_t done;          /* epoch in which fn last returned */
     uint32_t index;                 /* position in the graph, from 0 */
@@ -104,7 +110,6 @@ struct weft_graph {
     weft_task **roots;              /* nodes with no predecessors, after the check */
     uint32_t nroots;
     uint32_t nsinks;
-    weft__task launch;              /* queues the roots on a worker (external runs) */
 
     /* Run state. */
     weft_sched *sched;              /* the run's scheduler: written before the roots are queued */
@@ -128,8 +133,6 @@ void weft__graph_lock(weft_graph *g);
 void weft__graph_unlock(weft_graph *g);
 /* The record function of every node. */
 void weft__node_entry(void *arg);
-/* The record function of g->launch. */
-void weft__launch_entry(void *arg);
 
 /* graph.c: the check made once per change. Caller holds g's lock and no
  * run is in flight. OK, ECYCLE or ENOMEM. */

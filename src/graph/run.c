@@ -32,8 +32,9 @@
  *   1. weft_graph_run, under the lock: refuse if running; check the graph
  *      if it changed; epoch++; sinks_left = nsinks; skipped = false;
  *      run = epoch << 1 | 1 (release). Unlock.
- *   2. Queue every root (from a worker of s: on its deque; from outside:
- *      one launch record, which queues them on the worker that takes it).
+ *   2. Queue roots[0] (from a worker of s: on its deque; from outside: on
+ *      the global ring). Each root, before its visit, queues the roots at
+ *      2p + 1 and 2p + 2 of its place p (the spread, graph.h).
  *   3. Visit(t): claim t (CAS ctl to this epoch, RAN or SKIPPED: SKIPPED
  *      if cancelled, poisoned, or the run is cancelled); reset t's join;
  *      run fn; store done. For each successor v: if t was skipped, poison
@@ -41,15 +42,16 @@
  *      only predecessor is the one visiting). The first v that becomes
  *      ready is returned and visited next on this fiber (a loop, not
  *      recursion); the others go to this worker's deque.
- *   4. A visited sink drops sinks_left; at 0 the run is over: lock, set
+ *   4. Visited sinks drop sinks_left (one fetch_sub for all the sinks one
+ *      record's visits reached); at 0 the run is over: lock, set
  *      result, detach the waiters and write the result into each, run =
  *      epoch << 1 (release), unlock — the last touch of g — then wake the
  *      detached waiters (they live in their own frames until woken).
  *   Why nothing touches g after step 4: a node's visit touches g and the
  *   successors' fields only until its last join decrement; until then the
  *   successor it has not yet decremented is unvisited, so some sink is
- *   too, and the run cannot have ended. The same holds for the launch
- *   record until it has queued its last root.
+ *   too, and the run cannot have ended. The same holds for a root until
+ *   its own visit: the spread reads g before it.
  *
  * Cancel against claim: both are RMWs on ctl, so one comes first. If the
  * cancel mark is set first, the claim sees it and skips; if the claim
@@ -142,9 +144,12 @@ static bool claim(weft_graph *g, weft_task *t, uint32_t epoch)
     }
 }
 
-/* Step 3. Returns the successor to visit next on this fiber, or NULL.
+/* Step 3. Returns the successor to visit next on this fiber, or NULL. A
+ * visited sink is counted in *sinks, for the caller to drop sinks_left
+ * by all of them at once (step 4) when it has nothing more to visit: the
+ * run cannot end before that, so g stays valid until then.
  * Callable from: a worker (or bound thread) of the run's scheduler. */
-static weft_task *visit(weft__worker *w, weft_task *t)
+static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
 {
     weft_graph *g = t->g;
     /* Relaxed: the run's start reached this thread through the queue that
@@ -163,8 +168,7 @@ static weft_task *visit(weft__worker *w, weft_task *t)
 
     uint32_t n = t->nsucc;
     if (n == 0) {
-        if (atomic_fetch_sub_explicit(&g->sinks_left, 1, memory_order_acq_rel) == 1)   /* acq_rel: the last sink sees every visit */
-            finish(g, atomic_load_explicit(&g->skipped, memory_order_relaxed) ? WEFT_ECANCELED : WEFT_OK);
+        ++*sinks;
         return NULL;
     }
     weft_sched *s = g->sched;
@@ -185,30 +189,48 @@ static weft_task *visit(weft__worker *w, weft_task *t)
     return next;
 }
 
+/* The spread: queues the root at 2p + 2 of t's place p (a thief takes
+ * that subtree), and returns the one at 2p + 1 for this fiber to visit
+ * after t, or NULL. Half the roots never touch a queue. */
+static weft_task *spread(weft__worker *w, weft_task *t)
+{
+    weft_graph *g = t->g;
+    uint32_t p = atomic_load_explicit(&t->join, memory_order_relaxed);   /* a root's place; fixed during a run */
+    uint32_t n = g->nroots;
+    uint64_t c = 2 * (uint64_t)p + 1;
+    if (c + 1 < n)
+        weft__submit(g->sched, w, &g->roots[c + 1]->rec, WEFT_HINT_NONE);
+    return c < n ? g->roots[c] : NULL;
+}
+
 void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
     /* Fibers are pinned: a fn that blocks resumes on this worker. */
     weft__worker *w = weft__tls_worker;
+    weft_graph *g = t->g;
+    uint32_t sinks = 0;
     for (;;) {
-        weft_task *next = visit(w, t);
+        /* A root spreads before its visit: the run cannot end before it. */
+        weft_task *root = t->npred == 0 ? spread(w, t) : NULL;
+        weft_task *next = visit(w, t, &sinks);
+        if (root) {
+            /* Two to go on with: the successor stays (locality), the
+             * root is queued. */
+            if (next)
+                weft__submit(w->s, w, &root->rec, WEFT_HINT_NONE);
+            else
+                next = root;
+        }
         if (!next)
-            return;
+            break;
         weft__count_inline(w);
         t = next;
     }
-}
-
-void weft__launch_entry(void *arg)
-{
-    weft_graph *g = arg;
-    weft__worker *w = weft__tls_worker;
-    /* Copied out first: after the last root is queued the run may end. */
-    weft_sched *s = g->sched;
-    weft_task **roots = g->roots;
-    uint32_t n = g->nroots;
-    for (uint32_t i = 0; i < n; i++)
-        weft__submit(s, w, &roots[i]->rec, WEFT_HINT_NONE);
+    /* Step 4, for every sink this fiber visited; the last touch of g
+     * unless it ends the run. */
+    if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks)   /* acq_rel: the last drop sees every visit */
+        finish(g, atomic_load_explicit(&g->skipped, memory_order_relaxed) ? WEFT_ECANCELED : WEFT_OK);
 }
 
 /* ---- starting and waiting ------------------------------------------------------ */
@@ -235,8 +257,7 @@ int weft_graph_run(weft_sched *s, weft_graph *g)
     atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);   /* published with the roots */
     atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
-    weft_task **roots = g->roots;
-    uint32_t nroots = g->nroots;
+    weft_task *first = g->roots[0];
     int prev = g->result;
     weft__graph_unlock(g);
 
@@ -244,12 +265,10 @@ int weft_graph_run(weft_sched *s, weft_graph *g)
     if (w && w->s != s)
         w = NULL;   /* a worker of another scheduler queues from outside */
     if (w) {
-        /* Copied out above: after the last root is queued the run may end. */
-        for (uint32_t i = 0; i < nroots; i++)
-            weft__submit(s, w, &roots[i]->rec, WEFT_HINT_NONE);
+        weft__submit(s, w, &first->rec, WEFT_HINT_NONE);
         return WEFT_OK;
     }
-    rc = weft__submit_external(s, nroots == 1 ? &roots[0]->rec : &g->launch, WEFT_HINT_NONE);
+    rc = weft__submit_external(s, &first->rec, WEFT_HINT_NONE);
     if (rc != WEFT_OK)
         finish(g, prev);   /* nothing was queued: end the run at once, visiting nothing */
     return rc;
