@@ -22,8 +22,9 @@
  *               decrement that follows it releases it).
  *   done        per node: epoch in which fn last returned (store-release
  *               by the visit; load-acquire by get_state).
- *   sinks_left  sinks not yet visited this run: fetch_sub acq_rel; the
- *               one that takes it to 0 ends the run.
+ *   sinks_left  sinks whose visit has not been counted yet this run:
+ *               fetch_sub acq_rel, once per record for all the sinks its
+ *               fiber visited; the one that takes it to 0 ends the run.
  *   skipped     set (relaxed) by a visit that skips; read by the finisher,
  *               which the join and sinks_left release chains order after.
  *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim.
@@ -33,8 +34,9 @@
  *      if it changed; epoch++; sinks_left = nsinks; skipped = false;
  *      run = epoch << 1 | 1 (release). Unlock.
  *   2. Queue roots[0] (from a worker of s: on its deque; from outside: on
- *      the global ring). Each root, before its visit, queues the roots at
- *      2p + 1 and 2p + 2 of its place p (the spread, graph.h).
+ *      the global ring). Each root at place p, before its visit, queues
+ *      the root at 2p + 2 and keeps the one at 2p + 1 to visit after
+ *      itself (the spread, graph.h).
  *   3. Visit(t): claim t (CAS ctl to this epoch, RAN or SKIPPED: SKIPPED
  *      if cancelled, poisoned, or the run is cancelled); reset t's join;
  *      run fn; store done. For each successor v: if t was skipped, poison
@@ -47,11 +49,12 @@
  *      result, detach the waiters and write the result into each, run =
  *      epoch << 1 (release), unlock — the last touch of g — then wake the
  *      detached waiters (they live in their own frames until woken).
- *   Why nothing touches g after step 4: a node's visit touches g and the
- *   successors' fields only until its last join decrement; until then the
- *   successor it has not yet decremented is unvisited, so some sink is
- *   too, and the run cannot have ended. The same holds for a root until
- *   its own visit: the spread reads g before it.
+ *   Why nothing touches g after step 4: the fiber running a record holds
+ *   back the count of the sinks it visited until it has nothing more to
+ *   visit, so the run cannot end while it still touches g. And a visit's
+ *   reads of successors happen before their join decrements: until then
+ *   each such successor is unvisited, so some sink is too. A root's
+ *   spread reads g before the root's own visit, for the same reason.
  *
  * Cancel against claim: both are RMWs on ctl, so one comes first. If the
  * cancel mark is set first, the claim sees it and skips; if the claim
@@ -191,7 +194,8 @@ static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
 
 /* The spread: queues the root at 2p + 2 of t's place p (a thief takes
  * that subtree), and returns the one at 2p + 1 for this fiber to visit
- * after t, or NULL. Half the roots never touch a queue. */
+ * after t, or NULL. Half the roots never touch a queue. Callable from:
+ * the worker visiting root t, before t's visit. */
 static weft_task *spread(weft__worker *w, weft_task *t)
 {
     weft_graph *g = t->g;
@@ -203,6 +207,8 @@ static weft_task *spread(weft__worker *w, weft_task *t)
     return c < n ? g->roots[c] : NULL;
 }
 
+/* Callable from: run_task on a worker (or bound thread) of the run's
+ * scheduler, as the record's fn. */
 void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
