@@ -252,9 +252,9 @@ static char *dump(weft_graph *g)
     return buf;
 }
 
-WT_TEST(graph, t25_bad_input, .timeout = 120)
+static void bad_input(unsigned workers)
 {
-    weft_sched *s = make(2);
+    weft_sched *s = make(workers);
     atomic_int n = 0;
 
     /* A 2-cycle: ECYCLE, nothing runs, and the answer is cached. */
@@ -336,6 +336,12 @@ WT_TEST(graph, t25_bad_input, .timeout = 120)
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_destroy(h), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+WT_TEST(graph, t25_bad_input, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++)
+        bad_input(worker_counts[k]);
 }
 
 /* ---- cancellation and the per-task state ---------------------------------------- */
@@ -595,10 +601,9 @@ static void graph_root_wait_until(void *arg)
 
 WT_TEST(graph, t15_wait_until_nested_50_deep, .timeout = 300)
 {
-    unsigned counts[] = { 1, 2 };
     wu_depth = 50;
-    for (size_t k = 0; k < 2; k++) {
-        weft_sched *s = make(counts[k]);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_sched *s = make(worker_counts[k]);
         weft_graph *g = new_graph();
         struct chain_level tops[4];
         weft_task *join = add(g, NULL, NULL);
