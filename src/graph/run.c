@@ -262,6 +262,8 @@ int weft_graph_run(weft_sched *s, weft_graph *g)
     g->sched = s;
     atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);   /* published with the roots */
     atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
+    /* A cancel of an old run must not match this epoch once it wraps. */
+    atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);   /* published with the roots */
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
     weft_task *first = g->roots[0];
     int prev = g->result;
