@@ -19,10 +19,11 @@
  *            been visited: every node is a sink or precedes one, so by
  *            then every node has been visited.
  *   spread   how the roots get queued: only roots[0] is queued by the run;
- *            the root at place p queues the roots at 2p + 1 and 2p + 2
- *            before its own visit (an implicit binary tree), so many roots
- *            fan out over the workers in O(log n) steps, thieves take whole
- *            subtrees, and no thread pushes them all through one deque.
+ *            each root queues the roots heading the halves of its range of
+ *            the roots array (recursive halving, the ranges implied by the
+ *            place, run.c), so many roots fan out over the workers in
+ *            O(log n) steps, thieves take whole ranges, and no thread
+ *            pushes them all through one deque.
  */
 #ifndef WEFT_GRAPH_H
 #define WEFT_GRAPH_H

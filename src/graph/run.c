@@ -34,9 +34,9 @@
  *      if it changed; epoch++; sinks_left = nsinks; skipped = false;
  *      run = epoch << 1 | 1 (release). Unlock.
  *   2. Queue roots[0] (from a worker of s: on its deque; from outside: on
- *      the global ring). Each root at place p, before its visit, queues
- *      the root at 2p + 2 and keeps the one at 2p + 1 to visit after
- *      itself (the spread, graph.h).
+ *      the global ring). Each root, before its visit, queues the roots
+ *      that head the halves of its range and keeps the next one to visit
+ *      after itself (the spread, graph.h).
  *   3. Visit(t): claim t (CAS ctl to this epoch, RAN or SKIPPED: SKIPPED
  *      if cancelled, poisoned, or the run is cancelled); reset t's join;
  *      run fn; store done. For each successor v: if t was skipped, poison
@@ -192,19 +192,28 @@ static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
     return next;
 }
 
-/* The spread: queues the root at 2p + 2 of t's place p (a thief takes
- * that subtree), and returns the one at 2p + 1 for this fiber to visit
- * after t, or NULL. Half the roots never touch a queue. Callable from:
- * the worker visiting root t, before t's visit. */
+/* The spread. The root at place p owns the places [p, p + len), len the
+ * lowest set bit of p (for p = 0: the whole array, rounded up to a power
+ * of two). It queues the roots at p + len/2, p + len/4, ..., p + 2, each
+ * owning the next half down, and returns the one at p + 1 for this fiber
+ * to visit after t (NULL if none). The owner pops them back nearest
+ * first, so roots are visited in array order (memory order, for graphs
+ * built in order); thieves steal the largest ranges; about half the
+ * roots never touch a queue. Callable from: the worker visiting root t,
+ * before t's visit. */
 static weft_task *spread(weft__worker *w, weft_task *t)
 {
     weft_graph *g = t->g;
-    uint32_t p = atomic_load_explicit(&t->join, memory_order_relaxed);   /* a root's place; fixed during a run */
-    uint32_t n = g->nroots;
-    uint64_t c = 2 * (uint64_t)p + 1;
-    if (c + 1 < n)
-        weft__submit(g->sched, w, &g->roots[c + 1]->rec, WEFT_HINT_NONE);
-    return c < n ? g->roots[c] : NULL;
+    uint64_t p = atomic_load_explicit(&t->join, memory_order_relaxed);   /* a root's place; fixed during a run */
+    uint64_t n = g->nroots;
+    uint64_t len = p & (~p + 1);
+    if (p == 0)
+        for (len = 1; len < n; len *= 2)
+            ;
+    for (uint64_t half = len / 2; half >= 2; half /= 2)
+        if (p + half < n)
+            weft__submit(g->sched, w, &g->roots[p + half]->rec, WEFT_HINT_NONE);
+    return len >= 2 && p + 1 < n ? g->roots[p + 1] : NULL;
 }
 
 /* Callable from: run_task on a worker (or bound thread) of the run's
