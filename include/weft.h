@@ -198,30 +198,90 @@ WEFT_API int  weft_chan_recv_for(weft_chan *ch, void *elem, uint64_t timeout_ns)
 WEFT_API void weft_chan_close(weft_chan *ch);
 WEFT_API void weft_chan_destroy(weft_chan *ch);
 
-/* ---- task graphs ---------------------------------------------------- */
+/* ---- task graphs ----------------------------------------------------
+ * A graph is a DAG of tasks, built once and run any number of times. A
+ * task runs when every task it succeeds has run; a task whose function
+ * is NULL is an empty task, a join point between groups. Tasks and edges
+ * live in the graph: building allocates (in blocks), running does not.
+ *
+ * Building (add, precede, succeed) is refused with WEFT_EBUSY while a run
+ * is in flight, and is safe from several threads at once. Edges are
+ * checked when the graph runs: a cycle makes weft_graph_run return
+ * WEFT_ECYCLE and nothing runs. An edge added twice is one edge.
+ *
+ * Cancelling: a cancelled task is skipped, and so is every task that
+ * depends on a skipped one (the tasks that run are closed under
+ * predecessors). A skipped task still counts as visited, so a run always
+ * ends; weft_graph_wait then returns WEFT_ECANCELED. A cancel mark stays
+ * until weft_task_reset. */
 
 typedef struct weft_graph weft_graph;
 typedef struct weft_task weft_task;      /* owned by its graph */
 
-WEFT_API int  weft_graph_create(weft_graph **out);
-WEFT_API int  weft_graph_destroy(weft_graph *g);  /* EBUSY while a run is in flight */
-/* fn NULL = empty task (a join point); NULL return = out of memory. */
-WEFT_API weft_task *weft_graph_add(weft_graph *g, weft_fn fn, void *arg);
-WEFT_API int  weft_task_precede(weft_task *t, weft_task *successor);
-WEFT_API int  weft_task_succeed(weft_task *t, weft_task *predecessor);
-WEFT_API void weft_task_set_name(weft_task *t, const char *name);
-/* true: t will not be invoked in this run, nor the successors that wait
- * on it. */
-WEFT_API bool weft_task_cancel(weft_task *t);
-WEFT_API void weft_task_reset(weft_task *t);      /* undo cancel for the next run */
-WEFT_API size_t weft_graph_size(const weft_graph *g);
+/* Where a task stands in the run in flight, or in the latest run once it
+ * has ended. */
+typedef enum weft_task_state {
+    WEFT_TASK_PENDING = 0,  /* not reached yet in this run, or never run */
+    WEFT_TASK_RUNNING,      /* its function has started and not returned */
+    WEFT_TASK_DONE,         /* ran to completion (empty tasks too) */
+    WEFT_TASK_SKIPPED       /* not invoked: cancelled, the graph was
+                               cancelled, or a predecessor was skipped */
+} weft_task_state;
 
-/* Starts a run and returns: EBUSY if g is running, ECYCLE if it has a
- * cycle. A finished graph may be run again. */
+/* Callable from: any thread. */
+WEFT_API int  weft_graph_create(weft_graph **out);
+/* Frees g and every task in it. EBUSY while a run is in flight. */
+WEFT_API int  weft_graph_destroy(weft_graph *g);
+/* fn NULL = empty task (a join point); NULL return = out of memory, g
+ * NULL, or a run in flight (weft_graph_add_task tells which). */
+WEFT_API weft_task *weft_graph_add(weft_graph *g, weft_fn fn, void *arg);
+/* weft_graph_add with the reason on failure: EINVAL (g or out NULL),
+ * EBUSY (a run is in flight), ENOMEM. *out is NULL on failure. */
+WEFT_API int  weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out);
+/* t runs before successor. EINVAL: NULL, t == successor (a self-edge),
+ * or tasks of two different graphs; EBUSY: a run is in flight; ENOMEM.
+ * A duplicate edge succeeds and changes nothing. */
+WEFT_API int  weft_task_precede(weft_task *t, weft_task *successor);
+/* t runs after predecessor: weft_task_precede(predecessor, t). */
+WEFT_API int  weft_task_succeed(weft_task *t, weft_task *predecessor);
+/* Copies name (NULL clears it) for weft_graph_dump_dot. Allowed during a
+ * run. If memory runs out the old name stays. */
+WEFT_API void weft_task_set_name(weft_task *t, const char *name);
+/* Marks t cancelled. true: t will not be invoked in the run in flight
+ * (or, if none is, in the next run), nor will the tasks that depend on
+ * it. false: the latest run, in flight or finished, has invoked t (it
+ * runs to completion); the mark still skips t in later runs. Callable
+ * from: any thread, tasks of the same graph included. */
+WEFT_API bool weft_task_cancel(weft_task *t);
+/* Clears t's cancel mark. A run in flight that has not reached t yet
+ * will run it. */
+WEFT_API void weft_task_reset(weft_task *t);
+/* Where t stands (see weft_task_state). Callable from: any thread. */
+WEFT_API weft_task_state weft_task_get_state(const weft_task *t);
+WEFT_API size_t weft_graph_size(const weft_graph *g);     /* number of tasks */
+
+/* Starts a run on s and returns: EBUSY if g is running, ECYCLE if it has
+ * a cycle (checked once after each change, not on every run), ENOMEM if
+ * that check ran out of memory, ESHUTDOWN if s is being destroyed. A
+ * finished graph may be run again. The first task that becomes ready
+ * after a task ends runs next on the same worker; the others are queued
+ * on that worker. Callable from: any thread, tasks included (a task may
+ * run another graph and wait for it). */
 WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
-/* Until the run ends: OK, or ECANCELED if tasks were skipped. */
+/* Until the run in flight ends (at once if none is): OK, or ECANCELED if
+ * tasks were skipped. In a task it suspends the task's fiber and the
+ * worker runs other tasks; on other threads it sleeps. Several threads
+ * may wait at once. A task of g itself must not wait for g (it would
+ * wait for its own end). */
 WEFT_API int  weft_graph_wait(weft_graph *g);
-WEFT_API bool weft_graph_cancel(weft_graph *g);   /* skip every task not yet started */
+/* Skips every task of the run in flight that has not started yet; tasks
+ * already running finish. true if a run was in flight. Later runs are not
+ * affected. */
+WEFT_API bool weft_graph_cancel(weft_graph *g);
+/* Writes g as Graphviz DOT: a node per task (its name, or "task N"; empty
+ * tasks as diamonds) and an edge per dependency; tasks that ran or were
+ * skipped or are running show it in their label and colour. Write errors
+ * show in ferror(out). EINVAL: NULL; ENOMEM. */
 WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
 
 /* ---- parallel helpers ----------------------------------------------- */

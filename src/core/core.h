@@ -196,6 +196,18 @@ void weft__spares_fini(weft_sched *s);
 bool weft__sched_is_idle(weft_sched *s);
 /* Queue a ready task from w (a worker of s) or from outside (w NULL). */
 void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint);
+/* weft__submit from a thread with no worker of s, refused with
+ * WEFT_ESHUTDOWN once destroy has started (the check weft_spawn makes).
+ * For records the caller owns (graph nodes). Callable from: any thread
+ * that is not a worker of s. */
+int  weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint);
+/* A ready task that the running task runs inline on its own fiber
+ * instead of queueing it (a graph continuation): counts one spawn and one
+ * completion, so wait_idle's sums stay balanced and tasks_run counts it.
+ * The running task is still outstanding, so counting both at once never
+ * makes the scheduler look idle early. Callable from: owner, inside a
+ * task. */
+void weft__count_inline(weft__worker *w);
 
 /* worker.c */
 void *weft__worker_thread(void *arg);

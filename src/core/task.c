@@ -228,6 +228,27 @@ notify:
     weft__notify_work(s);
 }
 
+int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)
+{
+    /* Announce, then check shutdown: the same seq_cst pair with destroy's
+     * store and load as weft_spawn_hint below. */
+    atomic_fetch_add(&s->ext_inflight, 1);
+    int rc = WEFT_ESHUTDOWN;
+    if (!atomic_load(&s->shutdown)) {
+        weft__submit(s, NULL, t, hint);
+        rc = WEFT_OK;
+    }
+    atomic_fetch_sub(&s->ext_inflight, 1);
+    return rc;
+}
+
+void weft__count_inline(weft__worker *w)
+{
+    __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);      /* release: pairs with acquire in is_idle */
+    __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
+    WEFT__STAT(w, tasks_run, 1);
+}
+
 int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
 {
     if (WEFT_UNLIKELY(!s || !fn || (unsigned)hint > WEFT_HINT_YIELD))

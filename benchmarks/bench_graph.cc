@@ -1,0 +1,333 @@
+// Task-graph benchmarks: weft graphs beside oneTBB flow graph and OpenMP
+// tasks with depend clauses, in one binary, on the same DAGs.
+//
+// Groups are "<shape>_<size>_t<threads>/<system>": weft, tbb and omp; the
+// baselines carry the label "baseline". items_per_second counts tasks.
+//
+//   chain_2^20, chain_2^23      a linear chain (continuation, no queue)
+//   tree_2^20                   a binary tree, each node precedes two
+//   wavefront_256, _1024        a grid of blocks; (i,j) after (i-1,j), (i,j-1)
+//   matmul_128, _512, _1024     C = A x B in 32x32 blocks: init tasks for
+//                               A and B, then C(i,j) += A(i,k) B(k,j) as a
+//                               chain over k per (i,j)
+//   parallel_10^6               10^6 independent tasks
+//
+// weft and oneTBB build their graph once and run it every iteration (what
+// both are for); OpenMP has no reusable graph, so its tasks and depend
+// clauses are made every iteration, in topological order, by one thread.
+// Public API only. libgomp's idle threads spin and slow whatever runs
+// next, so the program re-executes itself with OMP_WAIT_POLICY=passive
+// unless the variable is set.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/global_control.h>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft.h"
+
+namespace {
+
+// ---- the DAGs -------------------------------------------------------------
+
+enum class Kind { Trivial, MatInitA, MatInitB, MatMul };
+
+struct Node {
+    Kind kind = Kind::Trivial;
+    uint32_t i = 0, j = 0, k = 0;      // block coordinates for matmul
+};
+
+// Nodes are numbered in a topological order; preds[v] lists v's
+// predecessors (all numbered below v).
+struct Dag {
+    std::vector<Node> nodes;
+    std::vector<std::vector<uint32_t>> preds;
+    std::vector<int64_t> slot;         // what trivial tasks write
+    // matmul
+    uint32_t n = 0, bs = 0, nb = 0;
+    std::vector<double> a, b, c;
+
+    uint32_t add(Node nd = Node{}) {
+        nodes.push_back(nd);
+        preds.emplace_back();
+        return uint32_t(nodes.size() - 1);
+    }
+    void edge(uint32_t u, uint32_t v) { preds[v].push_back(u); }
+    size_t size() const { return nodes.size(); }
+    size_t edges() const {
+        size_t e = 0;
+        for (auto &p : preds) e += p.size();
+        return e;
+    }
+
+    double *block(std::vector<double> &m, uint32_t bi, uint32_t bj) {
+        return &m[(size_t(bi) * nb + bj) * bs * bs];
+    }
+
+    void run(uint32_t v) {
+        const Node &nd = nodes[v];
+        switch (nd.kind) {
+        case Kind::Trivial:
+            slot[v] += 1;
+            break;
+        case Kind::MatInitA: {
+            double *x = block(a, nd.i, nd.j);
+            for (uint32_t r = 0; r < bs * bs; r++) x[r] = double((nd.i + r) % 7) * 0.5;
+            double *z = block(c, nd.i, nd.j);   // C(i,j) zeroed with A(i,j)
+            std::memset(z, 0, sizeof(double) * bs * bs);
+            break;
+        }
+        case Kind::MatInitB: {
+            double *x = block(b, nd.i, nd.j);
+            for (uint32_t r = 0; r < bs * bs; r++) x[r] = double((nd.j + r) % 5) * 0.25;
+            break;
+        }
+        case Kind::MatMul: {
+            const double *x = block(a, nd.i, nd.k), *y = block(b, nd.k, nd.j);
+            double *z = block(c, nd.i, nd.j);
+            for (uint32_t r = 0; r < bs; r++)
+                for (uint32_t q = 0; q < bs; q++) {
+                    double xr = x[r * bs + q];
+                    for (uint32_t col = 0; col < bs; col++) z[r * bs + col] += xr * y[q * bs + col];
+                }
+            break;
+        }
+        }
+    }
+};
+
+std::unique_ptr<Dag> make_chain(uint32_t n) {
+    auto d = std::make_unique<Dag>();
+    for (uint32_t v = 0; v < n; v++) {
+        d->add();
+        if (v) d->edge(v - 1, v);
+    }
+    d->slot.assign(n, 0);
+    return d;
+}
+
+std::unique_ptr<Dag> make_tree(uint32_t depth) {
+    auto d = std::make_unique<Dag>();
+    uint32_t n = (1u << depth) - 1;
+    for (uint32_t v = 0; v < n; v++) {
+        d->add();
+        if (v) d->edge((v - 1) / 2, v);
+    }
+    d->slot.assign(n, 0);
+    return d;
+}
+
+std::unique_ptr<Dag> make_wavefront(uint32_t side) {
+    auto d = std::make_unique<Dag>();
+    for (uint32_t i = 0; i < side; i++)
+        for (uint32_t j = 0; j < side; j++) {
+            uint32_t v = d->add();
+            if (i) d->edge(v - side, v);
+            if (j) d->edge(v - 1, v);
+        }
+    d->slot.assign(d->size(), 0);
+    return d;
+}
+
+std::unique_ptr<Dag> make_parallel(uint32_t n) {
+    auto d = std::make_unique<Dag>();
+    for (uint32_t v = 0; v < n; v++) d->add();
+    d->slot.assign(n, 0);
+    return d;
+}
+
+std::unique_ptr<Dag> make_matmul(uint32_t n, uint32_t bs) {
+    auto d = std::make_unique<Dag>();
+    d->n = n;
+    d->bs = bs;
+    d->nb = n / bs;
+    uint32_t nb = d->nb;
+    d->a.assign(size_t(n) * n, 0);
+    d->b.assign(size_t(n) * n, 0);
+    d->c.assign(size_t(n) * n, 0);
+    std::vector<uint32_t> ia(nb * nb), ib(nb * nb);
+    for (uint32_t i = 0; i < nb; i++)
+        for (uint32_t j = 0; j < nb; j++) {
+            ia[i * nb + j] = d->add(Node{Kind::MatInitA, i, j, 0});
+            ib[i * nb + j] = d->add(Node{Kind::MatInitB, i, j, 0});
+        }
+    for (uint32_t i = 0; i < nb; i++)
+        for (uint32_t j = 0; j < nb; j++) {
+            uint32_t prev = ia[i * nb + j];    // C(i,j) is zeroed by A(i,j)'s init
+            for (uint32_t k = 0; k < nb; k++) {
+                uint32_t v = d->add(Node{Kind::MatMul, i, j, k});
+                d->edge(ia[i * nb + k], v);
+                d->edge(ib[k * nb + j], v);
+                if (prev != ia[i * nb + k]) d->edge(prev, v);
+                prev = v;
+            }
+        }
+    d->slot.assign(d->size(), 0);
+    return d;
+}
+
+// ---- weft ---------------------------------------------------------------------
+
+struct WeftArg {
+    Dag *d;
+    uint32_t v;
+};
+
+void weft_node(void *p) {
+    auto *a = static_cast<WeftArg *>(p);
+    a->d->run(a->v);
+}
+
+void bench_weft(benchmark::State &st, Dag *d, unsigned threads) {
+    weft_config cfg;
+    weft_config_init(&cfg);
+    cfg.workers = threads;
+    weft_sched *s = nullptr;
+    if (weft_sched_create(&s, &cfg) != WEFT_OK) {
+        st.SkipWithError("weft_sched_create failed");
+        return;
+    }
+    weft_graph *g = nullptr;
+    weft_graph_create(&g);
+    std::vector<WeftArg> args(d->size());
+    std::vector<weft_task *> t(d->size());
+    for (uint32_t v = 0; v < d->size(); v++) {
+        args[v] = WeftArg{d, v};
+        t[v] = weft_graph_add(g, weft_node, &args[v]);
+        for (uint32_t u : d->preds[v]) weft_task_precede(t[u], t[v]);
+    }
+    // The first run checks the graph (once per change): not timed.
+    if (weft_graph_run(s, g) != WEFT_OK || weft_graph_wait(g) != WEFT_OK) st.SkipWithError("weft run failed");
+    for (auto _ : st) {
+        weft_graph_run(s, g);
+        weft_graph_wait(g);
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * int64_t(d->size()));
+    weft_graph_destroy(g);
+    weft_sched_destroy(s);
+}
+
+// ---- oneTBB flow graph -------------------------------------------------------------
+
+void bench_tbb(benchmark::State &st, Dag *d, unsigned threads) {
+    namespace flow = oneapi::tbb::flow;
+    oneapi::tbb::global_control gc(oneapi::tbb::global_control::max_allowed_parallelism, threads);
+    flow::graph g;
+    flow::broadcast_node<flow::continue_msg> start(g);
+    std::vector<std::unique_ptr<flow::continue_node<flow::continue_msg>>> nodes;
+    nodes.reserve(d->size());
+    for (uint32_t v = 0; v < d->size(); v++) {
+        nodes.push_back(std::make_unique<flow::continue_node<flow::continue_msg>>(
+            g, [d, v](const flow::continue_msg &) { d->run(v); }));
+        if (d->preds[v].empty())
+            flow::make_edge(start, *nodes[v]);
+        for (uint32_t u : d->preds[v]) flow::make_edge(*nodes[u], *nodes[v]);
+    }
+    start.try_put(flow::continue_msg());
+    g.wait_for_all();
+    for (auto _ : st) {
+        start.try_put(flow::continue_msg());
+        g.wait_for_all();
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * int64_t(d->size()));
+    st.SetLabel("baseline");
+}
+
+// ---- OpenMP tasks with depend clauses ------------------------------------------------
+
+void omp_spawn_all(Dag *d, char *tok) {
+    (void)tok;   // g++ 12 does not see a use inside depend(iterator(...)) and warns
+    for (uint32_t v = 0; v < d->size(); v++) {
+        const uint32_t *p = d->preds[v].data();
+        int np = int(d->preds[v].size());
+#pragma omp task firstprivate(v, p, np) depend(iterator(it = 0:np), in: tok[p[it]]) depend(out: tok[v])
+        d->run(v);
+    }
+}
+
+void bench_omp(benchmark::State &st, Dag *d, unsigned threads) {
+    std::vector<char> tok(d->size());
+    for (auto _ : st) {
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+        omp_spawn_all(d, tok.data());
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * int64_t(d->size()));
+    st.SetLabel("baseline");
+}
+
+// ---- registration ---------------------------------------------------------------------
+
+struct Case {
+    std::string name;
+    std::unique_ptr<Dag> (*make)(uint32_t, uint32_t);
+    uint32_t a, b;
+};
+
+std::unique_ptr<Dag> mk_chain(uint32_t a, uint32_t) { return make_chain(a); }
+std::unique_ptr<Dag> mk_tree(uint32_t a, uint32_t) { return make_tree(a); }
+std::unique_ptr<Dag> mk_wave(uint32_t a, uint32_t) { return make_wavefront(a); }
+std::unique_ptr<Dag> mk_par(uint32_t a, uint32_t) { return make_parallel(a); }
+std::unique_ptr<Dag> mk_mm(uint32_t a, uint32_t b) { return make_matmul(a, b); }
+
+// Built on first use and kept, so the three systems run the same DAG
+// and a filtered run builds only what it needs.
+struct Lazy {
+    Case c;
+    std::unique_ptr<Dag> d;
+    Dag *get() {
+        if (!d) d = c.make(c.a, c.b);
+        return d.get();
+    }
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (!getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        execv("/proc/self/exe", argv);   // on failure, run as we are
+    }
+    static std::vector<std::unique_ptr<Lazy>> cases;
+    auto add = [](std::string name, std::unique_ptr<Dag> (*mk)(uint32_t, uint32_t), uint32_t a, uint32_t b) {
+        cases.push_back(std::make_unique<Lazy>(Lazy{Case{std::move(name), mk, a, b}, nullptr}));
+    };
+    add("chain_2^20", mk_chain, 1u << 20, 0);
+    add("chain_2^23", mk_chain, 1u << 23, 0);
+    add("tree_2^20", mk_tree, 20, 0);
+    add("wavefront_256", mk_wave, 256, 0);
+    add("wavefront_1024", mk_wave, 1024, 0);
+    add("matmul_128", mk_mm, 128, 32);
+    add("matmul_512", mk_mm, 512, 32);
+    add("matmul_1024", mk_mm, 1024, 32);
+    add("parallel_10^6", mk_par, 1000000, 0);
+
+    const unsigned threads[] = {1, 2};
+    for (auto &lc : cases) {
+        for (unsigned t : threads) {
+            if (t == 1 && lc->c.name.rfind("chain", 0) != 0) continue;   // t1 only for chains
+            Lazy *l = lc.get();
+            std::string group = l->c.name + "_t" + std::to_string(t);
+            benchmark::RegisterBenchmark((group + "/weft").c_str(),
+                [l, t](benchmark::State &st) { bench_weft(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
+            benchmark::RegisterBenchmark((group + "/tbb").c_str(),
+                [l, t](benchmark::State &st) { bench_tbb(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
+            benchmark::RegisterBenchmark((group + "/omp").c_str(),
+                [l, t](benchmark::State &st) { bench_omp(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
+        }
+    }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,368 @@
+/* This file is private to weft: running task graphs — the start of a run,
+ * visiting nodes (join counters, continuation, skipping), the end of a
+ * run, waiting, cancelling, and the per-task state.
+ *
+ * Synchronization
+ *   lock        g's spin lock: build calls, the start and the end of a run,
+ *               the waiter queue, result. A spin lock and not a mutex
+ *               because its release is one store: the finisher's unlock
+ *               is the last time a worker touches g, after which a waiter
+ *               may free it.
+ *   run         epoch << 1 | running. Written under the lock by
+ *               weft_graph_run (release) and by the finisher (release);
+ *               read by cancel, state and visit (acquire, or relaxed where
+ *               the queues already order it).
+ *   join        per node: predecessors not yet visited. Decremented by
+ *               each predecessor's visit (fetch_sub acq_rel); the one that
+ *               takes it to 0 owns the node's dispatch. Reset to npred by
+ *               the node's own visit, when no predecessor can touch it.
+ *   ctl         per node: cancel mark, poison, last visit and its epoch.
+ *               The claim is a CAS (acq_rel); cancel and reset are RMWs
+ *               (acq_rel); poison is a fetch_or (relaxed: the join
+ *               decrement that follows it releases it).
+ *   done        per node: epoch in which fn last returned (store-release
+ *               by the visit; load-acquire by get_state).
+ *   sinks_left  sinks whose visit has not been counted yet this run:
+ *               fetch_sub acq_rel, once per record for all the sinks its
+ *               fiber visited; the one that takes it to 0 ends the run.
+ *   skipped     set (relaxed) by a visit that skips; read by the finisher,
+ *               which the join and sinks_left release chains order after.
+ *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim.
+ *
+ * A run, as numbered steps:
+ *   1. weft_graph_run, under the lock: refuse if running; check the graph
+ *      if it changed; epoch++; sinks_left = nsinks; skipped = false;
+ *      run = epoch << 1 | 1 (release). Unlock.
+ *   2. Queue roots[0] (from a worker of s: on its deque; from outside: on
+ *      the global ring). Each root, before its visit, queues the roots
+ *      that head the halves of its range and keeps the next one to visit
+ *      after itself (the spread, graph.h).
+ *   3. Visit(t): claim t (CAS ctl to this epoch, RAN or SKIPPED: SKIPPED
+ *      if cancelled, poisoned, or the run is cancelled); reset t's join;
+ *      run fn; store done. For each successor v: if t was skipped, poison
+ *      v; drop v's join (a node with one predecessor skips the atomic: its
+ *      only predecessor is the one visiting). The first v that becomes
+ *      ready is returned and visited next on this fiber (a loop, not
+ *      recursion); the others go to this worker's deque.
+ *   4. Visited sinks drop sinks_left (one fetch_sub for all the sinks one
+ *      record's visits reached); at 0 the run is over: lock, set
+ *      result, detach the waiters and write the result into each, run =
+ *      epoch << 1 (release), unlock — the last touch of g — then wake the
+ *      detached waiters (they live in their own frames until woken).
+ *   Why nothing touches g after step 4: the fiber running a record holds
+ *   back the count of the sinks it visited until it has nothing more to
+ *   visit, so the run cannot end while it still touches g. And a visit's
+ *   reads of successors happen before their join decrements: until then
+ *   each such successor is unvisited, so some sink is too. A root's
+ *   spread reads g before the root's own visit, for the same reason.
+ *
+ * Cancel against claim: both are RMWs on ctl, so one comes first. If the
+ * cancel mark is set first, the claim sees it and skips; if the claim
+ * comes first, cancel sees RAN with the latest run's epoch and returns
+ * false (and keeps returning false after that run ends: t was invoked).
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+
+#include <ck_pr.h>
+
+#include "graph.h"
+
+/* ---- the lock ---------------------------------------------------------------- */
+
+void weft__graph_lock(weft_graph *g)
+{
+    unsigned spins = 0;
+    for (;;) {
+        if (!atomic_exchange_explicit(&g->lock, true, memory_order_acquire))  /* acquire: pairs with the release in unlock */
+            return;
+        while (atomic_load_explicit(&g->lock, memory_order_relaxed)) {
+            if (++spins < 128)
+                ck_pr_stall();
+            else
+                sched_yield();   /* the holder may be preempted, or checking a large graph */
+        }
+    }
+}
+
+void weft__graph_unlock(weft_graph *g)
+{
+    atomic_store_explicit(&g->lock, false, memory_order_release);   /* release: pairs with the acquire in lock */
+}
+
+static void lock_cb(void *g)
+{
+    weft__graph_lock(g);
+}
+
+static void unlock_cb(void *g)
+{
+    weft__graph_unlock(g);
+}
+
+/* ---- the end of a run ------------------------------------------------------------ */
+
+/* Step 4. Callable from: the visit that took sinks_left to 0, or
+ * weft_graph_run when nothing could be queued. */
+static void finish(weft_graph *g, int rc)
+{
+    weft__graph_lock(g);
+    g->result = rc;
+    weft__waitq q = g->waiters;
+    g->waiters.head = g->waiters.tail = NULL;
+    /* Each waiter gets the result in its own frame (before the CAS in
+     * waitq_take, as wait.h allows): once woken, it must not read g. */
+    for (weft__waiter *x = q.head; x; x = x->next)
+        x->data = (uintptr_t)(intptr_t)rc;
+    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
+    atomic_store_explicit(&g->run, r & ~1u, memory_order_release);      /* release: pairs with acquire in cancel, get_state */
+    weft__graph_unlock(g);
+    /* g may be gone from here on: only the detached waiters are touched.
+     * They cannot time out (graph waits have no deadline), so nobody else
+     * unlinks them. */
+    for (;;) {
+        weft__wakeup k = weft__waitq_take(&q);
+        if (!k.w)
+            break;
+        weft__wakeup_fire(k);
+    }
+}
+
+/* ---- visiting a node ---------------------------------------------------------- */
+
+/* Claims t for this run: RAN, or SKIPPED if t is cancelled, poisoned or
+ * the run is cancelled. true: run it. */
+static bool claim(weft_graph *g, weft_task *t, uint32_t epoch)
+{
+    bool all = atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch;
+    uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
+    for (;;) {
+        bool skip = all || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
+        uint32_t visit = skip ? WEFT__VISIT_SKIPPED : WEFT__VISIT_RAN;
+        uint32_t n = (epoch << WEFT__CTL_EPOCH_SHIFT) | (visit << WEFT__CTL_VISIT_SHIFT) |
+                     (c & WEFT__CTL_CANCEL);
+        if (atomic_compare_exchange_weak_explicit(&t->ctl, &c, n,
+                memory_order_acq_rel, memory_order_relaxed))   /* acq_rel: pairs with the fetch_or in weft_task_cancel */
+            return !skip;
+    }
+}
+
+/* Step 3. Returns the successor to visit next on this fiber, or NULL. A
+ * visited sink is counted in *sinks, for the caller to drop sinks_left
+ * by all of them at once (step 4) when it has nothing more to visit: the
+ * run cannot end before that, so g stays valid until then.
+ * Callable from: a worker (or bound thread) of the run's scheduler. */
+static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
+{
+    weft_graph *g = t->g;
+    /* Relaxed: the run's start reached this thread through the queue that
+     * delivered a root, and every node after it through join's chain. */
+    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
+    bool ran = claim(g, t, epoch);
+    if (t->npred > 1)
+        atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* every predecessor is done with it; the run's end publishes it */
+    if (ran) {
+        if (t->fn)
+            t->fn(t->arg);
+        atomic_store_explicit(&t->done, epoch, memory_order_release);      /* release: pairs with acquire in get_state */
+    } else if (!atomic_load_explicit(&g->skipped, memory_order_relaxed)) {
+        atomic_store_explicit(&g->skipped, true, memory_order_relaxed);    /* ordered before the end by the release chains */
+    }
+
+    uint32_t n = t->nsucc;
+    if (n == 0) {
+        ++*sinks;
+        return NULL;
+    }
+    weft_sched *s = g->sched;
+    weft_task **succ = weft__succ(t);
+    weft_task *next = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        weft_task *v = succ[i];
+        if (!ran)
+            atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
+        if (v->npred == 1 ||
+            atomic_fetch_sub_explicit(&v->join, 1, memory_order_acq_rel) == 1) {          /* acq_rel: the last one sees every predecessor's writes */
+            if (!next)
+                next = v;   /* continuation: no queue trip */
+            else
+                weft__submit(s, w, &v->rec, WEFT_HINT_NONE);
+        }
+    }
+    return next;
+}
+
+/* The spread. The root at place p owns the places [p, p + len), len the
+ * lowest set bit of p (for p = 0: the whole array, rounded up to a power
+ * of two). It queues the roots at p + len/2, p + len/4, ..., p + 2, each
+ * owning the next half down, and returns the one at p + 1 for this fiber
+ * to visit after t (NULL if none). The owner pops them back nearest
+ * first, so roots are visited in array order (memory order, for graphs
+ * built in order); thieves steal the largest ranges; about half the
+ * roots never touch a queue. Callable from: the worker visiting root t,
+ * before t's visit. */
+static weft_task *spread(weft__worker *w, weft_task *t)
+{
+    weft_graph *g = t->g;
+    uint64_t p = atomic_load_explicit(&t->join, memory_order_relaxed);   /* a root's place; fixed during a run */
+    uint64_t n = g->nroots;
+    uint64_t len = p & (~p + 1);
+    if (p == 0)
+        for (len = 1; len < n; len *= 2)
+            ;
+    for (uint64_t half = len / 2; half >= 2; half /= 2)
+        if (p + half < n)
+            weft__submit(g->sched, w, &g->roots[p + half]->rec, WEFT_HINT_NONE);
+    return len >= 2 && p + 1 < n ? g->roots[p + 1] : NULL;
+}
+
+/* Callable from: run_task on a worker (or bound thread) of the run's
+ * scheduler, as the record's fn. */
+void weft__node_entry(void *arg)
+{
+    weft_task *t = arg;
+    /* Fibers are pinned: a fn that blocks resumes on this worker. */
+    weft__worker *w = weft__tls_worker;
+    weft_graph *g = t->g;
+    uint32_t sinks = 0;
+    for (;;) {
+        /* A root spreads before its visit: the run cannot end before it. */
+        weft_task *root = t->npred == 0 ? spread(w, t) : NULL;
+        weft_task *next = visit(w, t, &sinks);
+        if (root) {
+            /* Two to go on with: the successor stays (locality), the
+             * root is queued. */
+            if (next)
+                weft__submit(w->s, w, &root->rec, WEFT_HINT_NONE);
+            else
+                next = root;
+        }
+        if (!next)
+            break;
+        weft__count_inline(w);
+        t = next;
+    }
+    /* Step 4, for every sink this fiber visited; the last touch of g
+     * unless it ends the run. */
+    if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks)   /* acq_rel: the last drop sees every visit */
+        finish(g, atomic_load_explicit(&g->skipped, memory_order_relaxed) ? WEFT_ECANCELED : WEFT_OK);
+}
+
+/* ---- starting and waiting ------------------------------------------------------ */
+
+int weft_graph_run(weft_sched *s, weft_graph *g)
+{
+    if (!s || !g)
+        return WEFT_EINVAL;
+    weft__graph_lock(g);
+    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
+    if (r & 1u) {
+        weft__graph_unlock(g);
+        return WEFT_EBUSY;
+    }
+    int rc = weft__graph_check(g);
+    if (rc != WEFT_OK || g->n == 0) {
+        if (rc == WEFT_OK)
+            g->result = WEFT_OK;   /* an empty graph: a run that has ended */
+        weft__graph_unlock(g);
+        return rc;
+    }
+    uint32_t epoch = ((r >> 1) + 1) & WEFT__EPOCH_MASK;
+    g->sched = s;
+    atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);   /* published with the roots */
+    atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
+    /* A cancel of an old run must not match this epoch once it wraps. */
+    atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);   /* published with the roots */
+    atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
+    weft_task *first = g->roots[0];
+    int prev = g->result;
+    weft__graph_unlock(g);
+
+    weft__worker *w = weft__tls_worker;
+    if (w && w->s != s)
+        w = NULL;   /* a worker of another scheduler queues from outside */
+    if (w) {
+        weft__submit(s, w, &first->rec, WEFT_HINT_NONE);
+        return WEFT_OK;
+    }
+    rc = weft__submit_external(s, &first->rec, WEFT_HINT_NONE);
+    if (rc != WEFT_OK)
+        finish(g, prev);   /* nothing was queued: end the run at once, visiting nothing */
+    return rc;
+}
+
+int weft_graph_wait(weft_graph *g)
+{
+    if (!g)
+        return WEFT_EINVAL;
+    weft__graph_lock(g);
+    if (!(atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)) {   /* under lock */
+        int rc = g->result;
+        weft__graph_unlock(g);
+        return rc;
+    }
+    weft__waiter me;
+    weft__waiter_init(&me, g, "graph", 0);
+    weft__waitq_push(&g->waiters, &me);
+    weft__wait(&g->waiters, &me, lock_cb, unlock_cb, g);   /* unlocks; no deadline: always notified */
+    return (int)(intptr_t)me.data;
+}
+
+/* ---- cancelling and state ----------------------------------------------------------- */
+
+bool weft_task_cancel(weft_task *t)
+{
+    if (!t)
+        return false;
+    uint32_t old = atomic_fetch_or_explicit(&t->ctl, WEFT__CTL_CANCEL,
+                                            memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
+    if (WEFT__CTL_VISIT(old) != WEFT__VISIT_RAN)
+        return true;   /* not claimed in its epoch's run, or skipped: skipped from now on */
+    /* Claimed to run in epoch E: false if E is the latest run, in flight
+     * or finished (t has been invoked in it). If a later run has started
+     * since, it had not claimed t when the mark landed (ctl still said E),
+     * so it will skip t: true. */
+    uint32_t r = atomic_load_explicit(&t->g->run, memory_order_acquire);   /* pairs with release in run/finish */
+    return (r >> 1) != WEFT__CTL_EPOCH(old);
+}
+
+void weft_task_reset(weft_task *t)
+{
+    if (t)
+        atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_CANCEL,
+                                  memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
+}
+
+bool weft_graph_cancel(weft_graph *g)
+{
+    if (!g)
+        return false;
+    uint32_t r = atomic_load_explicit(&g->run, memory_order_acquire);   /* pairs with release in run/finish */
+    if (!(r & 1u))
+        return false;
+    /* If that run ends meanwhile, the store names an epoch no later run
+     * has: harmless. */
+    atomic_store_explicit(&g->cancel_epoch, r >> 1, memory_order_relaxed);   /* read by claim; nothing to publish */
+    return true;
+}
+
+weft_task_state weft_task_get_state(const weft_task *t)
+{
+    if (!t)
+        return WEFT_TASK_PENDING;
+    /* ctl first, then the run: a visit from an older run than the one in
+     * flight reads as pending. */
+    uint32_t c = atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_acquire);   /* pairs with the CAS in claim */
+    uint32_t epoch = atomic_load_explicit(&t->g->run, memory_order_acquire) >> 1;    /* pairs with release in run/finish */
+    if (WEFT__CTL_EPOCH(c) != epoch)
+        return WEFT_TASK_PENDING;
+    switch (WEFT__CTL_VISIT(c)) {
+    case WEFT__VISIT_RAN:
+        return atomic_load_explicit(&((weft_task *)t)->done, memory_order_acquire) == epoch   /* pairs with release in visit */
+            ? WEFT_TASK_DONE : WEFT_TASK_RUNNING;
+    case WEFT__VISIT_SKIPPED:
+        return WEFT_TASK_SKIPPED;
+    default:
+        return WEFT_TASK_PENDING;
+    }
+}
