@@ -130,6 +130,16 @@ if [ "$full" = 1 ]; then
     run correct.parked.nsub2.spawn1      3 pass -DSTART_PARKED -DNSUB=2 -DNSPAWN=1
 fi
 
+# Batched take from the global ring (DESIGN.md step 3): the item moved to
+# the taker's deque is invisible in transit, so the taker must notify after
+# publishing it.  Without that notify work is stranded: kept as a control.
+run batch.notify.parallel                2 pass -DBATCH -DBATCH_NOTIFY -DPARALLEL
+run batch.notify                         2 pass -DBATCH -DBATCH_NOTIFY
+run batch.without_notify.parallel        2 fail -DBATCH -DPARALLEL
+if [ "$full" = 1 ]; then
+    run batch.notify.parked.parallel     3 pass -DBATCH -DBATCH_NOTIFY -DSTART_PARKED -DPARALLEL
+fi
+
 # Injected bugs: each must be caught.
 run bug.no_recheck                       2 fail -DBUG_NO_RECHECK
 run bug.no_recheck.parked                3 fail -DBUG_NO_RECHECK -DSTART_PARKED -DNSUB=2 -DNSPAWN=0
