@@ -4,7 +4,8 @@
 # must be caught.  RELIABILITY.md test 8; ctest runs it as `spin_park`.
 #
 #   tools/check-models.sh            the standard set (about a minute or two)
-#   tools/check-models.sh --full     also the larger configurations
+#   tools/check-models.sh --full     also the larger configurations (~8 min,
+#                                    up to 4 GB)
 #   KEEP=1 tools/check-models.sh     keep the work directory (pan, logs, trails)
 #
 # One line per run: name, W, states stored, errors, seconds, verdict.  The
@@ -25,7 +26,7 @@ full=0
 for arg in "$@"; do
     case $arg in
         --full) full=1 ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) echo "check-models: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -127,7 +128,8 @@ run correct.parked.parallel              3 pass -DSTART_PARKED -DPARALLEL
 run correct.parked.parallel.spawn        3 pass -DSTART_PARKED -DPARALLEL -DPAR_SPAWN
 if [ "$full" = 1 ]; then
     run correct.parked.parallel.mixed    3 pass -DSTART_PARKED -DPARALLEL -DNSUB=2
-    run correct.parked.nsub2.spawn1      3 pass -DSTART_PARKED -DNSUB=2 -DNSPAWN=1
+    run correct.parallel.spawn           3 pass -DPARALLEL -DPAR_SPAWN
+    run correct.nsub2                    3 pass -DNSUB=2 -DNSPAWN=0
 fi
 
 # Batched take from the global ring (DESIGN.md step 3): the item moved to
