@@ -125,6 +125,11 @@ bool weft__timer_disarm(weft__worker *w, weft__timer *t)
     return true;
 }
 
+static bool timer_due(weft__worker *w)
+{
+    return w->ntimers && w->timers[0]->deadline <= weft__now_ns();
+}
+
 static void fire_due_timers(weft__worker *w)
 {
     if (!w->ntimers)
@@ -701,12 +706,18 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
 void weft_yield(void)
 {
     weft__worker *w = weft__tls_worker;
-    if (!w) {
+    if (!w || (w->bound && w->s->nworkers > 0)) {
+        /* A bound thread beside workers runs no loop (as in weft_sleep). */
         sched_yield();
         return;
     }
-    if (!w->ready_head && !weft__work_visible(w))
-        return;   /* nothing to let through */
+    /* Nothing to let through? Other yielded fibers, due timers and
+     * wait_until pollers count: only the loop releases, fires and polls
+     * them, so two fibers spinning on yield, or one spinning while a
+     * sleeper's timer is due, would otherwise starve the others. */
+    if (!w->ready_head && !w->yield_head && !w->pollers && !timer_due(w) &&
+        !weft__work_visible(w))
+        return;
     /* Go behind what is queued: the loop lets yielded fibers back in only
      * after it has run a task or found nothing to run. */
     weft__fiber *self = w->cur;
