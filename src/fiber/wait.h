@@ -8,9 +8,10 @@
  * the scheduler: core installs its host per thread (weft__host_set).
  *
  * Every wait ends exactly once, notified or timed out: the waiter's state
- * goes from PENDING to NOTIFIED or to TIMEDOUT by one compare-and-swap, and
- * only the winner of that CAS acts (the notifier wakes the waiter; the
- * timeout makes the waiter remove itself from the queue).
+ * goes from PENDING to CLAIMED (a notifier won it) or to TIMEDOUT (its
+ * deadline won) by one compare-and-swap, and only the winner acts. A
+ * claimed waiter cannot leave until the notifier stores NOTIFIED, so the
+ * notifier may hand it data (a channel element) in between.
  */
 #ifndef WEFT_WAIT_H
 #define WEFT_WAIT_H
@@ -25,13 +26,16 @@ enum {
     WEFT__WAIT_PENDING = 0,
     WEFT__WAIT_NOTIFIED = 1,
     WEFT__WAIT_TIMEDOUT = 2,
+    WEFT__WAIT_CLAIMED = 3,   /* a notifier won; NOTIFIED follows */
 };
 
 typedef struct weft__waiter {
     struct weft__waiter *next, *prev;  /* the primitive's queue, under its lock */
     bool queued;                       /* in the queue (under the primitive's lock) */
-    atomic_uint state;                 /* PENDING -> NOTIFIED | TIMEDOUT, once; futex word */
+    atomic_uint state;                 /* PENDING -> CLAIMED -> NOTIFIED, or
+                                          PENDING -> TIMEDOUT; futex word */
     uint64_t deadline;                 /* CLOCK_MONOTONIC ns; 0 = none */
+    uint64_t ticket;                   /* arrival order, stamped by weft__waitq_push */
     weft__fiber *fiber;                /* set by the host: the suspended fiber, or NULL */
     const struct weft__host *host;     /* who wakes it; NULL = a thread on the futex */
     const void *obj;                   /* what is waited on, for stall reports */
@@ -42,13 +46,18 @@ typedef struct weft__waiter {
 /* How a thread blocks. Installed per thread by the scheduler; threads with
  * no host sleep on the waiter's futex word. */
 typedef struct weft__host {
-    /* Blocks the calling fiber until weft__waiter_notify or the deadline.
-     * unlock(lock) is called once the waiter can no longer miss its
-     * wake-up and before anything else runs on this thread. On return the
-     * state is NOTIFIED or TIMEDOUT. */
+    /* Blocks the calling fiber until its waiter is woken or the deadline
+     * passes. unlock(lock) is called once the waiter can no longer miss
+     * its wake-up and before anything else runs on this thread. On return
+     * the state is NOTIFIED or TIMEDOUT. */
     void (*block)(weft__waiter *w, void (*unlock)(void *), void *lock);
     /* Makes w's fiber runnable again. Callable from: any thread. */
     void (*wake)(weft__waiter *w);
+    /* As wake, but when the caller runs on the fiber's own worker the
+     * fiber runs next, ahead of other ready fibers, up to the scheduler's
+     * lifo_budget times in a row (then it is an ordinary wake). NULL: use
+     * wake. Callable from: any thread. */
+    void (*wake_next)(weft__waiter *w);
 } weft__host;
 
 /* Callable from: the thread itself. NULL removes the host. */
@@ -58,36 +67,84 @@ const weft__host *weft__host_get(void);
 /* Initializes w as PENDING with an optional absolute deadline. */
 void weft__waiter_init(weft__waiter *w, const void *obj, const char *what, uint64_t deadline);
 
+/* The absolute deadline timeout_ns from now, for weft__waiter_init; 0
+ * (none) when it lies beyond any representable time, as WEFT__FOREVER
+ * does. */
+#define WEFT__FOREVER UINT64_MAX
+uint64_t weft__deadline(uint64_t timeout_ns);
+
 /* Queue helpers; caller holds the primitive's lock. FIFO order. */
 typedef struct weft__waitq {
     weft__waiter *head, *tail;
+    uint64_t pushed;                   /* tickets handed out so far */
 } weft__waitq;
 
+/* Appends w and stamps its ticket. */
 void weft__waitq_push(weft__waitq *q, weft__waiter *w);
+/* Puts w first, with ticket 0 (older than everything): for a waiter that
+ * was woken, lost a race and waits again without losing its place. */
+void weft__waitq_push_front(weft__waitq *q, weft__waiter *w);
 void weft__waitq_remove(weft__waitq *q, weft__waiter *w);
+static inline bool weft__waitq_empty(const weft__waitq *q)
+{
+    return q->head == NULL;
+}
+/* The ticket the next push will get: waiters queued before this call
+ * have smaller tickets (see weft__waitq_claim_before). */
+static inline uint64_t weft__waitq_mark(const weft__waitq *q)
+{
+    return q->pushed;
+}
+
+/* Pops the oldest waiter that is still PENDING and marks it CLAIMED;
+ * waiters found TIMEDOUT are unlinked and skipped. NULL if none. Until
+ * weft__waiter_notify the caller owns the waiter: it may read and write
+ * the waiter and what its data points to (the waiter cannot leave).
+ * Caller holds the primitive's lock. */
+weft__waiter *weft__waitq_claim(weft__waitq *q);
+/* As weft__waitq_claim, but only waiters with a ticket below `mark`
+ * (weft__waitq_mark): wakes those that were waiting at a point in time,
+ * not those that came later. */
+weft__waiter *weft__waitq_claim_before(weft__waitq *q, uint64_t mark);
+
 /* A won wake-up: what is needed to wake the waiter, copied out of it
- * before the CAS (a thread waiter may return as soon as the CAS lands). */
+ * before it is released (a thread waiter may return as soon as it sees
+ * NOTIFIED). */
 typedef struct weft__wakeup {
     weft__waiter *w;                   /* NULL: nobody was woken */
     const struct weft__host *host;
     atomic_uint *word;
 } weft__wakeup;
 
-/* Pops the oldest waiter that is still PENDING and marks it NOTIFIED;
- * waiters found TIMEDOUT are unlinked and skipped. .w is NULL if none.
- * Before the CAS the caller may read or write the waiter (its data); after
- * it, only through weft__wakeup_fire. Caller holds the primitive's lock. */
+/* Releases a claimed waiter (CLAIMED -> NOTIFIED). From here on the
+ * caller may touch it only through the returned token. */
+weft__wakeup weft__waiter_notify(weft__waiter *w);
+
+/* weft__waitq_claim then weft__waiter_notify: wakes the oldest waiter. */
 weft__wakeup weft__waitq_take(weft__waitq *q);
 
-/* Wakes the waiter won by weft__waitq_take; safe after dropping the
+/* Wakes every waiter queued before the call (weft__waitq_mark), in
+ * batches: claims up to WEFT__WAKE_BATCH under the lock, runs each(w,
+ * ctx) on each claimed waiter (may be NULL: for a result field), notifies
+ * them, drops the lock, fires them, and re-takes the lock for the next
+ * batch. Caller holds the lock; it is released on return. Returns how
+ * many were woken. */
+#define WEFT__WAKE_BATCH 32
+unsigned weft__waitq_wake_all(weft__waitq *q, void (*each)(weft__waiter *w, void *ctx), void *ctx,
+                              void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock);
+
+/* Wakes the waiter of a token; safe (and best) after dropping the
  * primitive's lock. Callable from: any thread. */
 void weft__wakeup_fire(weft__wakeup t);
+/* As weft__wakeup_fire through the host's wake_next: a fiber woken from
+ * its own worker runs next. */
+void weft__wakeup_fire_next(weft__wakeup t);
 
 /* Blocks on w, which the caller has queued under `lock` (still held).
  * Releases the lock. Returns WEFT_OK when notified, WEFT_ETIMEDOUT when
  * the deadline passed first; in that case w is off the queue again
- * (weft__wait re-takes the lock with relock to unlink it) and the lock is
- * not held on return. */
+ * (weft__wait re-takes the lock with lock_fn to unlink it, then calls
+ * unlock_fn) and the lock is not held on return. */
 int weft__wait(weft__waitq *q, weft__waiter *w,
                void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock);
 
