@@ -117,6 +117,8 @@ struct weft__worker {
     unsigned deque_capacity;
     weft__fiber *idle_fibers;            /* parked at the loop, reusable */
     weft__fiber *ready_head, *ready_tail;/* owner's FIFO of resumable fibers */
+    weft__fiber *run_next;               /* woken by the running fiber: runs next */
+    unsigned next_streak;                /* run_next picks in a row (<= lifo_budget) */
     weft__fiber *pollers;                /* suspended in wait_until */
     weft__fiber *yield_head, *yield_tail;/* yielded, waiting for one task to run */
     unsigned blocked;                    /* fibers suspended in a task */
@@ -210,6 +212,10 @@ void weft__suspend(weft__worker *w);
 /* Makes a fiber suspended by weft__suspend runnable again. Callable from:
  * any thread. */
 void weft__ready(weft__fiber *f);
+/* As weft__ready, but from f's own worker f runs next (ahead of the ready
+ * FIFO), at most cfg.lifo_budget times in a row before other work gets a
+ * turn. Callable from: any thread (elsewhere it is weft__ready). */
+void weft__ready_next(weft__fiber *f);
 uint64_t weft__now_ns(void);
 /* Blocking for fiber-aware primitives on workers and on bound threads in
  * single-threaded mode (src/fiber/wait.h). */

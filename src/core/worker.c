@@ -9,6 +9,12 @@
  *                 pushed with CAS (release) by any thread, emptied by the
  *                 owner with one exchange (acquire). The owner then keeps
  *                 them in its own FIFO (ready_head/tail), owner only.
+ *   run_next, next_streak: owner only. A fiber woken by the running fiber
+ *                 of its own worker through weft__ready_next waits in
+ *                 run_next and goes before the FIFO, at most lifo_budget
+ *                 times in a row; then one FIFO fiber or one local task
+ *                 (deque, LIFO slot, global ring) goes first. A fiber it
+ *                 displaces from run_next joins the FIFO's tail.
  *   cur, idle_fibers, pollers, timers, blocked: owner only.
  *
  * Fibers. Every fiber of a worker runs the same loop. A task runs on the
@@ -175,17 +181,37 @@ static void drain_inbox(weft__worker *w)
     }
 }
 
+/* The next resumable fiber, or NULL. run_next goes first while within
+ * its budget; past it, the FIFO's head. A run_next fiber over budget is
+ * left for the caller to weigh against local tasks. Callable from: owner. */
 static weft__fiber *take_ready(weft__worker *w)
 {
+    weft__fiber *f = w->run_next;
+    if (f && w->next_streak < w->s->cfg.lifo_budget) {
+        w->run_next = NULL;
+        w->next_streak++;
+        return f;
+    }
     if (!w->ready_head)
         drain_inbox(w);
-    weft__fiber *f = w->ready_head;
+    f = w->ready_head;
     if (f) {
         w->ready_head = f->next;
         if (!w->ready_head)
             w->ready_tail = NULL;
         f->next = NULL;
+        w->next_streak = 0;
     }
+    return f;
+}
+
+/* The run_next fiber regardless of its budget (the streak starts over).
+ * Callable from: owner, once nothing else local is waiting. */
+static weft__fiber *take_run_next(weft__worker *w)
+{
+    weft__fiber *f = w->run_next;
+    w->run_next = NULL;
+    w->next_streak = 0;
     return f;
 }
 
@@ -205,6 +231,18 @@ void weft__ready(weft__fiber *f)
     weft__wake_worker(w->s, w);
 }
 
+void weft__ready_next(weft__fiber *f)
+{
+    weft__worker *w = fstate(f)->w;
+    if (weft__tls_worker != w) {
+        weft__ready(f);
+        return;
+    }
+    if (w->run_next)
+        ready_append(w, w->run_next);
+    w->run_next = f;
+}
+
 /* ---- fibers --------------------------------------------------------------------- */
 
 static void loop(weft__worker *w);
@@ -220,12 +258,28 @@ static void fiber_main(void *arg)
     weft__panic("fiber_main: a worker loop returned on a pooled fiber");
 }
 
+static weft__task *as_task(weft__node *n);
+
+/* Is a task or a due timer waiting on this worker (not counting
+ * stealable work elsewhere)? Cheap: loads only, and the clock only with
+ * timers armed. Callable from: owner. */
+static bool local_work_waiting(weft__worker *w)
+{
+    if (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed))
+        return true;
+    if (!weft__inject_empty(&w->s->global))
+        return true;
+    return timer_due(w);
+}
+
 /* A fiber to continue on: a ready one, an idle one, or a new one. */
 static weft__fiber *next_fiber(weft__worker *w)
 {
     weft__fiber *f = take_ready(w);
     if (f)
         return f;
+    if (w->run_next && !local_work_waiting(w))
+        return take_run_next(w);   /* over budget, but nothing else is waiting */
     f = w->idle_fibers;
     if (f) {
         w->idle_fibers = f->next;
@@ -387,7 +441,7 @@ static weft__task *pick_local(weft__worker *w)
 bool weft__work_visible(weft__worker *w)
 {
     weft_sched *s = w->s;
-    if (w->ready_head || atomic_load_explicit(&w->inbox, memory_order_relaxed))
+    if (w->ready_head || w->run_next || atomic_load_explicit(&w->inbox, memory_order_relaxed))
         return true;
     if (!weft__inject_empty(&s->global))
         return true;
@@ -476,6 +530,16 @@ static void loop(weft__worker *w)
             continue;
         }
         weft__task *t = pick_local(w);
+        if (!t && w->run_next) {
+            /* Over budget with nothing local to let through: go on. */
+            f = take_run_next(w);
+            weft__fiber *self = w->cur;
+            self->next = w->idle_fibers;
+            w->idle_fibers = self;
+            switch_to(w, f);
+            idle_rounds = 0;
+            continue;
+        }
         bool stolen = false;
         if (!t && weft__try_start_searching(w)) {
             t = steal(w);
@@ -486,6 +550,7 @@ static void loop(weft__worker *w)
                 weft__stop_searching(w);   /* the last searcher hands off */
             if (stolen)
                 WEFT__STAT(w, stolen_runs, 1);
+            w->next_streak = 0;
             run_task(w, t);
             release_yielded(w);
             idle_rounds = 0;
@@ -578,7 +643,12 @@ static void host_wake(weft__waiter *wt)
     weft__ready(wt->fiber);
 }
 
-const weft__host weft__core_host = { host_block, host_wake };
+static void host_wake_next(weft__waiter *wt)
+{
+    weft__ready_next(wt->fiber);
+}
+
+const weft__host weft__core_host = { host_block, host_wake, host_wake_next };
 
 /* ---- worker threads ---------------------------------------------------------- */
 
@@ -597,6 +667,15 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     if (rc != WEFT_OK) {
         weft__deque_fini(&w->deque);
         return rc;
+    }
+    /* The timer heap at its warm size now, so that the first timed wait
+     * or sleep on this worker allocates nothing either. */
+    w->timer_cap = 64;
+    w->timers = weft__alloc(sizeof *w->timers * w->timer_cap);
+    if (!w->timers) {
+        weft__fiber_pool_fini(&w->fibers);
+        weft__deque_fini(&w->deque);
+        return WEFT_ENOMEM;
     }
     return WEFT_OK;
 }
