@@ -668,9 +668,10 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
         weft__deque_fini(&w->deque);
         return rc;
     }
-    /* The timer heap at its warm size now, so that the first timed wait
-     * or sleep on this worker allocates nothing either. */
-    w->timer_cap = 64;
+    /* The timer heap at a working size now (2 KiB), so that timed waits
+     * and sleeps allocate nothing, the first ones included, until more
+     * than 256 fibers on this worker wait with a deadline at once. */
+    w->timer_cap = 256;
     w->timers = weft__alloc(sizeof *w->timers * w->timer_cap);
     if (!w->timers) {
         weft__fiber_pool_fini(&w->fibers);
