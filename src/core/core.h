@@ -119,6 +119,7 @@ struct weft__worker {
     weft__fiber *ready_head, *ready_tail;/* owner's FIFO of resumable fibers */
     weft__fiber *run_next;               /* woken by the running fiber: runs next */
     unsigned next_streak;                /* run_next picks in a row (<= lifo_budget) */
+    unsigned fiber_streak;               /* fiber resumptions since a task last ran */
     weft__fiber *pollers;                /* suspended in wait_until */
     weft__fiber *yield_head, *yield_tail;/* yielded, waiting for one task to run */
     unsigned blocked;                    /* fibers suspended in a task */

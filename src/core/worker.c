@@ -15,6 +15,14 @@
  *                 times in a row; then one FIFO fiber or one local task
  *                 (deque, LIFO slot, global ring) goes first. A fiber it
  *                 displaces from run_next joins the FIFO's tail.
+ *   fiber_streak: owner only. Ready fibers go before tasks, and a fiber
+ *                 that blocks switches straight to the next ready one,
+ *                 bypassing the loop. So that fibers waking each other
+ *                 (or a short timed wait in a loop) cannot starve the
+ *                 rest, after global_interval resumptions in a row the
+ *                 loop gets a turn when something else waits: it fires
+ *                 due timers, runs one local task, releases yielded
+ *                 fibers and polls wait_until pollers.
  *   cur, idle_fibers, pollers, timers, blocked: owner only.
  *
  * Fibers. Every fiber of a worker runs the same loop. A task runs on the
@@ -190,6 +198,7 @@ static weft__fiber *take_ready(weft__worker *w)
     if (f && w->next_streak < w->s->cfg.lifo_budget) {
         w->run_next = NULL;
         w->next_streak++;
+        w->fiber_streak++;
         return f;
     }
     if (!w->ready_head)
@@ -201,6 +210,7 @@ static weft__fiber *take_ready(weft__worker *w)
             w->ready_tail = NULL;
         f->next = NULL;
         w->next_streak = 0;
+        w->fiber_streak++;
     }
     return f;
 }
@@ -212,6 +222,7 @@ static weft__fiber *take_run_next(weft__worker *w)
     weft__fiber *f = w->run_next;
     w->run_next = NULL;
     w->next_streak = 0;
+    w->fiber_streak++;
     return f;
 }
 
@@ -272,14 +283,32 @@ static bool local_work_waiting(weft__worker *w)
     return timer_due(w);
 }
 
-/* A fiber to continue on: a ready one, an idle one, or a new one. */
+/* Have ready fibers run long enough (fiber_streak) while something else
+ * waits that only the loop serves? If nothing waits, the count starts
+ * over, so the check costs a few loads once per global_interval
+ * resumptions. Callable from: owner. */
+static bool others_turn(weft__worker *w)
+{
+    if (w->fiber_streak < w->s->cfg.global_interval)
+        return false;
+    if (w->yield_head || w->pollers || local_work_waiting(w))
+        return true;
+    w->fiber_streak = 0;
+    return false;
+}
+
+/* A fiber to continue on: a ready one, an idle one (to run the loop), or
+ * a new one. */
 static weft__fiber *next_fiber(weft__worker *w)
 {
-    weft__fiber *f = take_ready(w);
-    if (f)
-        return f;
-    if (w->run_next && !local_work_waiting(w))
-        return take_run_next(w);   /* over budget, but nothing else is waiting */
+    weft__fiber *f;
+    if (!others_turn(w)) {
+        f = take_ready(w);
+        if (f)
+            return f;
+        if (w->run_next && !local_work_waiting(w))
+            return take_run_next(w);   /* over budget, but nothing else is waiting */
+    }
     f = w->idle_fibers;
     if (f) {
         w->idle_fibers = f->next;
@@ -520,7 +549,7 @@ static void loop(weft__worker *w)
         if ((w->tick & 15) == 0 && w->pollers)
             poll_waiters(w);
         fire_due_timers(w);
-        weft__fiber *f = take_ready(w);
+        weft__fiber *f = others_turn(w) ? NULL : take_ready(w);
         if (f) {
             weft__fiber *self = w->cur;
             self->next = w->idle_fibers;
@@ -530,6 +559,16 @@ static void loop(weft__worker *w)
             continue;
         }
         weft__task *t = pick_local(w);
+        if (!t && w->fiber_streak) {
+            /* No local task (after the others' turn, or with no fiber
+             * ready): let yielded fibers and pollers in, go on. */
+            w->fiber_streak = 0;
+            release_yielded(w);
+            if (w->pollers)
+                poll_waiters(w);
+            if (w->ready_head || w->run_next)
+                continue;
+        }
         if (!t && w->run_next) {
             /* Over budget with nothing local to let through: go on. */
             f = take_run_next(w);
@@ -551,6 +590,7 @@ static void loop(weft__worker *w)
             if (stolen)
                 WEFT__STAT(w, stolen_runs, 1);
             w->next_streak = 0;
+            w->fiber_streak = 0;
             run_task(w, t);
             release_yielded(w);
             idle_rounds = 0;

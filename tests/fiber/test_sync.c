@@ -773,6 +773,78 @@ WT_TEST(sync, run_next_respects_lifo_budget, .timeout = 120)
     }
 }
 
+/* Fibers waking each other through ordinary wakes (the ready FIFO), or
+ * a fiber looping on short timed waits, switch without passing through
+ * the worker's loop: after global_interval resumptions in a row the loop
+ * still gets its turn, and a task in the deque runs. */
+static weft_event fa, fb, never;
+static atomic_int fair_count, fair_after;
+static unsigned fair_rounds;
+
+static void fair_victim(void *arg)
+{
+    atomic_store(&fair_after, atomic_load(&fair_count));
+}
+
+static void fair_partner(void *arg)
+{
+    for (unsigned i = 0; i < fair_rounds; i++) {
+        WT_ASSERT_EQ(weft_event_wait(&fb), WEFT_OK);
+        atomic_fetch_add(&fair_count, 1);
+        weft_event_signal(&fa);
+    }
+}
+
+static void fair_events(void *arg)
+{
+    WT_ASSERT_EQ(weft_spawn_hint(cur, fair_partner, NULL, WEFT_HINT_NEXT), WEFT_OK);
+    weft_yield();   /* the partner blocks in its first wait */
+    WT_ASSERT_EQ(weft_spawn(cur, fair_victim, NULL), WEFT_OK);
+    for (unsigned i = 0; i < fair_rounds; i++) {
+        weft_event_signal(&fb);
+        WT_ASSERT_EQ(weft_event_wait(&fa), WEFT_OK);
+        atomic_fetch_add(&fair_count, 1);
+    }
+}
+
+static void fair_timeouts(void *arg)
+{
+    WT_ASSERT_EQ(weft_spawn(cur, fair_victim, NULL), WEFT_OK);
+    for (unsigned i = 0; i < fair_rounds; i++) {
+        WT_ASSERT_EQ(weft_event_wait_for(&never, 1000), WEFT_ETIMEDOUT);
+        atomic_fetch_add(&fair_count, 1);
+    }
+}
+
+WT_TEST(sync, ready_fibers_do_not_starve_tasks, .timeout = 120)
+{
+    fair_rounds = 2000;
+    for (int mode = 0; mode < 2; mode++) {
+        weft_config c;
+        weft_config_init(&c);
+        c.workers = 1;
+        WT_ASSERT_EQ(weft_sched_create(&cur, &c), WEFT_OK);
+        weft_event_init(&fa, false, false);
+        weft_event_init(&fb, false, false);
+        weft_event_init(&never, false, false);
+        atomic_store(&fair_count, 0);
+        atomic_store(&fair_after, -1);
+        WT_ASSERT_EQ(weft_spawn(cur, mode ? fair_timeouts : fair_events, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        int after = atomic_load(&fair_after);
+        fprintf(stderr, "%s: the deque task ran after %d resumptions (global_interval %u)\n",
+                mode ? "1 us timed waits in a loop" : "fibers waking each other", after,
+                c.global_interval);
+        WT_ASSERT(after >= 0 && after <= (int)c.global_interval + 2,
+                  "deque task waited %d resumptions", after);
+        WT_ASSERT_EQ(atomic_load(&fair_count), (mode ? 1 : 2) * (int)fair_rounds);
+        weft_event_destroy(&fa);
+        weft_event_destroy(&fb);
+        weft_event_destroy(&never);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
 /* ---- wait groups and events ------------------------------------------------------ */
 
 static weft_waitgroup wg;
