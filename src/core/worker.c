@@ -9,6 +9,11 @@
  *                 pushed with CAS (release) by any thread, emptied by the
  *                 owner with one exchange (acquire). The owner then keeps
  *                 them in its own FIFO (ready_head/tail), owner only.
+ *   wakers        threads between announcing a push to the inbox and
+ *                 their last touch of the worker (RMW; release on the way
+ *                 out). Destroy and unbind wait for 0 before freeing:
+ *                 the woken fiber can finish, and the scheduler go idle,
+ *                 before its waker has returned.
  *   run_next, next_streak: owner only. A fiber woken by the running fiber
  *                 of its own worker through weft__ready_next waits in
  *                 run_next and goes before the FIFO, at most lifo_budget
@@ -234,12 +239,23 @@ void weft__ready(weft__fiber *f)
         ready_append(w, f);
         return;
     }
+    /* Once f is in the inbox it may run and finish, and the scheduler
+     * may be destroyed (or a bound thread unbound) while we still wake
+     * the worker: announce ourselves first, leave after. */
+    atomic_fetch_add_explicit(&w->wakers, 1, memory_order_relaxed);   /* relaxed: the release CAS below publishes it; seen by weft__worker_wait_wakers through the task's completion */
     weft__fiber *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
     do {
         f->next = head;
     } while (!atomic_compare_exchange_weak_explicit(&w->inbox, &head, f,
                  memory_order_release, memory_order_relaxed));  /* release: pairs with acquire in drain_inbox */
     weft__wake_worker(w->s, w);
+    atomic_fetch_sub_explicit(&w->wakers, 1, memory_order_release);   /* release: our last touch of w; pairs with the acquire in weft__worker_wait_wakers */
+}
+
+void weft__worker_wait_wakers(weft__worker *w)
+{
+    while (atomic_load_explicit(&w->wakers, memory_order_acquire))   /* acquire: pairs with the release in weft__ready */
+        sched_yield();
 }
 
 void weft__ready_next(weft__fiber *f)

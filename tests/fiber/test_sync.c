@@ -969,6 +969,38 @@ WT_TEST(sync, event_manual_and_auto_reset, .timeout = 120)
     }
 }
 
+/* ---- wake-ups racing the end of their scheduler ------------------------------- */
+
+/* A plain thread wakes a task and the scheduler is destroyed as soon as
+ * that task is done, while the waker may still be inside the wake-up. */
+static weft_event wr_ev;
+static void wr_waiter(void *arg)
+{
+    WT_ASSERT_EQ(weft_event_wait(&wr_ev), WEFT_OK);
+}
+static void *wr_signaller(void *arg)
+{
+    weft_event_signal(&wr_ev);
+    return NULL;
+}
+
+WT_TEST(sync, wake_from_a_thread_racing_destroy, .timeout = 300)
+{
+    unsigned rounds = (unsigned)wt_scaled(2000, 100);
+    for (unsigned r = 0; r < rounds; r++) {
+        weft_sched *s = make(1 + r % 2);
+        weft_event_init(&wr_ev, false, false);
+        cur = s;
+        WT_ASSERT_EQ(weft_spawn(s, wr_waiter, NULL), WEFT_OK);
+        pthread_t t;
+        pthread_create(&t, NULL, wr_signaller, NULL);
+        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+        pthread_join(t, NULL);
+        weft_event_destroy(&wr_ev);
+    }
+}
+
 /* ---- single-threaded mode: the bound thread runs the work it waits for --------- */
 
 static weft_mutex st_m;
