@@ -32,10 +32,14 @@
  *         stays full, FIFO holds). Ring empty and a sender waits
  *         (rendezvous): copy from it. Closed: ECLOSED. Else queue and
  *         block; result says OK (filled) or ECLOSED.
- *   close: set closed, then wake every queued receiver and sender with
- *         ECLOSED, in batches (weft__waitq_wake_all). closed keeps new
- *         waiters out, and recv no longer takes from blocked senders:
- *         a send blocked at close fails, it is not delivered later.
+ *   close: set closed and claim every queued receiver and sender, all
+ *         under one hold of the lock; unlock; release them with ECLOSED.
+ *         closed keeps new waiters out, and recv no longer takes from
+ *         blocked senders: a send blocked at close fails, it is not
+ *         delivered later.
+ *   No call touches the channel after releasing a peer (the release
+ *   comes after the unlock), so whoever takes the last element or sees
+ *   ECLOSED may destroy it at once.
  *   A waiter that times out is skipped by claim (its CAS lost) and
  *   unlinks itself; exactly one of "element exchanged" and "timed out"
  *   happens.
@@ -236,11 +240,6 @@ int weft_chan_recv_for(weft_chan *ch, void *elem, uint64_t timeout_ns)
     return chan_recv(ch, elem, timeout_ns, WEFT_ETIMEDOUT);
 }
 
-static void set_closed(weft__waiter *w, void *ctx)
-{
-    cw_of(w)->result = WEFT_ECLOSED;
-}
-
 void weft_chan_close(weft_chan *ch)
 {
     if (!ch)
@@ -251,7 +250,13 @@ void weft_chan_close(weft_chan *ch)
         return;
     }
     ch->closed = true;
-    weft__waitq_wake_all(&ch->recvq, set_closed, NULL, weft__spin_lock_fn, weft__spin_unlock_fn, &ch->lock);
-    weft__spin_lock(&ch->lock);
-    weft__waitq_wake_all(&ch->sendq, set_closed, NULL, weft__spin_lock_fn, weft__spin_unlock_fn, &ch->lock);
+    weft__waiter *r = weft__waitq_claim_all(&ch->recvq, NULL);
+    weft__waiter *s = weft__waitq_claim_all(&ch->sendq, NULL);
+    weft__spin_unlock(&ch->lock);
+    for (weft__waiter *w = r; w; w = w->next)   /* still claimed: ours to write */
+        cw_of(w)->result = WEFT_ECLOSED;
+    for (weft__waiter *w = s; w; w = w->next)
+        cw_of(w)->result = WEFT_ECLOSED;
+    weft__wake_list(r);
+    weft__wake_list(s);
 }

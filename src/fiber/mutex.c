@@ -25,8 +25,9 @@
  *     sema, q wake-ups granted and not yet consumed, and the sleepers:
  *             under lock (a semaphore: release before acquire is kept).
  *   condition variable
- *     q       waiters, under lock; tickets bound a broadcast to those
- *             waiting when it was called.
+ *     q       waiters, under lock. signal claims the oldest, broadcast all
+ *             of them (those waiting at the call: the lock keeps others
+ *             out), and both release them after dropping the lock.
  *
  * Protocol (mutex)
  *   Lock                                     Unlock
@@ -47,7 +48,7 @@
  *      were the last waiter. Else go to 2 as the WOKEN waiter.
  *
  * Protocol (condition variable wait)
- *   1. lock q; queue the waiter (ticket); unlock q, then the mutex: a
+ *   1. lock q; queue the waiter; unlock q, then the mutex: a
  *      signal after the mutex is released finds the waiter queued.
  *   2. block until notified or the deadline (the timeout's CAS decides).
  *   3. lock the mutex again, in both cases, then return.
@@ -343,7 +344,9 @@ void weft_cond_broadcast(weft_cond *p)
 {
     cond_impl *c = cond_of(p);
     weft__spin_lock(&c->lock);
-    weft__waitq_wake_all(&c->q, NULL, NULL, weft__spin_lock_fn, weft__spin_unlock_fn, &c->lock);
+    weft__waiter *all = weft__waitq_claim_all(&c->q, NULL);
+    weft__spin_unlock(&c->lock);
+    weft__wake_list(all);
 }
 
 void weft_cond_destroy(weft_cond *p)

@@ -2,8 +2,7 @@
  * blocking (a host's fiber suspension, or a futex for threads with none).
  *
  * Synchronization
- *   queue links, queued, ticket, pushed
- *                         under the primitive's lock.
+ *   queue links, queued   under the primitive's lock.
  *   state                 PENDING -> CLAIMED (notifier, CAS under the
  *                         primitive's lock) -> NOTIFIED (the same notifier,
  *                         store-release), or PENDING -> TIMEDOUT (the
@@ -66,7 +65,6 @@ void weft__waiter_init(weft__waiter *w, const void *obj, const char *what, uint6
     w->queued = false;
     atomic_init(&w->state, WEFT__WAIT_PENDING);
     w->deadline = deadline;
-    w->ticket = 0;
     w->fiber = NULL;
     w->host = NULL;
     w->obj = obj;
@@ -85,7 +83,6 @@ uint64_t weft__deadline(uint64_t timeout_ns)
 
 void weft__waitq_push(weft__waitq *q, weft__waiter *w)
 {
-    w->ticket = q->pushed++;
     w->next = NULL;
     w->prev = q->tail;
     if (q->tail)
@@ -98,7 +95,6 @@ void weft__waitq_push(weft__waitq *q, weft__waiter *w)
 
 void weft__waitq_push_front(weft__waitq *q, weft__waiter *w)
 {
-    w->ticket = 0;
     w->prev = NULL;
     w->next = q->head;
     if (q->head)
@@ -125,12 +121,10 @@ void weft__waitq_remove(weft__waitq *q, weft__waiter *w)
     w->queued = false;
 }
 
-static weft__waiter *claim(weft__waitq *q, uint64_t mark)
+weft__waiter *weft__waitq_claim(weft__waitq *q)
 {
     while (q->head) {
         weft__waiter *w = q->head;
-        if (w->ticket >= mark)
-            return NULL;
         weft__waitq_remove(q, w);
         unsigned expect = WEFT__WAIT_PENDING;
         if (atomic_compare_exchange_strong_explicit(&w->state, &expect, WEFT__WAIT_CLAIMED,
@@ -141,14 +135,29 @@ static weft__waiter *claim(weft__waitq *q, uint64_t mark)
     return NULL;
 }
 
-weft__waiter *weft__waitq_claim(weft__waitq *q)
+weft__waiter *weft__waitq_claim_all(weft__waitq *q, unsigned *n)
 {
-    return claim(q, UINT64_MAX);
+    weft__waiter *head = NULL, **tail = &head;
+    unsigned k = 0;
+    weft__waiter *w;
+    while ((w = weft__waitq_claim(q)) != NULL) {
+        *tail = w;                  /* the link is ours while it is claimed */
+        tail = &w->next;
+        k++;
+    }
+    *tail = NULL;
+    if (n)
+        *n = k;
+    return head;
 }
 
-weft__waiter *weft__waitq_claim_before(weft__waitq *q, uint64_t mark)
+void weft__wake_list(weft__waiter *list)
 {
-    return claim(q, mark);
+    while (list) {
+        weft__waiter *next = list->next;   /* read before the release */
+        weft__wakeup_fire(weft__waiter_notify(list));
+        list = next;
+    }
 }
 
 weft__wakeup weft__waiter_notify(weft__waiter *w)
@@ -165,30 +174,6 @@ weft__wakeup weft__waitq_take(weft__waitq *q)
     if (!w)
         return (weft__wakeup){ NULL, NULL, NULL };
     return weft__waiter_notify(w);
-}
-
-unsigned weft__waitq_wake_all(weft__waitq *q, void (*each)(weft__waiter *w, void *ctx), void *ctx,
-                              void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock)
-{
-    uint64_t mark = weft__waitq_mark(q);
-    unsigned woken = 0;
-    for (;;) {
-        weft__wakeup batch[WEFT__WAKE_BATCH];
-        unsigned n = 0;
-        weft__waiter *w;
-        while (n < WEFT__WAKE_BATCH && (w = weft__waitq_claim_before(q, mark)) != NULL) {
-            if (each)
-                each(w, ctx);
-            batch[n++] = weft__waiter_notify(w);
-        }
-        unlock_fn(lock);
-        for (unsigned i = 0; i < n; i++)
-            weft__wakeup_fire(batch[i]);
-        woken += n;
-        if (n < WEFT__WAKE_BATCH)
-            return woken;
-        lock_fn(lock);
-    }
 }
 
 static void futex_wait(atomic_uint *word, unsigned val, const struct timespec *rel)

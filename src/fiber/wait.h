@@ -35,7 +35,6 @@ typedef struct weft__waiter {
     atomic_uint state;                 /* PENDING -> CLAIMED -> NOTIFIED, or
                                           PENDING -> TIMEDOUT; futex word */
     uint64_t deadline;                 /* CLOCK_MONOTONIC ns; 0 = none */
-    uint64_t ticket;                   /* arrival order, stamped by weft__waitq_push */
     weft__fiber *fiber;                /* set by the host: the suspended fiber, or NULL */
     const struct weft__host *host;     /* who wakes it; NULL = a thread on the futex */
     const void *obj;                   /* what is waited on, for stall reports */
@@ -76,24 +75,16 @@ uint64_t weft__deadline(uint64_t timeout_ns);
 /* Queue helpers; caller holds the primitive's lock. FIFO order. */
 typedef struct weft__waitq {
     weft__waiter *head, *tail;
-    uint64_t pushed;                   /* tickets handed out so far */
 } weft__waitq;
 
-/* Appends w and stamps its ticket. */
 void weft__waitq_push(weft__waitq *q, weft__waiter *w);
-/* Puts w first, with ticket 0 (older than everything): for a waiter that
- * was woken, lost a race and waits again without losing its place. */
+/* Puts w first: for a waiter that was woken, lost a race and waits again
+ * without losing its place. */
 void weft__waitq_push_front(weft__waitq *q, weft__waiter *w);
 void weft__waitq_remove(weft__waitq *q, weft__waiter *w);
 static inline bool weft__waitq_empty(const weft__waitq *q)
 {
     return q->head == NULL;
-}
-/* The ticket the next push will get: waiters queued before this call
- * have smaller tickets (see weft__waitq_claim_before). */
-static inline uint64_t weft__waitq_mark(const weft__waitq *q)
-{
-    return q->pushed;
 }
 
 /* Pops the oldest waiter that is still PENDING and marks it CLAIMED;
@@ -102,10 +93,15 @@ static inline uint64_t weft__waitq_mark(const weft__waitq *q)
  * the waiter and what its data points to (the waiter cannot leave).
  * Caller holds the primitive's lock. */
 weft__waiter *weft__waitq_claim(weft__waitq *q);
-/* As weft__waitq_claim, but only waiters with a ticket below `mark`
- * (weft__waitq_mark): wakes those that were waiting at a point in time,
- * not those that came later. */
-weft__waiter *weft__waitq_claim_before(weft__waitq *q, uint64_t mark);
+/* Claims every PENDING waiter in q (so: those waiting now) and returns
+ * them linked through next, oldest first; *n (may be NULL) gets their
+ * number. They stay claimed, so the caller may drop the lock and then
+ * release them with weft__wake_list: the primitive is not touched again,
+ * which lets a woken waiter free it at once. Caller holds the lock. */
+weft__waiter *weft__waitq_claim_all(weft__waitq *q, unsigned *n);
+/* Notifies and wakes each waiter of a claimed list. Touches only the
+ * waiters. Callable from: any thread, best after dropping the lock. */
+void weft__wake_list(weft__waiter *list);
 
 /* A won wake-up: what is needed to wake the waiter, copied out of it
  * before it is released (a thread waiter may return as soon as it sees
@@ -122,16 +118,6 @@ weft__wakeup weft__waiter_notify(weft__waiter *w);
 
 /* weft__waitq_claim then weft__waiter_notify: wakes the oldest waiter. */
 weft__wakeup weft__waitq_take(weft__waitq *q);
-
-/* Wakes every waiter queued before the call (weft__waitq_mark), in
- * batches: claims up to WEFT__WAKE_BATCH under the lock, runs each(w,
- * ctx) on each claimed waiter (may be NULL: for a result field), notifies
- * them, drops the lock, fires them, and re-takes the lock for the next
- * batch. Caller holds the lock; it is released on return. Returns how
- * many were woken. */
-#define WEFT__WAKE_BATCH 32
-unsigned weft__waitq_wake_all(weft__waitq *q, void (*each)(weft__waiter *w, void *ctx), void *ctx,
-                              void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock);
 
 /* Wakes the waiter of a token; safe (and best) after dropping the
  * primitive's lock. Callable from: any thread. */

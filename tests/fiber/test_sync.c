@@ -969,7 +969,107 @@ WT_TEST(sync, event_manual_and_auto_reset, .timeout = 120)
     }
 }
 
-/* ---- wake-ups racing the end of their scheduler ------------------------------- */
+/* ---- an object may be freed as soon as a wait on it returns ------------------- */
+
+/* The usual idioms: a parent frees its wait group (or event, channel,
+ * mutex) right after the wait that told it the others are done. Each
+ * object lives on the heap so that ASan sees any later access by a
+ * waker still inside done(), signal(), send() or unlock(). Wakers run
+ * on fibers and on plain threads; some waiters time out meanwhile. */
+typedef struct freeme {
+    weft_mutex m;
+    int refs;
+} freeme;
+
+static void fm_done(void *arg)
+{
+    weft_waitgroup_done(arg);
+}
+static void *fm_done_thread(void *arg) { fm_done(arg); return NULL; }
+
+static void fm_signal(void *arg)
+{
+    weft_event_signal(arg);
+}
+static void *fm_signal_thread(void *arg) { fm_signal(arg); return NULL; }
+
+static void fm_send(void *arg)
+{
+    int v = 1;
+    WT_ASSERT_EQ(weft_chan_send(arg, &v), WEFT_OK);
+}
+
+/* Drops a reference under the mutex; the last one frees the object. */
+static void fm_unref(void *arg)
+{
+    freeme *f = arg;
+    weft_mutex_lock(&f->m);
+    bool last = --f->refs == 0;
+    weft_mutex_unlock(&f->m);
+    if (last) {
+        weft_mutex_destroy(&f->m);
+        free(f);
+    }
+}
+static void *fm_unref_thread(void *arg) { fm_unref(arg); return NULL; }
+
+static void fm_round(unsigned r)
+{
+    pthread_t t;
+    /* Wait group: three tasks and a thread finish; polls race them. */
+    weft_waitgroup *g = malloc(sizeof *g);
+    weft_waitgroup_init(g, 4);
+    for (int i = 0; i < 3; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, fm_done, g), WEFT_OK);
+    pthread_create(&t, NULL, fm_done_thread, g);
+    while (weft_waitgroup_wait_for(g, r % 2 ? 1000 : 0) == WEFT_ETIMEDOUT)
+        ;
+    weft_waitgroup_destroy(g);
+    free(g);                    /* a done() may still be returning: it must not touch g */
+    pthread_join(t, NULL);
+    /* Event: signalled by a task or a thread. */
+    weft_event *ev = malloc(sizeof *ev);
+    weft_event_init(ev, r % 3 == 0, false);
+    if (r % 4 == 1)
+        pthread_create(&t, NULL, fm_signal_thread, ev);
+    else
+        WT_ASSERT_EQ(weft_spawn(cur, fm_signal, ev), WEFT_OK);
+    while (weft_event_wait_for(ev, r % 2 ? 1000 : 0) == WEFT_ETIMEDOUT)
+        ;
+    weft_event_destroy(ev);
+    free(ev);
+    if (r % 4 == 1)
+        pthread_join(t, NULL);
+    /* Channel: the receiver of the last element destroys it. */
+    weft_chan *ch;
+    WT_ASSERT_EQ(weft_chan_create(&ch, sizeof(int), r % 2), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(cur, fm_send, ch), WEFT_OK);
+    int v;
+    WT_ASSERT_EQ(weft_chan_recv(ch, &v), WEFT_OK);
+    weft_chan_destroy(ch);
+    /* Mutex: reference count; whoever drops the last frees it. */
+    freeme *f = malloc(sizeof *f);
+    weft_mutex_init(&f->m);
+    f->refs = 4;
+    for (int i = 0; i < 2; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, fm_unref, f), WEFT_OK);
+    pthread_create(&t, NULL, fm_unref_thread, f);
+    fm_unref(f);
+    pthread_join(t, NULL);
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+}
+
+WT_TEST(sync, objects_freed_right_after_a_wait_returns, .timeout = 300)
+{
+    unsigned rounds = (unsigned)wt_scaled(3000, 200);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        for (unsigned r = 0; r < rounds; r++)
+            fm_round(r);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
 
 /* A plain thread wakes a task and the scheduler is destroyed as soon as
  * that task is done, while the waker may still be inside the wake-up. */
