@@ -160,7 +160,10 @@ WEFT_API int  weft_sleep(uint64_t ns);
  *
  * The bodies are public so they can be embedded; every field is private.
  * Initialize with _init before use; _destroy while anyone is blocked on
- * the object aborts with a message naming it.
+ * the object aborts with a message naming it. Once a wait has returned
+ * WEFT_OK, the call that satisfied it (done, signal, send, unlock) no
+ * longer touches the object: the waiter may destroy and free it at once
+ * if nobody else still uses it.
  *
  * Timed waits (_wait_for, _recv_for, _send_for) take a relative timeout
  * in nanoseconds on CLOCK_MONOTONIC. Each wait ends exactly once: WEFT_OK
@@ -180,7 +183,8 @@ typedef struct weft_cond      { uint64_t private_[8]; } weft_cond;
  * bug: debug builds (NDEBUG not defined) abort with a message naming the
  * wait group; release builds treat any total <= 0 as zero, so waiters are
  * released and later waits return at once until adds make it positive.
- * A wait group may be reused once its waiters have returned. */
+ * A wait group may be reused once its waiters have returned. The total
+ * must stay within +-2^35 (more aborts), and at most 2^20 - 1 waiters. */
 WEFT_API void weft_waitgroup_init(weft_waitgroup *wg, int64_t count);
 WEFT_API void weft_waitgroup_add(weft_waitgroup *wg, int64_t delta);
 WEFT_API void weft_waitgroup_done(weft_waitgroup *wg);     /* add(-1) */

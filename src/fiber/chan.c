@@ -71,10 +71,18 @@ static inline chan_waiter *cw_of(weft__waiter *w)
     return WEFT_CONTAINER_OF(w, chan_waiter, w);
 }
 
+/* Elements of the common small sizes are copied inline. */
 static inline void copy(void *dst, const void *src, size_t n)
 {
-    if (n)
-        memcpy(dst, src, n);
+    switch (n) {
+    case 0: return;
+    case 1: memcpy(dst, src, 1); return;
+    case 2: memcpy(dst, src, 2); return;
+    case 4: memcpy(dst, src, 4); return;
+    case 8: memcpy(dst, src, 8); return;
+    case 16: memcpy(dst, src, 16); return;
+    default: memcpy(dst, src, n); return;
+    }
 }
 
 static inline unsigned char *slot(weft_chan *ch, size_t i)
@@ -147,7 +155,7 @@ static int chan_send(weft_chan *ch, const void *elem, uint64_t timeout_ns, int b
         weft__spin_unlock(&ch->lock);
         return WEFT_ECLOSED;
     }
-    weft__waiter *r = weft__waitq_claim(&ch->recvq);
+    weft__waiter *r = weft__waitq_empty(&ch->recvq) ? NULL : weft__waitq_claim(&ch->recvq);
     if (r) {
         copy((void *)r->data, elem, ch->elem_size);
         cw_of(r)->result = WEFT_OK;
@@ -179,7 +187,7 @@ static int chan_recv(weft_chan *ch, void *elem, uint64_t timeout_ns, int busy)
         copy(elem, slot(ch, 0), ch->elem_size);
         ch->head = ch->head + 1 == ch->cap ? 0 : ch->head + 1;
         ch->count--;
-        weft__waiter *s = ch->closed ? NULL : weft__waitq_claim(&ch->sendq);
+        weft__waiter *s = ch->closed || weft__waitq_empty(&ch->sendq) ? NULL : weft__waitq_claim(&ch->sendq);
         if (s) {
             copy(slot(ch, ch->count), (const void *)s->data, ch->elem_size);
             ch->count++;
@@ -190,7 +198,7 @@ static int chan_recv(weft_chan *ch, void *elem, uint64_t timeout_ns, int busy)
         weft__wakeup_fire(t);
         return WEFT_OK;
     }
-    weft__waiter *s = ch->closed ? NULL : weft__waitq_claim(&ch->sendq);
+    weft__waiter *s = ch->closed || weft__waitq_empty(&ch->sendq) ? NULL : weft__waitq_claim(&ch->sendq);
     if (s) {
         copy(elem, (const void *)s->data, ch->elem_size);
         cw_of(s)->result = WEFT_OK;

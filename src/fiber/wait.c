@@ -59,20 +59,7 @@ uint64_t weft__clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void weft__waiter_init(weft__waiter *w, const void *obj, const char *what, uint64_t deadline)
-{
-    w->next = w->prev = NULL;
-    w->queued = false;
-    atomic_init(&w->state, WEFT__WAIT_PENDING);
-    w->deadline = deadline;
-    w->fiber = NULL;
-    w->host = NULL;
-    w->obj = obj;
-    w->what = what;
-    w->data = 0;
-}
-
-uint64_t weft__deadline(uint64_t timeout_ns)
+uint64_t weft__deadline_slow(uint64_t timeout_ns)
 {
     uint64_t now = weft__clock_ns();
     /* Past about 290 years from boot, "never" is the honest answer. */
@@ -126,6 +113,13 @@ weft__waiter *weft__waitq_claim(weft__waitq *q)
     while (q->head) {
         weft__waiter *w = q->head;
         weft__waitq_remove(q, w);
+        if (!w->deadline) {
+            /* No deadline, no timeout to race with: nobody else writes
+             * the state while it is PENDING, so a store claims it. */
+            atomic_store_explicit(&w->state, WEFT__WAIT_CLAIMED,
+                                  memory_order_relaxed);   /* relaxed: as for the CAS below */
+            return w;
+        }
         unsigned expect = WEFT__WAIT_PENDING;
         if (atomic_compare_exchange_strong_explicit(&w->state, &expect, WEFT__WAIT_CLAIMED,
                 memory_order_relaxed, memory_order_relaxed))   /* relaxed: the lock orders the waiter's set-up before us; this CAS only decides the race with the timeout's CAS */
@@ -160,14 +154,6 @@ void weft__wake_list(weft__waiter *list)
     }
 }
 
-weft__wakeup weft__waiter_notify(weft__waiter *w)
-{
-    weft__wakeup t = { w, w->host, &w->state };   /* copied before the store */
-    atomic_store_explicit(&w->state, WEFT__WAIT_NOTIFIED,
-                          memory_order_release);   /* release: publishes what the notifier wrote; pairs with the waiter's acquire load */
-    return t;
-}
-
 weft__wakeup weft__waitq_take(weft__waitq *q)
 {
     weft__waiter *w = weft__waitq_claim(q);
@@ -189,14 +175,6 @@ void weft__wakeup_fire(weft__wakeup t)
         t.host->wake(t.w);   /* a suspended fiber cannot resume before this */
     else
         syscall(SYS_futex, (void *)t.word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-void weft__wakeup_fire_next(weft__wakeup t)
-{
-    if (t.w && t.host && t.host->wake_next)
-        t.host->wake_next(t.w);
-    else
-        weft__wakeup_fire(t);
 }
 
 /* Hostless: sleep on the state word until it is NOTIFIED or TIMEDOUT. */

@@ -63,14 +63,31 @@ typedef struct weft__host {
 void weft__host_set(const weft__host *h);
 const weft__host *weft__host_get(void);
 
-/* Initializes w as PENDING with an optional absolute deadline. */
-void weft__waiter_init(weft__waiter *w, const void *obj, const char *what, uint64_t deadline);
+/* Initializes w as PENDING with an optional absolute deadline (inline:
+ * it is on every blocking path). */
+static inline void weft__waiter_init(weft__waiter *w, const void *obj, const char *what,
+                                     uint64_t deadline)
+{
+    w->next = w->prev = NULL;
+    w->queued = false;
+    atomic_init(&w->state, WEFT__WAIT_PENDING);
+    w->deadline = deadline;
+    w->fiber = NULL;
+    w->host = NULL;
+    w->obj = obj;
+    w->what = what;
+    w->data = 0;
+}
 
 /* The absolute deadline timeout_ns from now, for weft__waiter_init; 0
  * (none) when it lies beyond any representable time, as WEFT__FOREVER
- * does. */
+ * does (without reading the clock). */
 #define WEFT__FOREVER UINT64_MAX
-uint64_t weft__deadline(uint64_t timeout_ns);
+uint64_t weft__deadline_slow(uint64_t timeout_ns);
+static inline uint64_t weft__deadline(uint64_t timeout_ns)
+{
+    return timeout_ns >= UINT64_MAX / 2 ? 0 : weft__deadline_slow(timeout_ns);
+}
 
 /* Queue helpers; caller holds the primitive's lock. FIFO order. */
 typedef struct weft__waitq {
@@ -114,7 +131,13 @@ typedef struct weft__wakeup {
 
 /* Releases a claimed waiter (CLAIMED -> NOTIFIED). From here on the
  * caller may touch it only through the returned token. */
-weft__wakeup weft__waiter_notify(weft__waiter *w);
+static inline weft__wakeup weft__waiter_notify(weft__waiter *w)
+{
+    weft__wakeup t = { w, w->host, &w->state };   /* copied before the store */
+    atomic_store_explicit(&w->state, WEFT__WAIT_NOTIFIED,
+                          memory_order_release);   /* release: publishes what the notifier wrote; pairs with the waiter's acquire load */
+    return t;
+}
 
 /* weft__waitq_claim then weft__waiter_notify: wakes the oldest waiter. */
 weft__wakeup weft__waitq_take(weft__waitq *q);
@@ -124,7 +147,13 @@ weft__wakeup weft__waitq_take(weft__waitq *q);
 void weft__wakeup_fire(weft__wakeup t);
 /* As weft__wakeup_fire through the host's wake_next: a fiber woken from
  * its own worker runs next. */
-void weft__wakeup_fire_next(weft__wakeup t);
+static inline void weft__wakeup_fire_next(weft__wakeup t)
+{
+    if (t.w && t.host && t.host->wake_next)
+        t.host->wake_next(t.w);
+    else
+        weft__wakeup_fire(t);
+}
 
 /* Blocks on w, which the caller has queued under `lock` (still held).
  * Releases the lock. Returns WEFT_OK when notified, WEFT_ETIMEDOUT when
