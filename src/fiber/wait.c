@@ -4,11 +4,13 @@
  * Synchronization
  *   queue links, queued   under the primitive's lock.
  *   state                 PENDING -> CLAIMED (notifier, CAS under the
- *                         primitive's lock) -> NOTIFIED (the same notifier,
- *                         store-release), or PENDING -> TIMEDOUT (the
- *                         waiter's own timeout, CAS). The winner of the CAS
- *                         acts; the loser backs off. Also the futex word a
- *                         hostless thread sleeps on.
+ *                         primitive's lock; a plain store when the waiter
+ *                         has no deadline, as then nothing races it) ->
+ *                         NOTIFIED (the same notifier, store-release), or
+ *                         PENDING -> TIMEDOUT (the waiter's own timeout,
+ *                         CAS). The winner of the CAS acts; the loser
+ *                         backs off. Also the futex word a hostless
+ *                         thread sleeps on.
  *   host                  per thread, written by that thread only.
  *
  * Protocol
@@ -24,7 +26,9 @@
  *
  * Lifetime: a waiter lives in the blocked frame. A notifier touches it
  * only between claiming it and storing NOTIFIED, then through the token
- * it copied out before the store. A fiber cannot resume before it is
+ * it copied out before the store. Claimed waiters may be released after
+ * the primitive's lock is dropped (weft__wake_list), so that a releaser
+ * never touches the primitive after a waiter it woke could free it. A fiber cannot resume before it is
  * woken (its timeout lost the CAS), so the frame is alive for the wake. A
  * thread on a futex may see NOTIFIED and return before the notifier's
  * futex_wake; that wake then names a dead address, which the kernel
