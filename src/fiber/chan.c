@@ -7,7 +7,7 @@
  * elements directly (the waker copies into or out of the blocked side's
  * buffer while it holds the waiter claimed), so a woken receiver returns
  * without touching the channel again. A receiver woken by a sender on its
- * own worker runs next (weft__wakeup_fire_next), so a ping-pong pair
+ * own worker runs next (weft__wake_next), so a ping-pong pair
  * stays on one core; the scheduler bounds that by lifo_budget.
  *
  * Synchronization
@@ -20,11 +20,11 @@
  *                      only while count == cap, so at most one of the
  *                      queues holds PENDING waiters at a time.
  *   chan_waiter.result written by whoever claims the waiter, before it
- *                      notifies (the waiter reads it after NOTIFIED).
+ *                      releases it (the waiter reads it after NOTIFIED).
  *
  * Protocol
  *   send: closed -> ECLOSED. A receiver waiting: claim it, copy the
- *         element into its buffer, notify, unlock, wake it (run next).
+ *         element into its buffer, unlock, release it (run next).
  *         Room in the ring: append. Else queue with data = element and
  *         block; result says OK (taken) or ECLOSED.
  *   recv: ring not empty: take the head; if a sender waits (and the
@@ -159,9 +159,8 @@ static int chan_send(weft_chan *ch, const void *elem, uint64_t timeout_ns, int b
     if (r) {
         copy((void *)r->data, elem, ch->elem_size);
         cw_of(r)->result = WEFT_OK;
-        weft__wakeup t = weft__waiter_notify(r);
         weft__spin_unlock(&ch->lock);
-        weft__wakeup_fire_next(t);
+        weft__wake_next(r);
         return WEFT_OK;
     }
     if (ch->count < ch->cap) {
@@ -182,7 +181,6 @@ static int chan_recv(weft_chan *ch, void *elem, uint64_t timeout_ns, int busy)
     if (WEFT_UNLIKELY(!ch || (!elem && ch->elem_size)))
         return WEFT_EINVAL;
     weft__spin_lock(&ch->lock);
-    weft__wakeup t = { NULL, NULL, NULL };
     if (ch->count) {
         copy(elem, slot(ch, 0), ch->elem_size);
         ch->head = ch->head + 1 == ch->cap ? 0 : ch->head + 1;
@@ -192,19 +190,17 @@ static int chan_recv(weft_chan *ch, void *elem, uint64_t timeout_ns, int busy)
             copy(slot(ch, ch->count), (const void *)s->data, ch->elem_size);
             ch->count++;
             cw_of(s)->result = WEFT_OK;
-            t = weft__waiter_notify(s);
         }
         weft__spin_unlock(&ch->lock);
-        weft__wakeup_fire(t);
+        weft__wake(s);
         return WEFT_OK;
     }
     weft__waiter *s = ch->closed || weft__waitq_empty(&ch->sendq) ? NULL : weft__waitq_claim(&ch->sendq);
     if (s) {
         copy(elem, (const void *)s->data, ch->elem_size);
         cw_of(s)->result = WEFT_OK;
-        t = weft__waiter_notify(s);
         weft__spin_unlock(&ch->lock);
-        weft__wakeup_fire(t);
+        weft__wake(s);
         return WEFT_OK;
     }
     if (ch->closed) {

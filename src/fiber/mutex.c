@@ -122,14 +122,14 @@ static void sema_wait(mutex_impl *m, weft_mutex *p, bool first)
 static void sema_post(mutex_impl *m, bool handoff)
 {
     weft__spin_lock(&m->lock);
-    weft__wakeup t = weft__waitq_take(&m->q);
-    if (!t.w)
+    weft__waiter *w = weft__waitq_claim(&m->q);
+    if (!w)
         m->sema++;
     weft__spin_unlock(&m->lock);
     if (handoff)
-        weft__wakeup_fire_next(t);   /* the new owner runs next on our worker */
+        weft__wake_next(w);   /* the new owner runs next on our worker */
     else
-        weft__wakeup_fire(t);
+        weft__wake(w);
 }
 
 static void lock_slow(mutex_impl *m, weft_mutex *p)
@@ -335,9 +335,9 @@ void weft_cond_signal(weft_cond *p)
 {
     cond_impl *c = cond_of(p);
     weft__spin_lock(&c->lock);
-    weft__wakeup t = weft__waitq_take(&c->q);
+    weft__waiter *w = weft__waitq_claim(&c->q);
     weft__spin_unlock(&c->lock);
-    weft__wakeup_fire(t);
+    weft__wake(w);
 }
 
 void weft_cond_broadcast(weft_cond *p)

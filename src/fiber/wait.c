@@ -17,18 +17,20 @@
  *   Waiter                                 Notifier
  *   1. under the lock: init, push,         1. under the lock: claim the
  *      set host (and fiber, in block)         oldest PENDING waiter by CAS
- *   2. unlock; block until state is           (TIMEDOUT ones are unlinked)
- *      NOTIFIED or TIMEDOUT                2. write into it (data), store
- *   3. deadline: CAS PENDING->TIMEDOUT;       NOTIFIED (release)
- *      if that fails a notifier owns us:   3. unlock; fire the token: the
- *      wait for NOTIFIED                      host's wake, or futex_wake
- *   4. TIMEDOUT: relock, unlink, unlock
+ *   2. unlock; block until state is           (TIMEDOUT ones are unlinked);
+ *      NOTIFIED or TIMEDOUT                   write into it (data)
+ *   3. deadline: CAS PENDING->TIMEDOUT;    2. unlock: the last access to
+ *      if that fails a notifier owns us:      the primitive
+ *      wait for NOTIFIED                   3. store NOTIFIED (release),
+ *   4. TIMEDOUT: relock, unlink, unlock       then the host's wake, or
+ *                                             futex_wake
  *
  * Lifetime: a waiter lives in the blocked frame. A notifier touches it
- * only between claiming it and storing NOTIFIED, then through the token
- * it copied out before the store. Claimed waiters may be released after
- * the primitive's lock is dropped (weft__wake_list), so that a releaser
- * never touches the primitive after a waiter it woke could free it. A fiber cannot resume before it is
+ * only between claiming it and storing NOTIFIED, then through what it
+ * copied out before the store. The store comes after the notifier's
+ * last access to the primitive, because a thread waiter may see NOTIFIED
+ * and return at once (without waiting for the futex_wake), and whoever
+ * it returns to may free the primitive. A fiber cannot resume before it is
  * woken (its timeout lost the CAS), so the frame is alive for the wake. A
  * thread on a futex may see NOTIFIED and return before the notifier's
  * futex_wake; that wake then names a dead address, which the kernel
@@ -153,17 +155,9 @@ void weft__wake_list(weft__waiter *list)
 {
     while (list) {
         weft__waiter *next = list->next;   /* read before the release */
-        weft__wakeup_fire(weft__waiter_notify(list));
+        weft__wake(list);
         list = next;
     }
-}
-
-weft__wakeup weft__waitq_take(weft__waitq *q)
-{
-    weft__waiter *w = weft__waitq_claim(q);
-    if (!w)
-        return (weft__wakeup){ NULL, NULL, NULL };
-    return weft__waiter_notify(w);
 }
 
 static void futex_wait(atomic_uint *word, unsigned val, const struct timespec *rel)
@@ -171,14 +165,9 @@ static void futex_wait(atomic_uint *word, unsigned val, const struct timespec *r
     syscall(SYS_futex, (void *)word, FUTEX_WAIT_PRIVATE, val, rel, NULL, 0);
 }
 
-void weft__wakeup_fire(weft__wakeup t)
+void weft__wake_word(atomic_uint *word)
 {
-    if (!t.w)
-        return;
-    if (t.host)
-        t.host->wake(t.w);   /* a suspended fiber cannot resume before this */
-    else
-        syscall(SYS_futex, (void *)t.word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* Hostless: sleep on the state word until it is NOTIFIED or TIMEDOUT. */

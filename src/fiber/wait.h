@@ -106,54 +106,55 @@ static inline bool weft__waitq_empty(const weft__waitq *q)
 
 /* Pops the oldest waiter that is still PENDING and marks it CLAIMED;
  * waiters found TIMEDOUT are unlinked and skipped. NULL if none. Until
- * weft__waiter_notify the caller owns the waiter: it may read and write
- * the waiter and what its data points to (the waiter cannot leave).
- * Caller holds the primitive's lock. */
+ * it is released (weft__wake) the caller owns the waiter: it may read
+ * and write the waiter and what its data points to (the waiter cannot
+ * leave). Caller holds the primitive's lock. */
 weft__waiter *weft__waitq_claim(weft__waitq *q);
 /* Claims every PENDING waiter in q (so: those waiting now) and returns
  * them linked through next, oldest first; *n (may be NULL) gets their
- * number. They stay claimed, so the caller may drop the lock and then
- * release them with weft__wake_list: the primitive is not touched again,
- * which lets a woken waiter free it at once. Caller holds the lock. */
+ * number. Caller holds the lock. */
 weft__waiter *weft__waitq_claim_all(weft__waitq *q, unsigned *n);
-/* Notifies and wakes each waiter of a claimed list. Touches only the
- * waiters. Callable from: any thread, best after dropping the lock. */
-void weft__wake_list(weft__waiter *list);
 
-/* A won wake-up: what is needed to wake the waiter, copied out of it
- * before it is released (a thread waiter may return as soon as it sees
- * NOTIFIED). */
-typedef struct weft__wakeup {
-    weft__waiter *w;                   /* NULL: nobody was woken */
-    const struct weft__host *host;
-    atomic_uint *word;
-} weft__wakeup;
+/* futex_wake on a released thread waiter's word (which may be dead by
+ * now: harmless, see wait.c). */
+void weft__wake_word(atomic_uint *word);
 
-/* Releases a claimed waiter (CLAIMED -> NOTIFIED). From here on the
- * caller may touch it only through the returned token. */
-static inline weft__wakeup weft__waiter_notify(weft__waiter *w)
+static inline void weft__release(weft__waiter *w, bool next)
 {
-    weft__wakeup t = { w, w->host, &w->state };   /* copied before the store */
+    const weft__host *h = w->host;      /* copied before the store */
+    atomic_uint *word = &w->state;
     atomic_store_explicit(&w->state, WEFT__WAIT_NOTIFIED,
                           memory_order_release);   /* release: publishes what the notifier wrote; pairs with the waiter's acquire load */
-    return t;
-}
-
-/* weft__waitq_claim then weft__waiter_notify: wakes the oldest waiter. */
-weft__wakeup weft__waitq_take(weft__waitq *q);
-
-/* Wakes the waiter of a token; safe (and best) after dropping the
- * primitive's lock. Callable from: any thread. */
-void weft__wakeup_fire(weft__wakeup t);
-/* As weft__wakeup_fire through the host's wake_next: a fiber woken from
- * its own worker runs next. */
-static inline void weft__wakeup_fire_next(weft__wakeup t)
-{
-    if (t.w && t.host && t.host->wake_next)
-        t.host->wake_next(t.w);
+    if (!h)
+        weft__wake_word(word);
+    else if (next && h->wake_next)
+        h->wake_next(w);                /* a suspended fiber cannot resume before this */
     else
-        weft__wakeup_fire(t);
+        h->wake(w);
 }
+
+/* Releasing a claimed waiter: stores NOTIFIED, then wakes it (the host's
+ * wake, or futex_wake). Call it after dropping the primitive's lock, as
+ * the primitive's last access: a thread waiter may see NOTIFIED and
+ * return at once, and its caller may then free the primitive. Touches
+ * the waiter only until the store (a fiber's frame lives until the wake
+ * anyway). Callable from: any thread. NULL does nothing. */
+static inline void weft__wake(weft__waiter *w)
+{
+    if (w)
+        weft__release(w, false);
+}
+
+/* As weft__wake through the host's wake_next: a fiber woken from its own
+ * worker runs next. */
+static inline void weft__wake_next(weft__waiter *w)
+{
+    if (w)
+        weft__release(w, true);
+}
+
+/* weft__wake on each waiter of a claimed list. */
+void weft__wake_list(weft__waiter *list);
 
 /* Blocks on w, which the caller has queued under `lock` (still held).
  * Releases the lock. Returns WEFT_OK when notified, WEFT_ETIMEDOUT when
