@@ -152,35 +152,73 @@ WEFT_API void weft_yield(void);
 WEFT_API int  weft_sleep(uint64_t ns);
 
 /* ---- fiber-aware sync: blocks the fiber, not the thread -------------
- * Usable from tasks, bound threads and plain threads alike. The bodies
- * are public so they can be embedded; every field is private. */
+ * Usable from tasks, bound threads and plain threads alike, mixed on one
+ * object: a task suspends its fiber and its worker runs other work; a
+ * bound thread in single-threaded mode (workers = 0) runs queued tasks
+ * while it waits; any other thread sleeps in the kernel. Waiting
+ * allocates nothing.
+ *
+ * The bodies are public so they can be embedded; every field is private.
+ * Initialize with _init before use; _destroy while anyone is blocked on
+ * the object aborts with a message naming it. Once a wait has returned
+ * WEFT_OK, the call that satisfied it (done, signal, send, unlock) no
+ * longer touches the object: the waiter may destroy and free it at once
+ * if nobody else still uses it.
+ *
+ * Timed waits (_wait_for, _recv_for, _send_for) take a relative timeout
+ * in nanoseconds on CLOCK_MONOTONIC. Each wait ends exactly once: WEFT_OK
+ * (notified, or the object was ready) or WEFT_ETIMEDOUT, never both and
+ * never a lost notification. A timeout of 0 only polls (no wait, no fiber
+ * switch), except on a condition variable, where it still releases and
+ * re-takes the mutex. A wait may end later than its timeout, never
+ * earlier. */
 
 typedef struct weft_waitgroup { uint64_t private_[8]; } weft_waitgroup;
 typedef struct weft_event     { uint64_t private_[8]; } weft_event;
 typedef struct weft_mutex     { uint64_t private_[8]; } weft_mutex;
 typedef struct weft_cond      { uint64_t private_[8]; } weft_cond;
 
+/* Wait group: a counter; wait returns once it is zero. add(n) before
+ * starting n pieces of work, done() as each ends. A total below zero is a
+ * bug: debug builds (NDEBUG not defined) abort with a message naming the
+ * wait group; release builds treat any total <= 0 as zero, so waiters are
+ * released and later waits return at once until adds make it positive.
+ * A wait group may be reused once its waiters have returned. The total
+ * must stay within +-2^35 (more aborts), and at most 2^20 - 1 waiters. */
 WEFT_API void weft_waitgroup_init(weft_waitgroup *wg, int64_t count);
 WEFT_API void weft_waitgroup_add(weft_waitgroup *wg, int64_t delta);
-WEFT_API void weft_waitgroup_done(weft_waitgroup *wg);
+WEFT_API void weft_waitgroup_done(weft_waitgroup *wg);     /* add(-1) */
 WEFT_API int  weft_waitgroup_wait(weft_waitgroup *wg);
 WEFT_API int  weft_waitgroup_wait_for(weft_waitgroup *wg, uint64_t timeout_ns);
 WEFT_API void weft_waitgroup_destroy(weft_waitgroup *wg);
 
+/* Event. Manual reset: signal wakes every waiter and stays set until
+ * clear. Auto reset: signal wakes exactly one waiter, or, if none waits,
+ * stays set until one wait consumes it. */
 WEFT_API void weft_event_init(weft_event *ev, bool manual_reset, bool signalled);
 WEFT_API void weft_event_signal(weft_event *ev);
 WEFT_API void weft_event_clear(weft_event *ev);
-WEFT_API bool weft_event_test(weft_event *ev);
+WEFT_API bool weft_event_test(weft_event *ev);              /* consumes nothing */
 WEFT_API int  weft_event_wait(weft_event *ev);
 WEFT_API int  weft_event_wait_for(weft_event *ev, uint64_t timeout_ns);
 WEFT_API void weft_event_destroy(weft_event *ev);
 
+/* Mutex: not recursive. Under contention a locker spins briefly, then
+ * sleeps in a FIFO queue; unlock wakes at most one sleeper. A sleeper
+ * passed over for more than 1 ms switches the mutex to hand-off mode:
+ * each unlock then gives the lock to the oldest sleeper directly, until
+ * the queue drains. Unlocking a mutex that is not locked aborts. */
 WEFT_API void weft_mutex_init(weft_mutex *m);
 WEFT_API void weft_mutex_lock(weft_mutex *m);
-WEFT_API bool weft_mutex_trylock(weft_mutex *m);
+WEFT_API bool weft_mutex_trylock(weft_mutex *m);            /* true: now held */
 WEFT_API void weft_mutex_unlock(weft_mutex *m);
-WEFT_API void weft_mutex_destroy(weft_mutex *m);
+WEFT_API void weft_mutex_destroy(weft_mutex *m);            /* must be unlocked */
 
+/* Condition variable: wait atomically releases m (which must be held)
+ * and blocks; it returns holding m again, also after WEFT_ETIMEDOUT.
+ * signal wakes exactly one waiter (the oldest), broadcast every waiter
+ * waiting when it is called. No spurious wake-ups, but the predicate may
+ * have changed again by the time m is re-taken: wait in a loop. */
 WEFT_API void weft_cond_init(weft_cond *c);
 WEFT_API int  weft_cond_wait(weft_cond *c, weft_mutex *m);
 WEFT_API int  weft_cond_wait_for(weft_cond *c, weft_mutex *m, uint64_t timeout_ns);
@@ -188,15 +226,26 @@ WEFT_API void weft_cond_signal(weft_cond *c);
 WEFT_API void weft_cond_broadcast(weft_cond *c);
 WEFT_API void weft_cond_destroy(weft_cond *c);
 
-typedef struct weft_chan weft_chan;      /* capacity 0 = rendezvous */
+/* Channel: a bounded FIFO of elements of elem_size bytes, copied in and
+ * out. capacity 0 = rendezvous (a send completes when a receiver takes
+ * the element). Elements from one sender arrive in the order sent. After
+ * close, sends fail with WEFT_ECLOSED (also those blocked at the time:
+ * their element is not delivered) and receives drain what is buffered,
+ * then fail with WEFT_ECLOSED; closing twice does nothing. try_ forms
+ * return WEFT_EAGAIN instead of blocking. A receiver woken by a sender on
+ * its own worker runs next (so a ping-pong pair stays on one core), at
+ * most lifo_budget times in a row. create makes one allocation (header
+ * and buffer); EINVAL if elem_size * capacity overflows. */
+typedef struct weft_chan weft_chan;
 WEFT_API int  weft_chan_create(weft_chan **out, size_t elem_size, size_t capacity);
 WEFT_API int  weft_chan_send(weft_chan *ch, const void *elem);      /* ECLOSED */
 WEFT_API int  weft_chan_recv(weft_chan *ch, void *elem);            /* ECLOSED when drained */
 WEFT_API int  weft_chan_try_send(weft_chan *ch, const void *elem);  /* EAGAIN */
 WEFT_API int  weft_chan_try_recv(weft_chan *ch, void *elem);        /* EAGAIN */
+WEFT_API int  weft_chan_send_for(weft_chan *ch, const void *elem, uint64_t timeout_ns);
 WEFT_API int  weft_chan_recv_for(weft_chan *ch, void *elem, uint64_t timeout_ns);
 WEFT_API void weft_chan_close(weft_chan *ch);
-WEFT_API void weft_chan_destroy(weft_chan *ch);
+WEFT_API void weft_chan_destroy(weft_chan *ch);  /* nobody may be blocked on it */
 
 /* ---- task graphs ----------------------------------------------------
  * A graph is a DAG of tasks, built once and run any number of times. A

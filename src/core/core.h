@@ -99,6 +99,7 @@ struct weft__worker {
     weft__deque deque;
     weft__node *_Atomic lifo;            /* LIFO slot (ck-free: C11 exchange) */
     weft__fiber *_Atomic inbox;          /* fibers made ready by other threads */
+    atomic_uint wakers;                  /* other threads inside weft__ready for us */
     atomic_uint token;                   /* futex word: 1 = woken */
     atomic_bool in_idle;                 /* in the idle set (written under its lock) */
     weft__worker *idle_prev, *idle_next; /* idle set links, under idle_lock */
@@ -117,6 +118,9 @@ struct weft__worker {
     unsigned deque_capacity;
     weft__fiber *idle_fibers;            /* parked at the loop, reusable */
     weft__fiber *ready_head, *ready_tail;/* owner's FIFO of resumable fibers */
+    weft__fiber *run_next;               /* woken by the running fiber: runs next */
+    unsigned next_streak;                /* run_next picks in a row (<= lifo_budget) */
+    unsigned fiber_streak;               /* fiber resumptions since a task last ran */
     weft__fiber *pollers;                /* suspended in wait_until */
     weft__fiber *yield_head, *yield_tail;/* yielded, waiting for one task to run */
     unsigned blocked;                    /* fibers suspended in a task */
@@ -222,6 +226,14 @@ void weft__suspend(weft__worker *w);
 /* Makes a fiber suspended by weft__suspend runnable again. Callable from:
  * any thread. */
 void weft__ready(weft__fiber *f);
+/* As weft__ready, but from f's own worker f runs next (ahead of the ready
+ * FIFO), at most cfg.lifo_budget times in a row before other work gets a
+ * turn. Callable from: any thread (elsewhere it is weft__ready). */
+void weft__ready_next(weft__fiber *f);
+/* Waits until no other thread is inside weft__ready for w: a waker from
+ * outside touches w and its scheduler after the fiber it woke may have
+ * finished. Callable from: destroy and unbind, before freeing w. */
+void weft__worker_wait_wakers(weft__worker *w);
 uint64_t weft__now_ns(void);
 /* Blocking for fiber-aware primitives on workers and on bound threads in
  * single-threaded mode (src/fiber/wait.h). */

@@ -222,8 +222,10 @@ int weft_sched_destroy(weft_sched *s)
          * exiting; it re-checks exiting after announcing idle. */
         pthread_join(s->workers[i].thread, NULL);
     }
-    for (unsigned i = 0; i < s->nworkers; i++)
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        weft__worker_wait_wakers(&s->workers[i]);   /* a thread that woke a fiber may still be leaving */
         weft__worker_fini(&s->workers[i]);
+    }
     weft__park_fini(s);
     weft__inject_fini(&s->global);
     if (s->bound)
@@ -318,6 +320,7 @@ void weft_sched_unbind(void)
     weft__host_set(NULL);
     weft__fiber_thread_leave();
     weft__tls_worker = NULL;
+    weft__worker_wait_wakers(w);   /* a thread that woke one of our fibers may still be leaving */
     weft__worker_fini(w);
     weft__free(w, sizeof *w);
 }

@@ -9,6 +9,25 @@
  *                 pushed with CAS (release) by any thread, emptied by the
  *                 owner with one exchange (acquire). The owner then keeps
  *                 them in its own FIFO (ready_head/tail), owner only.
+ *   wakers        threads between announcing a push to the inbox and
+ *                 their last touch of the worker (RMW; release on the way
+ *                 out). Destroy and unbind wait for 0 before freeing:
+ *                 the woken fiber can finish, and the scheduler go idle,
+ *                 before its waker has returned.
+ *   run_next, next_streak: owner only. A fiber woken by the running fiber
+ *                 of its own worker through weft__ready_next waits in
+ *                 run_next and goes before the FIFO, at most lifo_budget
+ *                 times in a row; then one FIFO fiber or one local task
+ *                 (deque, LIFO slot, global ring) goes first. A fiber it
+ *                 displaces from run_next joins the FIFO's tail.
+ *   fiber_streak: owner only. Ready fibers go before tasks, and a fiber
+ *                 that blocks switches straight to the next ready one,
+ *                 bypassing the loop. So that fibers waking each other
+ *                 (or a short timed wait in a loop) cannot starve the
+ *                 rest, after global_interval resumptions in a row the
+ *                 loop gets a turn when something else waits: it fires
+ *                 due timers, runs one local task, releases yielded
+ *                 fibers and polls wait_until pollers.
  *   cur, idle_fibers, pollers, timers, blocked: owner only.
  *
  * Fibers. Every fiber of a worker runs the same loop. A task runs on the
@@ -125,6 +144,11 @@ bool weft__timer_disarm(weft__worker *w, weft__timer *t)
     return true;
 }
 
+static bool timer_due(weft__worker *w)
+{
+    return w->ntimers && w->timers[0]->deadline <= weft__now_ns();
+}
+
 static void fire_due_timers(weft__worker *w)
 {
     if (!w->ntimers)
@@ -170,17 +194,40 @@ static void drain_inbox(weft__worker *w)
     }
 }
 
+/* The next resumable fiber, or NULL. run_next goes first while within
+ * its budget; past it, the FIFO's head. A run_next fiber over budget is
+ * left for the caller to weigh against local tasks. Callable from: owner. */
 static weft__fiber *take_ready(weft__worker *w)
 {
+    weft__fiber *f = w->run_next;
+    if (f && w->next_streak < w->s->cfg.lifo_budget) {
+        w->run_next = NULL;
+        w->next_streak++;
+        w->fiber_streak++;
+        return f;
+    }
     if (!w->ready_head)
         drain_inbox(w);
-    weft__fiber *f = w->ready_head;
+    f = w->ready_head;
     if (f) {
         w->ready_head = f->next;
         if (!w->ready_head)
             w->ready_tail = NULL;
         f->next = NULL;
+        w->next_streak = 0;
+        w->fiber_streak++;
     }
+    return f;
+}
+
+/* The run_next fiber regardless of its budget (the streak starts over).
+ * Callable from: owner, once nothing else local is waiting. */
+static weft__fiber *take_run_next(weft__worker *w)
+{
+    weft__fiber *f = w->run_next;
+    w->run_next = NULL;
+    w->next_streak = 0;
+    w->fiber_streak++;
     return f;
 }
 
@@ -192,12 +239,35 @@ void weft__ready(weft__fiber *f)
         ready_append(w, f);
         return;
     }
+    /* Once f is in the inbox it may run and finish, and the scheduler
+     * may be destroyed (or a bound thread unbound) while we still wake
+     * the worker: announce ourselves first, leave after. */
+    atomic_fetch_add_explicit(&w->wakers, 1, memory_order_relaxed);   /* relaxed: the release CAS below publishes it; seen by weft__worker_wait_wakers through the task's completion */
     weft__fiber *head = atomic_load_explicit(&w->inbox, memory_order_relaxed);
     do {
         f->next = head;
     } while (!atomic_compare_exchange_weak_explicit(&w->inbox, &head, f,
                  memory_order_release, memory_order_relaxed));  /* release: pairs with acquire in drain_inbox */
     weft__wake_worker(w->s, w);
+    atomic_fetch_sub_explicit(&w->wakers, 1, memory_order_release);   /* release: our last touch of w; pairs with the acquire in weft__worker_wait_wakers */
+}
+
+void weft__worker_wait_wakers(weft__worker *w)
+{
+    while (atomic_load_explicit(&w->wakers, memory_order_acquire))   /* acquire: pairs with the release in weft__ready */
+        sched_yield();
+}
+
+void weft__ready_next(weft__fiber *f)
+{
+    weft__worker *w = fstate(f)->w;
+    if (weft__tls_worker != w) {
+        weft__ready(f);
+        return;
+    }
+    if (w->run_next)
+        ready_append(w, w->run_next);
+    w->run_next = f;
 }
 
 /* ---- fibers --------------------------------------------------------------------- */
@@ -215,12 +285,46 @@ static void fiber_main(void *arg)
     weft__panic("fiber_main: a worker loop returned on a pooled fiber");
 }
 
-/* A fiber to continue on: a ready one, an idle one, or a new one. */
+static weft__task *as_task(weft__node *n);
+
+/* Is a task or a due timer waiting on this worker (not counting
+ * stealable work elsewhere)? Cheap: loads only, and the clock only with
+ * timers armed. Callable from: owner. */
+static bool local_work_waiting(weft__worker *w)
+{
+    if (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed))
+        return true;
+    if (!weft__inject_empty(&w->s->global))
+        return true;
+    return timer_due(w);
+}
+
+/* Have ready fibers run long enough (fiber_streak) while something else
+ * waits that only the loop serves? If nothing waits, the count starts
+ * over, so the check costs a few loads once per global_interval
+ * resumptions. Callable from: owner. */
+static bool others_turn(weft__worker *w)
+{
+    if (w->fiber_streak < w->s->cfg.global_interval)
+        return false;
+    if (w->yield_head || w->pollers || local_work_waiting(w))
+        return true;
+    w->fiber_streak = 0;
+    return false;
+}
+
+/* A fiber to continue on: a ready one, an idle one (to run the loop), or
+ * a new one. */
 static weft__fiber *next_fiber(weft__worker *w)
 {
-    weft__fiber *f = take_ready(w);
-    if (f)
-        return f;
+    weft__fiber *f;
+    if (!others_turn(w)) {
+        f = take_ready(w);
+        if (f)
+            return f;
+        if (w->run_next && !local_work_waiting(w))
+            return take_run_next(w);   /* over budget, but nothing else is waiting */
+    }
     f = w->idle_fibers;
     if (f) {
         w->idle_fibers = f->next;
@@ -382,7 +486,7 @@ static weft__task *pick_local(weft__worker *w)
 bool weft__work_visible(weft__worker *w)
 {
     weft_sched *s = w->s;
-    if (w->ready_head || atomic_load_explicit(&w->inbox, memory_order_relaxed))
+    if (w->ready_head || w->run_next || atomic_load_explicit(&w->inbox, memory_order_relaxed))
         return true;
     if (!weft__inject_empty(&s->global))
         return true;
@@ -461,7 +565,7 @@ static void loop(weft__worker *w)
         if ((w->tick & 15) == 0 && w->pollers)
             poll_waiters(w);
         fire_due_timers(w);
-        weft__fiber *f = take_ready(w);
+        weft__fiber *f = others_turn(w) ? NULL : take_ready(w);
         if (f) {
             weft__fiber *self = w->cur;
             self->next = w->idle_fibers;
@@ -471,6 +575,26 @@ static void loop(weft__worker *w)
             continue;
         }
         weft__task *t = pick_local(w);
+        if (!t && w->fiber_streak) {
+            /* No local task (after the others' turn, or with no fiber
+             * ready): let yielded fibers and pollers in, go on. */
+            w->fiber_streak = 0;
+            release_yielded(w);
+            if (w->pollers)
+                poll_waiters(w);
+            if (w->ready_head || w->run_next)
+                continue;
+        }
+        if (!t && w->run_next) {
+            /* Over budget with nothing local to let through: go on. */
+            f = take_run_next(w);
+            weft__fiber *self = w->cur;
+            self->next = w->idle_fibers;
+            w->idle_fibers = self;
+            switch_to(w, f);
+            idle_rounds = 0;
+            continue;
+        }
         bool stolen = false;
         if (!t && weft__try_start_searching(w)) {
             t = steal(w);
@@ -481,6 +605,8 @@ static void loop(weft__worker *w)
                 weft__stop_searching(w);   /* the last searcher hands off */
             if (stolen)
                 WEFT__STAT(w, stolen_runs, 1);
+            w->next_streak = 0;
+            w->fiber_streak = 0;
             run_task(w, t);
             release_yielded(w);
             idle_rounds = 0;
@@ -573,7 +699,12 @@ static void host_wake(weft__waiter *wt)
     weft__ready(wt->fiber);
 }
 
-const weft__host weft__core_host = { host_block, host_wake };
+static void host_wake_next(weft__waiter *wt)
+{
+    weft__ready_next(wt->fiber);
+}
+
+const weft__host weft__core_host = { host_block, host_wake, host_wake_next };
 
 /* ---- worker threads ---------------------------------------------------------- */
 
@@ -592,6 +723,16 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     if (rc != WEFT_OK) {
         weft__deque_fini(&w->deque);
         return rc;
+    }
+    /* The timer heap at a working size now (2 KiB), so that timed waits
+     * and sleeps allocate nothing, the first ones included, until more
+     * than 256 fibers on this worker wait with a deadline at once. */
+    w->timer_cap = 256;
+    w->timers = weft__alloc(sizeof *w->timers * w->timer_cap);
+    if (!w->timers) {
+        weft__fiber_pool_fini(&w->fibers);
+        weft__deque_fini(&w->deque);
+        return WEFT_ENOMEM;
     }
     return WEFT_OK;
 }
@@ -701,12 +842,18 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
 void weft_yield(void)
 {
     weft__worker *w = weft__tls_worker;
-    if (!w) {
+    if (!w || (w->bound && w->s->nworkers > 0)) {
+        /* A bound thread beside workers runs no loop (as in weft_sleep). */
         sched_yield();
         return;
     }
-    if (!w->ready_head && !weft__work_visible(w))
-        return;   /* nothing to let through */
+    /* Nothing to let through? Other yielded fibers, due timers and
+     * wait_until pollers count: only the loop releases, fires and polls
+     * them, so two fibers spinning on yield, or one spinning while a
+     * sleeper's timer is due, would otherwise starve the others. */
+    if (!w->ready_head && !w->yield_head && !w->pollers && !timer_due(w) &&
+        !weft__work_visible(w))
+        return;
     /* Go behind what is queued: the loop lets yielded fibers back in only
      * after it has run a task or found nothing to run. */
     weft__fiber *self = w->cur;

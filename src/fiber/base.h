@@ -23,6 +23,12 @@
 #define WEFT_CONTAINER_OF(ptr, type, member) \
     ((type *)((char *)(ptr) - offsetof(type, member)))
 
+/* Misuse checks that cost something on a hot path run only in debug
+ * builds (no NDEBUG; CMake's Release and RelWithDebInfo define it). */
+#ifndef NDEBUG
+# define WEFT_DEBUG 1
+#endif
+
 /* ---- sanitizers ------------------------------------------------------ */
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -3,16 +3,36 @@
  *
  * Synchronization
  *   queue links, queued   under the primitive's lock.
- *   state                 PENDING -> NOTIFIED (notifier, CAS acq_rel) or
+ *   state                 PENDING -> CLAIMED (notifier, CAS under the
+ *                         primitive's lock; a plain store when the waiter
+ *                         has no deadline, as then nothing races it) ->
+ *                         NOTIFIED (the same notifier, store-release), or
  *                         PENDING -> TIMEDOUT (the waiter's own timeout,
- *                         CAS acq_rel). The winner acts; the loser backs off.
- *                         Also the futex word a hostless thread sleeps on.
+ *                         CAS). The winner of the CAS acts; the loser
+ *                         backs off. Also the futex word a hostless
+ *                         thread sleeps on.
  *   host                  per thread, written by that thread only.
  *
+ * Protocol
+ *   Waiter                                 Notifier
+ *   1. under the lock: init, push,         1. under the lock: claim the
+ *      set host (and fiber, in block)         oldest PENDING waiter by CAS
+ *   2. unlock; block until state is           (TIMEDOUT ones are unlinked);
+ *      NOTIFIED or TIMEDOUT                   write into it (data)
+ *   3. deadline: CAS PENDING->TIMEDOUT;    2. unlock: the last access to
+ *      if that fails a notifier owns us:      the primitive
+ *      wait for NOTIFIED                   3. store NOTIFIED (release),
+ *   4. TIMEDOUT: relock, unlink, unlock       then the host's wake, or
+ *                                             futex_wake
+ *
  * Lifetime: a waiter lives in the blocked frame. A notifier touches it
- * only between winning the CAS and waking it; a fiber cannot resume before
- * it is woken (its timeout lost the CAS), so the frame is alive. A thread
- * on a futex may see NOTIFIED and return before the notifier's
+ * only between claiming it and storing NOTIFIED, then through what it
+ * copied out before the store. The store comes after the notifier's
+ * last access to the primitive, because a thread waiter may see NOTIFIED
+ * and return at once (without waiting for the futex_wake), and whoever
+ * it returns to may free the primitive. A fiber cannot resume before it is
+ * woken (its timeout lost the CAS), so the frame is alive for the wake. A
+ * thread on a futex may see NOTIFIED and return before the notifier's
  * futex_wake; that wake then names a dead address, which the kernel
  * treats as a wake of nobody (or a spurious wake-up of whoever sleeps
  * there later, which futex users re-check anyway).
@@ -45,17 +65,13 @@ uint64_t weft__clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void weft__waiter_init(weft__waiter *w, const void *obj, const char *what, uint64_t deadline)
+uint64_t weft__deadline_slow(uint64_t timeout_ns)
 {
-    w->next = w->prev = NULL;
-    w->queued = false;
-    atomic_init(&w->state, WEFT__WAIT_PENDING);
-    w->deadline = deadline;
-    w->fiber = NULL;
-    w->host = NULL;
-    w->obj = obj;
-    w->what = what;
-    w->data = 0;
+    uint64_t now = weft__clock_ns();
+    /* Past about 290 years from boot, "never" is the honest answer. */
+    if (timeout_ns >= UINT64_MAX / 2 - now)
+        return 0;
+    return now + timeout_ns;
 }
 
 void weft__waitq_push(weft__waitq *q, weft__waiter *w)
@@ -67,6 +83,18 @@ void weft__waitq_push(weft__waitq *q, weft__waiter *w)
     else
         q->head = w;
     q->tail = w;
+    w->queued = true;
+}
+
+void weft__waitq_push_front(weft__waitq *q, weft__waiter *w)
+{
+    w->prev = NULL;
+    w->next = q->head;
+    if (q->head)
+        q->head->prev = w;
+    else
+        q->tail = w;
+    q->head = w;
     w->queued = true;
 }
 
@@ -86,19 +114,50 @@ void weft__waitq_remove(weft__waitq *q, weft__waiter *w)
     w->queued = false;
 }
 
-weft__wakeup weft__waitq_take(weft__waitq *q)
+weft__waiter *weft__waitq_claim(weft__waitq *q)
 {
     while (q->head) {
         weft__waiter *w = q->head;
         weft__waitq_remove(q, w);
-        weft__wakeup t = { w, w->host, &w->state };   /* copied before the CAS */
+        if (!w->deadline) {
+            /* No deadline, no timeout to race with: nobody else writes
+             * the state while it is PENDING, so a store claims it. */
+            atomic_store_explicit(&w->state, WEFT__WAIT_CLAIMED,
+                                  memory_order_relaxed);   /* relaxed: as for the CAS below */
+            return w;
+        }
         unsigned expect = WEFT__WAIT_PENDING;
-        if (atomic_compare_exchange_strong_explicit(&w->state, &expect, WEFT__WAIT_NOTIFIED,
-                memory_order_acq_rel, memory_order_acquire))   /* acq_rel: pairs with the timeout's CAS and the waiter's acquire load */
-            return t;
+        if (atomic_compare_exchange_strong_explicit(&w->state, &expect, WEFT__WAIT_CLAIMED,
+                memory_order_relaxed, memory_order_relaxed))   /* relaxed: the lock orders the waiter's set-up before us; this CAS only decides the race with the timeout's CAS */
+            return w;
         /* Timed out meanwhile: it no longer wants a wake-up; skip it. */
     }
-    return (weft__wakeup){ NULL, NULL, NULL };
+    return NULL;
+}
+
+weft__waiter *weft__waitq_claim_all(weft__waitq *q, unsigned *n)
+{
+    weft__waiter *head = NULL, **tail = &head;
+    unsigned k = 0;
+    weft__waiter *w;
+    while ((w = weft__waitq_claim(q)) != NULL) {
+        *tail = w;                  /* the link is ours while it is claimed */
+        tail = &w->next;
+        k++;
+    }
+    *tail = NULL;
+    if (n)
+        *n = k;
+    return head;
+}
+
+void weft__wake_list(weft__waiter *list)
+{
+    while (list) {
+        weft__waiter *next = list->next;   /* read before the release */
+        weft__wake(list);
+        list = next;
+    }
 }
 
 static void futex_wait(atomic_uint *word, unsigned val, const struct timespec *rel)
@@ -106,31 +165,32 @@ static void futex_wait(atomic_uint *word, unsigned val, const struct timespec *r
     syscall(SYS_futex, (void *)word, FUTEX_WAIT_PRIVATE, val, rel, NULL, 0);
 }
 
-void weft__wakeup_fire(weft__wakeup t)
+void weft__wake_word(atomic_uint *word)
 {
-    if (!t.w)
-        return;
-    if (t.host)
-        t.host->wake(t.w);   /* a suspended fiber cannot resume before this */
-    else
-        syscall(SYS_futex, (void *)t.word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* Hostless: sleep on the state word until it leaves PENDING or the
- * deadline passes. */
+/* Hostless: sleep on the state word until it is NOTIFIED or TIMEDOUT. */
 static void block_thread(weft__waiter *w)
 {
     for (;;) {
-        if (atomic_load_explicit(&w->state, memory_order_acquire) != WEFT__WAIT_PENDING)  /* acquire: pairs with the CASes */
+        unsigned s = atomic_load_explicit(&w->state, memory_order_acquire);  /* acquire: pairs with the notifier's release store */
+        if (s == WEFT__WAIT_NOTIFIED || s == WEFT__WAIT_TIMEDOUT)
             return;
+        if (s == WEFT__WAIT_CLAIMED) {
+            /* A notifier owns us and is about to store NOTIFIED and wake
+             * the word: no deadline applies any more. */
+            futex_wait(&w->state, WEFT__WAIT_CLAIMED, NULL);
+            continue;
+        }
         struct timespec rel, *rp = NULL;
         if (w->deadline) {
             uint64_t now = weft__clock_ns();
             if (now >= w->deadline) {
                 unsigned expect = WEFT__WAIT_PENDING;
                 atomic_compare_exchange_strong_explicit(&w->state, &expect, WEFT__WAIT_TIMEDOUT,
-                    memory_order_acq_rel, memory_order_acquire);   /* pairs with the notifier's CAS */
-                return;   /* either ours (TIMEDOUT) or the notifier's (NOTIFIED) */
+                    memory_order_relaxed, memory_order_relaxed);   /* relaxed: decides the race with the claim CAS; the loop's acquire load reads the outcome */
+                continue;   /* ours (TIMEDOUT), or a notifier's (CLAIMED/NOTIFIED) */
             }
             uint64_t d = w->deadline - now;
             rel.tv_sec = (time_t)(d / 1000000000u);
@@ -145,17 +205,21 @@ int weft__wait(weft__waitq *q, weft__waiter *w,
                void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock)
 {
     const weft__host *h = host;
-    w->host = h;   /* under the lock: a notifier reads it before its CAS */
+    w->host = h;   /* under the lock: a notifier reads it before its store */
     if (h) {
         h->block(w, unlock_fn, lock);
     } else {
         unlock_fn(lock);
         block_thread(w);
     }
-    if (atomic_load_explicit(&w->state, memory_order_acquire) == WEFT__WAIT_NOTIFIED)  /* acquire: pairs with the notifier's CAS */
+    unsigned s = atomic_load_explicit(&w->state, memory_order_acquire);  /* acquire: pairs with the notifier's release store */
+    if (s == WEFT__WAIT_NOTIFIED)
         return WEFT_OK;
-    /* Timed out: the notifier never saw us win; take ourselves off the
-     * queue (it may have skipped and unlinked us already). */
+    if (WEFT_UNLIKELY(s != WEFT__WAIT_TIMEDOUT))
+        weft__panic("wait: %s %p resumed in state %u, neither notified nor timed out",
+                    w->what, w->obj, s);
+    /* Timed out: no notifier claimed us; take ourselves off the queue (a
+     * notifier may have skipped and unlinked us already). */
     lock_fn(lock);
     weft__waitq_remove(q, w);
     unlock_fn(lock);

@@ -8,9 +8,10 @@
  * the scheduler: core installs its host per thread (weft__host_set).
  *
  * Every wait ends exactly once, notified or timed out: the waiter's state
- * goes from PENDING to NOTIFIED or to TIMEDOUT by one compare-and-swap, and
- * only the winner of that CAS acts (the notifier wakes the waiter; the
- * timeout makes the waiter remove itself from the queue).
+ * goes from PENDING to CLAIMED (a notifier won it) or to TIMEDOUT (its
+ * deadline won) by one compare-and-swap, and only the winner acts. A
+ * claimed waiter cannot leave until the notifier stores NOTIFIED, so the
+ * notifier may hand it data (a channel element) in between.
  */
 #ifndef WEFT_WAIT_H
 #define WEFT_WAIT_H
@@ -25,12 +26,14 @@ enum {
     WEFT__WAIT_PENDING = 0,
     WEFT__WAIT_NOTIFIED = 1,
     WEFT__WAIT_TIMEDOUT = 2,
+    WEFT__WAIT_CLAIMED = 3,   /* a notifier won; NOTIFIED follows */
 };
 
 typedef struct weft__waiter {
     struct weft__waiter *next, *prev;  /* the primitive's queue, under its lock */
     bool queued;                       /* in the queue (under the primitive's lock) */
-    atomic_uint state;                 /* PENDING -> NOTIFIED | TIMEDOUT, once; futex word */
+    atomic_uint state;                 /* PENDING -> CLAIMED -> NOTIFIED, or
+                                          PENDING -> TIMEDOUT; futex word */
     uint64_t deadline;                 /* CLOCK_MONOTONIC ns; 0 = none */
     weft__fiber *fiber;                /* set by the host: the suspended fiber, or NULL */
     const struct weft__host *host;     /* who wakes it; NULL = a thread on the futex */
@@ -42,21 +45,49 @@ typedef struct weft__waiter {
 /* How a thread blocks. Installed per thread by the scheduler; threads with
  * no host sleep on the waiter's futex word. */
 typedef struct weft__host {
-    /* Blocks the calling fiber until weft__waiter_notify or the deadline.
-     * unlock(lock) is called once the waiter can no longer miss its
-     * wake-up and before anything else runs on this thread. On return the
-     * state is NOTIFIED or TIMEDOUT. */
+    /* Blocks the calling fiber until its waiter is woken or the deadline
+     * passes. unlock(lock) is called once the waiter can no longer miss
+     * its wake-up and before anything else runs on this thread. On return
+     * the state is NOTIFIED or TIMEDOUT. */
     void (*block)(weft__waiter *w, void (*unlock)(void *), void *lock);
     /* Makes w's fiber runnable again. Callable from: any thread. */
     void (*wake)(weft__waiter *w);
+    /* As wake, but when the caller runs on the fiber's own worker the
+     * fiber runs next, ahead of other ready fibers, up to the scheduler's
+     * lifo_budget times in a row (then it is an ordinary wake). NULL: use
+     * wake. Callable from: any thread. */
+    void (*wake_next)(weft__waiter *w);
 } weft__host;
 
 /* Callable from: the thread itself. NULL removes the host. */
 void weft__host_set(const weft__host *h);
 const weft__host *weft__host_get(void);
 
-/* Initializes w as PENDING with an optional absolute deadline. */
-void weft__waiter_init(weft__waiter *w, const void *obj, const char *what, uint64_t deadline);
+/* Initializes w as PENDING with an optional absolute deadline (inline:
+ * it is on every blocking path). */
+static inline void weft__waiter_init(weft__waiter *w, const void *obj, const char *what,
+                                     uint64_t deadline)
+{
+    w->next = w->prev = NULL;
+    w->queued = false;
+    atomic_init(&w->state, WEFT__WAIT_PENDING);
+    w->deadline = deadline;
+    w->fiber = NULL;
+    w->host = NULL;
+    w->obj = obj;
+    w->what = what;
+    w->data = 0;
+}
+
+/* The absolute deadline timeout_ns from now, for weft__waiter_init; 0
+ * (none) when it lies beyond any representable time, as WEFT__FOREVER
+ * does (without reading the clock). */
+#define WEFT__FOREVER UINT64_MAX
+uint64_t weft__deadline_slow(uint64_t timeout_ns);
+static inline uint64_t weft__deadline(uint64_t timeout_ns)
+{
+    return timeout_ns >= UINT64_MAX / 2 ? 0 : weft__deadline_slow(timeout_ns);
+}
 
 /* Queue helpers; caller holds the primitive's lock. FIFO order. */
 typedef struct weft__waitq {
@@ -64,30 +95,72 @@ typedef struct weft__waitq {
 } weft__waitq;
 
 void weft__waitq_push(weft__waitq *q, weft__waiter *w);
+/* Puts w first: for a waiter that was woken, lost a race and waits again
+ * without losing its place. */
+void weft__waitq_push_front(weft__waitq *q, weft__waiter *w);
 void weft__waitq_remove(weft__waitq *q, weft__waiter *w);
-/* A won wake-up: what is needed to wake the waiter, copied out of it
- * before the CAS (a thread waiter may return as soon as the CAS lands). */
-typedef struct weft__wakeup {
-    weft__waiter *w;                   /* NULL: nobody was woken */
-    const struct weft__host *host;
-    atomic_uint *word;
-} weft__wakeup;
+static inline bool weft__waitq_empty(const weft__waitq *q)
+{
+    return q->head == NULL;
+}
 
-/* Pops the oldest waiter that is still PENDING and marks it NOTIFIED;
- * waiters found TIMEDOUT are unlinked and skipped. .w is NULL if none.
- * Before the CAS the caller may read or write the waiter (its data); after
- * it, only through weft__wakeup_fire. Caller holds the primitive's lock. */
-weft__wakeup weft__waitq_take(weft__waitq *q);
+/* Pops the oldest waiter that is still PENDING and marks it CLAIMED;
+ * waiters found TIMEDOUT are unlinked and skipped. NULL if none. Until
+ * it is released (weft__wake) the caller owns the waiter: it may read
+ * and write the waiter and what its data points to (the waiter cannot
+ * leave). Caller holds the primitive's lock. */
+weft__waiter *weft__waitq_claim(weft__waitq *q);
+/* Claims every PENDING waiter in q (so: those waiting now) and returns
+ * them linked through next, oldest first; *n (may be NULL) gets their
+ * number. Caller holds the lock. */
+weft__waiter *weft__waitq_claim_all(weft__waitq *q, unsigned *n);
 
-/* Wakes the waiter won by weft__waitq_take; safe after dropping the
- * primitive's lock. Callable from: any thread. */
-void weft__wakeup_fire(weft__wakeup t);
+/* futex_wake on a released thread waiter's word (which may be dead by
+ * now: harmless, see wait.c). */
+void weft__wake_word(atomic_uint *word);
+
+static inline void weft__release(weft__waiter *w, bool next)
+{
+    const weft__host *h = w->host;      /* copied before the store */
+    atomic_uint *word = &w->state;
+    atomic_store_explicit(&w->state, WEFT__WAIT_NOTIFIED,
+                          memory_order_release);   /* release: publishes what the notifier wrote; pairs with the waiter's acquire load */
+    if (!h)
+        weft__wake_word(word);
+    else if (next && h->wake_next)
+        h->wake_next(w);                /* a suspended fiber cannot resume before this */
+    else
+        h->wake(w);
+}
+
+/* Releasing a claimed waiter: stores NOTIFIED, then wakes it (the host's
+ * wake, or futex_wake). Call it after dropping the primitive's lock, as
+ * the primitive's last access: a thread waiter may see NOTIFIED and
+ * return at once, and its caller may then free the primitive. Touches
+ * the waiter only until the store (a fiber's frame lives until the wake
+ * anyway). Callable from: any thread. NULL does nothing. */
+static inline void weft__wake(weft__waiter *w)
+{
+    if (w)
+        weft__release(w, false);
+}
+
+/* As weft__wake through the host's wake_next: a fiber woken from its own
+ * worker runs next. */
+static inline void weft__wake_next(weft__waiter *w)
+{
+    if (w)
+        weft__release(w, true);
+}
+
+/* weft__wake on each waiter of a claimed list. */
+void weft__wake_list(weft__waiter *list);
 
 /* Blocks on w, which the caller has queued under `lock` (still held).
  * Releases the lock. Returns WEFT_OK when notified, WEFT_ETIMEDOUT when
  * the deadline passed first; in that case w is off the queue again
- * (weft__wait re-takes the lock with relock to unlink it) and the lock is
- * not held on return. */
+ * (weft__wait re-takes the lock with lock_fn to unlink it, then calls
+ * unlock_fn) and the lock is not held on return. */
 int weft__wait(weft__waitq *q, weft__waiter *w,
                void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock);
 

@@ -423,12 +423,14 @@ WT_TEST(park, t28_no_allocation_on_hot_path, .timeout = 300)
     weft_set_allocator(&a);
     cur = make_sched(2);
     long n = (long)wt_scaled(1000000, 10000);
-    /* Warm up: pools, fibers, timer heaps reach their working size. */
+    /* Warm up: pools, fibers, timer heaps reach their working size. The
+     * sleepers run as long as in the measured round, so that as many of
+     * them overlap on a worker (timers armed at once) as will there. */
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < 16; i++)
             WT_ASSERT_EQ(weft_spawn(cur, spawn_many, (void *)(intptr_t)(n / 16)), WEFT_OK);
         for (int i = 0; i < 100; i++)
-            WT_ASSERT_EQ(weft_spawn(cur, sleep_cycles, (void *)(intptr_t)10), WEFT_OK);
+            WT_ASSERT_EQ(weft_spawn(cur, sleep_cycles, (void *)(intptr_t)(n / 1000)), WEFT_OK);
         WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
     }
     long before = atomic_load(&allocs);

@@ -1,0 +1,361 @@
+/* This file is private to weft: the fiber-aware mutex and the condition
+ * variable that waits on it.
+ *
+ * The mutex follows the design of Go's sync.Mutex: a lock word with a
+ * waiter count, a short spin, and two modes. In normal mode a woken
+ * waiter competes with running callers for the lock, which keeps a
+ * contended lock moving at the speed of whoever runs (a fiber that just
+ * unlocked can lock again without a switch). A waiter that has waited
+ * longer than WEFT__STARVE_NS turns on starvation mode: from then on
+ * unlock hands the lock straight to the oldest waiter (FIFO hand-off) and
+ * newcomers queue behind it without spinning, until the queue drains or a
+ * waiter gets the lock quickly again. At most one woken waiter is on its
+ * way at any time (WOKEN), so an unlock never wakes a herd.
+ *
+ * Synchronization
+ *   mutex
+ *     state   LOCKED | WOKEN | STARVING | waiters << WAITER_SHIFT. Every
+ *             change is an atomic RMW by a locker or unlocker; see below.
+ *             LOCKED is set by the CAS that acquires (acquire) and cleared
+ *             by unlock's fetch_sub (release): the pair that carries the
+ *             critical section from one owner to the next. In starvation
+ *             mode the lock passes without LOCKED clearing; the new owner
+ *             is told through the wait queue (the waiter's state word,
+ *             release/acquire) and sets LOCKED itself.
+ *     sema, q wake-ups granted and not yet consumed, and the sleepers:
+ *             under lock (a semaphore: release before acquire is kept).
+ *   condition variable
+ *     q       waiters, under lock. signal claims the oldest, broadcast all
+ *             of them (those waiting at the call: the lock keeps others
+ *             out), and both release them after dropping the lock.
+ *
+ * Protocol (mutex)
+ *   Lock                                     Unlock
+ *   1. CAS 0 -> LOCKED: done.                1. fetch_sub LOCKED; result 0:
+ *   2. Spin a few rounds while LOCKED and       done.
+ *      not STARVING; a spinner sets WOKEN    2. Normal mode: if waiters and
+ *      so unlock wakes nobody meanwhile.        none of LOCKED, WOKEN,
+ *   3. CAS in one step: LOCKED (unless          STARVING: CAS waiters-1 and
+ *      STARVING), waiters+1 if we will          WOKEN; post the semaphore
+ *      sleep, STARVING if we starve, WOKEN      (wakes one sleeper).
+ *      cleared if we set it or were woken.   3. Starving: post the
+ *      If the old word had neither LOCKED       semaphore: the oldest
+ *      nor STARVING, we own it.                 sleeper owns the lock.
+ *   4. Sleep on the semaphore (a re-sleep
+ *      goes first in the queue: it keeps its place).
+ *   5. Woken: if STARVING, we were handed the lock: add LOCKED, drop our
+ *      waiter count, and leave starvation mode if we did not starve or
+ *      were the last waiter. Else go to 2 as the WOKEN waiter.
+ *
+ * Protocol (condition variable wait)
+ *   1. lock q; queue the waiter; unlock q, then the mutex: a
+ *      signal after the mutex is released finds the waiter queued.
+ *   2. block until notified or the deadline (the timeout's CAS decides).
+ *   3. lock the mutex again, in both cases, then return.
+ */
+#include <stdatomic.h>
+
+#include "spin.h"
+#include "wait.h"
+
+/* ---- mutex ------------------------------------------------------------------ */
+
+enum {
+    M_LOCKED = 1u,
+    M_WOKEN = 2u,
+    M_STARVING = 4u,
+    M_WAITER_SHIFT = 3,
+};
+#define M_WAITER (1u << M_WAITER_SHIFT)
+
+/* A waiter that waited this long turns on hand-off (Go uses 1 ms). */
+#define WEFT__STARVE_NS 1000000u
+/* Spin before sleeping: rounds of pauses. Short on purpose: on one worker
+ * the owner cannot run while we spin, and a plain-thread owner may be
+ * preempted. */
+#define WEFT__SPIN_ROUNDS 4
+#define WEFT__SPIN_PAUSES 30
+
+typedef struct mutex_impl {
+    atomic_uint state;
+    weft__spin lock;          /* guards sema and q */
+    unsigned sema;
+    weft__waitq q;
+} mutex_impl;
+
+_Static_assert(sizeof(mutex_impl) <= sizeof(weft_mutex), "mutex fits its public body");
+_Static_assert(_Alignof(mutex_impl) <= _Alignof(weft_mutex), "mutex alignment");
+
+static inline mutex_impl *mutex_of(weft_mutex *p)
+{
+    return (mutex_impl *)(void *)p->private_;
+}
+
+void weft_mutex_init(weft_mutex *p)
+{
+    mutex_impl *m = mutex_of(p);
+    atomic_init(&m->state, 0);
+    weft__spin_init(&m->lock);
+    m->sema = 0;
+    m->q = (weft__waitq){ 0 };
+}
+
+/* Sleeps until sema_post grants a wake-up. first: queue at the head. */
+static void sema_wait(mutex_impl *m, weft_mutex *p, bool first)
+{
+    weft__spin_lock(&m->lock);
+    if (m->sema > 0) {
+        m->sema--;
+        weft__spin_unlock(&m->lock);
+        return;
+    }
+    weft__waiter w;
+    weft__waiter_init(&w, p, "mutex", 0);
+    if (first)
+        weft__waitq_push_front(&m->q, &w);
+    else
+        weft__waitq_push(&m->q, &w);
+    weft__wait(&m->q, &w, weft__spin_lock_fn, weft__spin_unlock_fn, &m->lock);   /* no deadline: always OK */
+}
+
+/* Grants one wake-up: to the oldest sleeper, or kept for the next. */
+static void sema_post(mutex_impl *m, bool handoff)
+{
+    weft__spin_lock(&m->lock);
+    weft__waiter *w = weft__waitq_claim(&m->q);
+    if (!w)
+        m->sema++;
+    weft__spin_unlock(&m->lock);
+    if (handoff)
+        weft__wake_next(w);   /* the new owner runs next on our worker */
+    else
+        weft__wake(w);
+}
+
+static void lock_slow(mutex_impl *m, weft_mutex *p)
+{
+    uint64_t wait_start = 0;
+    bool starving = false, awoke = false;
+    int rounds = 0;
+    unsigned old = atomic_load_explicit(&m->state, memory_order_relaxed);   /* relaxed: the CAS below decides */
+    for (;;) {
+        /* 2. Spin while an owner holds it in normal mode. */
+        if ((old & (M_LOCKED | M_STARVING)) == M_LOCKED && rounds < WEFT__SPIN_ROUNDS) {
+            if (!awoke && !(old & M_WOKEN) && (old >> M_WAITER_SHIFT) != 0 &&
+                atomic_compare_exchange_weak_explicit(&m->state, &old, old | M_WOKEN,
+                    memory_order_relaxed, memory_order_relaxed))   /* relaxed: a hint to unlock, orders no data */
+                awoke = true;
+            for (int i = 0; i < WEFT__SPIN_PAUSES; i++)
+                weft__cpu_relax();
+            rounds++;
+            old = atomic_load_explicit(&m->state, memory_order_relaxed);   /* relaxed: as above */
+            continue;
+        }
+        /* 3. One CAS: take it, or count ourselves as a sleeper. */
+        unsigned new = old;
+        if (!(old & M_STARVING))
+            new |= M_LOCKED;              /* a starving mutex goes to the queue */
+        if (old & (M_LOCKED | M_STARVING))
+            new += M_WAITER;
+        if (starving && (old & M_LOCKED))
+            new |= M_STARVING;
+        if (awoke) {
+            if (WEFT_UNLIKELY(!(new & M_WOKEN)))
+                weft__panic("mutex_lock: mutex %p: inconsistent state %#x", (void *)p, old);
+            new &= ~M_WOKEN;
+        }
+        if (!atomic_compare_exchange_weak_explicit(&m->state, &old, new,
+                memory_order_acquire, memory_order_relaxed))   /* acquire: pairs with unlock's release fetch_sub */
+            continue;
+        if (!(old & (M_LOCKED | M_STARVING)))
+            return;                       /* ours */
+        /* 4. Sleep; a second sleep keeps its place at the head. */
+        bool again = wait_start != 0;
+        if (!again)
+            wait_start = weft__clock_ns();
+        sema_wait(m, p, again);
+        starving = starving || weft__clock_ns() - wait_start > WEFT__STARVE_NS;
+        old = atomic_load_explicit(&m->state, memory_order_relaxed);   /* relaxed: the wake-up (acquire in weft__wait) ordered it */
+        if (old & M_STARVING) {
+            /* 5. Handed to us: LOCKED is ours to set. */
+            if (WEFT_UNLIKELY((old & (M_LOCKED | M_WOKEN)) || (old >> M_WAITER_SHIFT) == 0))
+                weft__panic("mutex_lock: mutex %p: inconsistent state %#x after hand-off", (void *)p, old);
+            unsigned delta = M_LOCKED - M_WAITER;
+            if (!starving || (old >> M_WAITER_SHIFT) == 1)
+                delta -= M_STARVING;      /* leave starvation mode */
+            atomic_fetch_add_explicit(&m->state, delta, memory_order_acquire);   /* acquire: the unlocker's release reached us through the wait queue too */
+            return;
+        }
+        awoke = true;
+        rounds = 0;
+    }
+}
+
+void weft_mutex_lock(weft_mutex *p)
+{
+    mutex_impl *m = mutex_of(p);
+    unsigned expect = 0;
+    if (WEFT_LIKELY(atomic_compare_exchange_weak_explicit(&m->state, &expect, M_LOCKED,
+            memory_order_acquire, memory_order_relaxed)))   /* acquire: pairs with unlock's release fetch_sub */
+        return;
+    lock_slow(m, p);
+}
+
+bool weft_mutex_trylock(weft_mutex *p)
+{
+    mutex_impl *m = mutex_of(p);
+    unsigned old = atomic_load_explicit(&m->state, memory_order_relaxed);   /* relaxed: the CAS decides */
+    if (old & (M_LOCKED | M_STARVING))
+        return false;
+    return atomic_compare_exchange_strong_explicit(&m->state, &old, old | M_LOCKED,
+               memory_order_acquire, memory_order_relaxed);   /* acquire: pairs with unlock's release fetch_sub */
+}
+
+static void unlock_slow(mutex_impl *m, weft_mutex *p, unsigned new)
+{
+    if (WEFT_UNLIKELY(!((new + M_LOCKED) & M_LOCKED)))
+        weft__panic("mutex_unlock: mutex %p is not locked", (void *)p);
+    if (new & M_STARVING) {
+        sema_post(m, true);               /* 3. hand-off to the oldest sleeper */
+        return;
+    }
+    unsigned old = new;
+    for (;;) {
+        /* 2. Nobody to wake, or someone already got it, or a woken or
+         * spinning waiter is on its way: leave it to them. */
+        if ((old >> M_WAITER_SHIFT) == 0 || (old & (M_LOCKED | M_WOKEN | M_STARVING)))
+            return;
+        if (atomic_compare_exchange_weak_explicit(&m->state, &old, (old - M_WAITER) | M_WOKEN,
+                memory_order_relaxed, memory_order_relaxed)) {   /* relaxed: the release was the fetch_sub; the sleeper learns through the semaphore */
+            sema_post(m, false);
+            return;
+        }
+    }
+}
+
+void weft_mutex_unlock(weft_mutex *p)
+{
+    mutex_impl *m = mutex_of(p);
+    unsigned new = atomic_fetch_sub_explicit(&m->state, M_LOCKED,
+                                             memory_order_release) - M_LOCKED;   /* release: pairs with the next owner's acquire */
+    if (WEFT_UNLIKELY(new != 0))
+        unlock_slow(m, p, new);
+}
+
+void weft_mutex_destroy(weft_mutex *p)
+{
+    mutex_impl *m = mutex_of(p);
+    unsigned s = atomic_load_explicit(&m->state, memory_order_relaxed);   /* relaxed: a misuse check */
+    if (WEFT_UNLIKELY(s != 0))
+        weft__panic("mutex_destroy: mutex %p destroyed while %s (%u waiting)", (void *)p,
+                    (s & M_LOCKED) ? "locked" : "in use", s >> M_WAITER_SHIFT);
+}
+
+/* For the condition variable: is p held by someone? */
+static bool mutex_held(weft_mutex *p)
+{
+    return atomic_load_explicit(&mutex_of(p)->state, memory_order_relaxed) & M_LOCKED;   /* relaxed: a misuse check */
+}
+
+/* ---- condition variable -------------------------------------------------------- */
+
+typedef struct cond_impl {
+    weft__spin lock;
+    weft__waitq q;
+} cond_impl;
+
+_Static_assert(sizeof(cond_impl) <= sizeof(weft_cond), "condition variable fits its public body");
+_Static_assert(_Alignof(cond_impl) <= _Alignof(weft_cond), "condition variable alignment");
+
+static inline cond_impl *cond_of(weft_cond *p)
+{
+    return (cond_impl *)(void *)p->private_;
+}
+
+void weft_cond_init(weft_cond *p)
+{
+    cond_impl *c = cond_of(p);
+    weft__spin_init(&c->lock);
+    c->q = (weft__waitq){ 0 };
+}
+
+/* weft__wait's lock callbacks for a condition wait: the first unlock
+ * also releases the user's mutex (step 1); the relock after a timeout
+ * only needs the queue's lock. */
+typedef struct cond_locks {
+    weft__spin *lock;
+    weft_mutex *m;
+    bool released;
+} cond_locks;
+
+static void cond_lock_fn(void *p)
+{
+    weft__spin_lock(((cond_locks *)p)->lock);
+}
+
+static void cond_unlock_fn(void *p)
+{
+    cond_locks *l = p;
+    weft__spin_unlock(l->lock);
+    if (!l->released) {
+        l->released = true;
+        weft_mutex_unlock(l->m);
+    }
+}
+
+static int cond_wait(weft_cond *p, weft_mutex *m, uint64_t timeout_ns)
+{
+    if (WEFT_UNLIKELY(!mutex_held(m)))
+        weft__panic("cond_wait: condition variable %p waited on with mutex %p not locked",
+                    (void *)p, (void *)m);
+    /* A zero timeout is no shortcut here: there is nothing to poll, and a
+     * caller looping on it must let the signaller take the mutex. */
+    cond_impl *c = cond_of(p);
+    weft__waiter w;
+    weft__waiter_init(&w, p, "condition variable", weft__deadline(timeout_ns));
+    cond_locks l = { &c->lock, m, false };
+    weft__spin_lock(&c->lock);
+    weft__waitq_push(&c->q, &w);
+    int rc = weft__wait(&c->q, &w, cond_lock_fn, cond_unlock_fn, &l);
+    weft_mutex_lock(m);
+    return rc;
+}
+
+int weft_cond_wait(weft_cond *p, weft_mutex *m)
+{
+    return cond_wait(p, m, WEFT__FOREVER);
+}
+
+int weft_cond_wait_for(weft_cond *p, weft_mutex *m, uint64_t timeout_ns)
+{
+    return cond_wait(p, m, timeout_ns);
+}
+
+void weft_cond_signal(weft_cond *p)
+{
+    cond_impl *c = cond_of(p);
+    weft__spin_lock(&c->lock);
+    weft__waiter *w = weft__waitq_claim(&c->q);
+    weft__spin_unlock(&c->lock);
+    weft__wake(w);
+}
+
+void weft_cond_broadcast(weft_cond *p)
+{
+    cond_impl *c = cond_of(p);
+    weft__spin_lock(&c->lock);
+    weft__waiter *all = weft__waitq_claim_all(&c->q, NULL);
+    weft__spin_unlock(&c->lock);
+    weft__wake_list(all);
+}
+
+void weft_cond_destroy(weft_cond *p)
+{
+    cond_impl *c = cond_of(p);
+    weft__spin_lock(&c->lock);
+    bool waiting = !weft__waitq_empty(&c->q);
+    weft__spin_unlock(&c->lock);
+    if (WEFT_UNLIKELY(waiting))
+        weft__panic("cond_destroy: condition variable %p destroyed while tasks or threads wait on it",
+                    (void *)p);
+}

@@ -1,0 +1,83 @@
+/* This file is private to weft: the short lock each fiber-aware primitive
+ * keeps its state and wait queues under.
+ *
+ * Held for a few dozen instructions (never across a block or a wake-up
+ * that can sleep), so a test-and-test-and-set lock beats a futex. The
+ * holder may be a plain thread that the kernel preempts: after a bounded
+ * spin, waiters yield the CPU instead of burning it.
+ *
+ * Synchronization
+ *   v   0 free, 1 held. Taken by exchange (acquire), released by store
+ *       (release); each release pairs with the next taker's acquire.
+ */
+#ifndef WEFT_SPIN_H
+#define WEFT_SPIN_H
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "base.h"
+
+typedef struct weft__spin {
+    atomic_uint v;
+} weft__spin;
+
+#define WEFT__SPIN_INIT { 0 }
+
+/* One pause of a spin-wait loop: tells the core we are spinning. */
+static inline void weft__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+static inline void weft__spin_init(weft__spin *l)
+{
+    atomic_init(&l->v, 0);
+}
+
+static inline bool weft__spin_trylock(weft__spin *l)
+{
+    return atomic_load_explicit(&l->v, memory_order_relaxed) == 0 &&
+           atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0;   /* acquire: pairs with the release in weft__spin_unlock */
+}
+
+static inline void weft__spin_lock(weft__spin *l)
+{
+    if (WEFT_LIKELY(atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0))   /* acquire: pairs with the release in weft__spin_unlock */
+        return;
+    for (unsigned n = 0;; n++) {
+        while (atomic_load_explicit(&l->v, memory_order_relaxed)) {   /* relaxed: only a hint; the exchange below decides */
+            if (++n < 128)
+                weft__cpu_relax();
+            else
+                sched_yield();   /* the holder is probably preempted */
+        }
+        if (atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0)   /* acquire: as above */
+            return;
+    }
+}
+
+static inline void weft__spin_unlock(weft__spin *l)
+{
+    atomic_store_explicit(&l->v, 0, memory_order_release);   /* release: pairs with the acquire exchange of the next holder */
+}
+
+/* Adapters for weft__wait's lock_fn / unlock_fn. */
+static inline void weft__spin_lock_fn(void *l)
+{
+    weft__spin_lock(l);
+}
+
+static inline void weft__spin_unlock_fn(void *l)
+{
+    weft__spin_unlock(l);
+}
+
+#endif /* WEFT_SPIN_H */

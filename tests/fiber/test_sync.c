@@ -1,0 +1,1349 @@
+/* Fiber-aware synchronization on the scheduler: tests 19, 20, 21 and 24
+ * of RELIABILITY.md, channel close, rendezvous, try_ forms and timeouts,
+ * wait groups, single-threaded mode, run-next fairness, no allocation per
+ * wait, and misuse. Every scheduler test runs at 1, 2 and 4 workers with
+ * plain threads mixed in on the same objects. Timing assertions are lower
+ * bounds only. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "weft.h"
+#include "wtest.h"
+
+static const unsigned worker_counts[] = { 1, 2, 4 };
+#define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static weft_sched *make(unsigned workers)
+{
+    weft_config c;
+    weft_config_init(&c);
+    c.workers = workers;
+    weft_sched *s = NULL;
+    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
+    return s;
+}
+
+static weft_sched *cur;
+
+/* ---- running a body on fibers and plain threads at once ------------------- */
+
+typedef void (*body_fn)(unsigned id);
+static body_fn cur_body;
+
+static void body_task(void *arg)
+{
+    cur_body((unsigned)(uintptr_t)arg);
+}
+
+static void *body_thread(void *arg)
+{
+    cur_body((unsigned)(uintptr_t)arg);
+    return NULL;
+}
+
+/* Runs body(id) for ids 0..n-1: ids with is_thread(id) on plain threads,
+ * the others as tasks of a fresh scheduler with `workers` workers. */
+static void run_mixed(unsigned workers, unsigned n, bool (*is_thread)(unsigned id), body_fn body)
+{
+    cur_body = body;
+    cur = make(workers);
+    pthread_t th[64];
+    unsigned nth = 0;
+    for (unsigned id = 0; id < n; id++) {
+        if (is_thread(id)) {
+            WT_ASSERT(nth < 64);
+            WT_ASSERT_EQ(pthread_create(&th[nth++], NULL, body_thread, (void *)(uintptr_t)id), 0);
+        } else {
+            WT_ASSERT_EQ(weft_spawn(cur, body_task, (void *)(uintptr_t)id), WEFT_OK);
+        }
+    }
+    for (unsigned i = 0; i < nth; i++)
+        pthread_join(th[i], NULL);
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    cur = NULL;
+}
+
+/* ---- 19. mutex: 64 fibers x 10^4 increments, plus plain threads ------------ */
+
+static weft_mutex m19;
+static uint64_t counter19;             /* plain: the mutex is all that guards it */
+static atomic_int inside19;
+static unsigned iters19;
+
+static bool t19_thread(unsigned id) { return id >= 64; }
+
+static void t19_body(unsigned id)
+{
+    for (unsigned i = 0; i < iters19; i++) {
+        if (i % 8 == 3) {
+            if (!weft_mutex_trylock(&m19))
+                weft_mutex_lock(&m19);
+        } else {
+            weft_mutex_lock(&m19);
+        }
+        WT_ASSERT_EQ(atomic_exchange(&inside19, 1), 0);
+        counter19++;
+        if (id == 0 && i % 2500 == 2499)
+            weft_sleep(1500000);   /* hold it > 1 ms: sleepers starve, hand-off mode */
+        else if (i % 64 == 0)
+            weft_yield();          /* switch while holding it: contention on one worker */
+        atomic_store(&inside19, 0);
+        weft_mutex_unlock(&m19);
+    }
+}
+
+WT_TEST(sync, t19_mutex_counter, .timeout = 600)
+{
+    iters19 = (unsigned)wt_scaled(10000, 300);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_mutex_init(&m19);
+        counter19 = 0;
+        run_mixed(worker_counts[k], 64 + 2, t19_thread, t19_body);
+        WT_ASSERT_EQ(counter19, (uint64_t)iters19 * 66);
+        weft_mutex_destroy(&m19);
+        fprintf(stderr, "t19: %u workers, 64 fibers + 2 threads x %u increments: exact\n",
+                worker_counts[k], iters19);
+    }
+}
+
+/* ---- 20. condition variable and event with timeouts 0, 1 us, 1 ms ----------- */
+
+static const uint64_t timeouts[] = { 0, 1000, 1000000 };
+
+/* Event pairs: in each round the signaller signals once, racing the
+ * waiter's timeout; afterwards exactly one of "the wait returned OK" and
+ * "the signal is still set" holds. Waiter ids are even, signallers odd;
+ * pair p = ids 2p, 2p+1. */
+#define PAIRS20 4
+static weft_event ev20[PAIRS20];
+static weft_chan *go20[PAIRS20], *done20[PAIRS20];
+static unsigned rounds20;
+static atomic_long ok20, timedout20;
+
+static bool t20_thread(unsigned id) { return id == 1 || id == 2 || id == 7; }
+
+static void t20_event_body(unsigned id)
+{
+    unsigned p = id / 2;
+    int token = 1;
+    if (id % 2) {
+        for (unsigned r = 0; r < rounds20; r++) {
+            WT_ASSERT_EQ(weft_chan_recv(go20[p], &token), WEFT_OK);
+            if (r % 5 == 0)
+                weft_yield();
+            weft_event_signal(&ev20[p]);
+            WT_ASSERT_EQ(weft_chan_send(done20[p], &token), WEFT_OK);
+        }
+        return;
+    }
+    for (unsigned r = 0; r < rounds20; r++) {
+        uint64_t t = timeouts[r % 3];
+        WT_ASSERT_EQ(weft_chan_send(go20[p], &token), WEFT_OK);
+        uint64_t t0 = now_ns();
+        int rc = weft_event_wait_for(&ev20[p], t);
+        uint64_t waited = now_ns() - t0;
+        WT_ASSERT_EQ(weft_chan_recv(done20[p], &token), WEFT_OK);   /* the signal has happened */
+        bool left = weft_event_test(&ev20[p]);
+        if (rc == WEFT_OK) {
+            WT_ASSERT(!left, "round %u: the wait took the signal and it is still set", r);
+            atomic_fetch_add(&ok20, 1);
+        } else {
+            WT_ASSERT_EQ(rc, WEFT_ETIMEDOUT);
+            WT_ASSERT(left, "round %u: timed out and the signal is gone (lost)", r);
+            WT_ASSERT(waited >= t, "timed out after %llu ns of %llu", (unsigned long long)waited,
+                      (unsigned long long)t);
+            weft_event_clear(&ev20[p]);
+            atomic_fetch_add(&timedout20, 1);
+        }
+    }
+}
+
+WT_TEST(sync, t20_event_timeouts_exactly_once, .timeout = 600)
+{
+    rounds20 = (unsigned)wt_scaled(100000, 3000) / PAIRS20;
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        atomic_store(&ok20, 0);
+        atomic_store(&timedout20, 0);
+        for (int p = 0; p < PAIRS20; p++) {
+            weft_event_init(&ev20[p], false, false);
+            WT_ASSERT_EQ(weft_chan_create(&go20[p], sizeof(int), 1), WEFT_OK);
+            WT_ASSERT_EQ(weft_chan_create(&done20[p], sizeof(int), 1), WEFT_OK);
+        }
+        run_mixed(worker_counts[k], 2 * PAIRS20, t20_thread, t20_event_body);
+        WT_ASSERT_EQ(atomic_load(&ok20) + atomic_load(&timedout20), (long)rounds20 * PAIRS20);
+        fprintf(stderr, "t20 event: %u workers, %u rounds: %ld notified, %ld timed out, 0 lost or doubled\n",
+                worker_counts[k], rounds20 * PAIRS20, atomic_load(&ok20), atomic_load(&timedout20));
+        for (int p = 0; p < PAIRS20; p++) {
+            weft_event_destroy(&ev20[p]);
+            weft_chan_destroy(go20[p]);
+            weft_chan_destroy(done20[p]);
+        }
+    }
+}
+
+/* Condition variable: waiters consume tokens that notifiers produce under
+ * the mutex. A third of the waits use each timeout; every wait checks
+ * that it holds the mutex on return (owner20 is only written under it),
+ * and that a timed-out wait lasted at least its timeout. Tokens balance
+ * at the end: nothing lost, nothing consumed twice. */
+static weft_mutex m20;
+static weft_cond c20;
+static long tokens20, consumed20;
+static unsigned owner20;
+static unsigned per20;
+
+static bool t20c_thread(unsigned id) { return id == 3 || id == 4; }
+
+static void t20_cond_body(unsigned id)
+{
+    if (id % 2) {                                          /* notifier */
+        for (unsigned i = 0; i < per20; i++) {
+            weft_mutex_lock(&m20);
+            WT_ASSERT_EQ(owner20, 0);
+            tokens20++;
+            if (i % 7 == 0)
+                weft_cond_broadcast(&c20);
+            else
+                weft_cond_signal(&c20);
+            weft_mutex_unlock(&m20);
+            if (i % 3 == 0)
+                weft_yield();
+        }
+        return;
+    }
+    for (unsigned i = 0; i < per20; i++) {                /* waiter */
+        uint64_t t = timeouts[i % 3];
+        weft_mutex_lock(&m20);
+        while (tokens20 == 0) {
+            uint64_t t0 = now_ns();
+            int rc = (i % 11 == 5) ? weft_cond_wait(&c20, &m20) : weft_cond_wait_for(&c20, &m20, t);
+            uint64_t waited = now_ns() - t0;
+            WT_ASSERT_EQ(owner20, 0);                     /* nobody else is inside */
+            owner20 = id + 1;
+            if (rc == WEFT_ETIMEDOUT)
+                WT_ASSERT(waited >= t, "cond timed out after %llu ns of %llu",
+                          (unsigned long long)waited, (unsigned long long)t);
+            else
+                WT_ASSERT_EQ(rc, WEFT_OK);
+            owner20 = 0;
+        }
+        tokens20--;
+        consumed20++;
+        weft_mutex_unlock(&m20);
+    }
+}
+
+WT_TEST(sync, t20_cond_timeouts_hold_the_mutex, .timeout = 600)
+{
+    per20 = (unsigned)wt_scaled(100000, 3000) / 4;
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_mutex_init(&m20);
+        weft_cond_init(&c20);
+        tokens20 = consumed20 = 0;
+        owner20 = 0;
+        run_mixed(worker_counts[k], 8, t20c_thread, t20_cond_body);
+        WT_ASSERT_EQ(consumed20, (long)per20 * 4);
+        WT_ASSERT_EQ(tokens20, 0);
+        weft_cond_destroy(&c20);
+        weft_mutex_destroy(&m20);
+    }
+}
+
+/* signal wakes exactly one waiter, broadcast the rest. */
+static weft_mutex m20n;
+static weft_cond c20n;
+static unsigned queued20n;
+static atomic_uint woke20n;
+
+static void n_waiter(void)
+{
+    weft_mutex_lock(&m20n);
+    queued20n++;
+    WT_ASSERT_EQ(weft_cond_wait(&c20n, &m20n), WEFT_OK);
+    atomic_fetch_add(&woke20n, 1);
+    weft_mutex_unlock(&m20n);
+}
+static void n_waiter_task(void *arg) { n_waiter(); }
+static void *n_waiter_thread(void *arg) { n_waiter(); return NULL; }
+
+static void settle(void)
+{
+    struct timespec ts = { 0, 20000000 };
+    nanosleep(&ts, NULL);
+}
+
+static void wait_woken(unsigned n)
+{
+    while (atomic_load(&woke20n) < n)
+        sched_yield();
+}
+
+WT_TEST(sync, t20_signal_wakes_exactly_one, .timeout = 300)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        weft_mutex_init(&m20n);
+        weft_cond_init(&c20n);
+        queued20n = 0;
+        atomic_store(&woke20n, 0);
+        enum { FIBERS = 6, THREADS = 2, N = FIBERS + THREADS };
+        pthread_t th[THREADS];
+        for (int i = 0; i < FIBERS; i++)
+            WT_ASSERT_EQ(weft_spawn(cur, n_waiter_task, NULL), WEFT_OK);
+        for (int i = 0; i < THREADS; i++)
+            pthread_create(&th[i], NULL, n_waiter_thread, NULL);
+        /* Once all N are counted under the mutex, all N are queued. */
+        for (;;) {
+            weft_mutex_lock(&m20n);
+            unsigned q = queued20n;
+            weft_mutex_unlock(&m20n);
+            if (q == N)
+                break;
+            sched_yield();
+        }
+        for (unsigned i = 1; i <= 3; i++) {
+            weft_cond_signal(&c20n);
+            wait_woken(i);
+            settle();
+            WT_ASSERT_EQ(atomic_load(&woke20n), i);       /* one per signal, no more */
+        }
+        weft_cond_broadcast(&c20n);
+        wait_woken(N);
+        settle();
+        WT_ASSERT_EQ(atomic_load(&woke20n), N);
+        weft_cond_signal(&c20n);                          /* nobody waits: no effect */
+        for (int i = 0; i < THREADS; i++)
+            pthread_join(th[i], NULL);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+        weft_cond_destroy(&c20n);
+        weft_mutex_destroy(&m20n);
+    }
+}
+
+/* ---- 21. channels: 4 producers x 4 consumers, exactly once, FIFO ------------ */
+
+typedef struct msg21 { uint32_t producer, seq; } msg21;
+
+#define PROD21 4
+#define CONS21 4
+static weft_chan *ch21;
+static unsigned per21;
+static _Atomic unsigned char *seen21;     /* [producer * per21 + seq] */
+static weft_waitgroup producers21;
+static atomic_long closed_seen21;
+
+static bool t21_thread(unsigned id) { return id == 1 || id == 6; }
+
+static void t21_body(unsigned id)
+{
+    if (id < PROD21) {
+        for (uint32_t i = 0; i < per21; i++) {
+            msg21 m = { id, i };
+            int rc;
+            if (i % 5 == 1) {
+                /* try_ succeeds against a blocked peer; if every peer
+                 * is trying too (rendezvous), fall back to blocking. */
+                for (int tries = 0; (rc = weft_chan_try_send(ch21, &m)) == WEFT_EAGAIN; tries++) {
+                    if (tries == 20) {
+                        rc = weft_chan_send(ch21, &m);
+                        break;
+                    }
+                    weft_yield();
+                }
+            } else if (i % 5 == 2) {
+                while ((rc = weft_chan_send_for(ch21, &m, 1000)) == WEFT_ETIMEDOUT)
+                    ;
+            } else {
+                rc = weft_chan_send(ch21, &m);
+            }
+            WT_ASSERT_EQ(rc, WEFT_OK);
+        }
+        weft_waitgroup_done(&producers21);
+        return;
+    }
+    uint32_t last[PROD21];
+    for (int p = 0; p < PROD21; p++)
+        last[p] = UINT32_MAX;
+    for (unsigned n = 0;; n++) {
+        msg21 m;
+        int rc;
+        if (n % 4 == 1) {
+            for (int tries = 0; (rc = weft_chan_try_recv(ch21, &m)) == WEFT_EAGAIN; tries++) {
+                if (tries == 20) {
+                    rc = weft_chan_recv(ch21, &m);
+                    break;
+                }
+                weft_yield();
+            }
+        } else if (n % 4 == 2) {
+            for (int tries = 0; (rc = weft_chan_recv_for(ch21, &m, timeouts[n % 3])) == WEFT_ETIMEDOUT; tries++) {
+                if (tries == 20) {
+                    rc = weft_chan_recv(ch21, &m);
+                    break;
+                }
+                weft_yield();   /* a 0 timeout only polls */
+            }
+        } else {
+            rc = weft_chan_recv(ch21, &m);
+        }
+        if (rc == WEFT_ECLOSED)
+            break;
+        WT_ASSERT_EQ(rc, WEFT_OK);
+        WT_ASSERT(m.producer < PROD21 && m.seq < per21, "garbage message %u/%u", m.producer, m.seq);
+        WT_ASSERT(last[m.producer] == UINT32_MAX || m.seq > last[m.producer],
+                  "producer %u: seq %u after %u (FIFO broken)", m.producer, m.seq, last[m.producer]);
+        last[m.producer] = m.seq;
+        unsigned char before = atomic_fetch_add(&seen21[(size_t)m.producer * per21 + m.seq], 1);
+        WT_ASSERT_EQ(before, 0);
+    }
+    atomic_fetch_add(&closed_seen21, 1);
+}
+
+/* Closes the channel once every producer is done: on its own thread so
+ * that the consumers drain first and see WEFT_ECLOSED after. */
+static void *closer21(void *arg)
+{
+    WT_ASSERT_EQ(weft_waitgroup_wait(&producers21), WEFT_OK);
+    weft_chan_close(ch21);
+    return NULL;
+}
+
+WT_TEST(sync, t21_channel_4x4_exactly_once_fifo, .timeout = 900)
+{
+    static const size_t caps[] = { 0, 1, 64 };
+    uint64_t total = wt_scaled(1000000, 20000);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        for (size_t c = 0; c < 3; c++) {
+            per21 = (unsigned)(total / PROD21 / (c == 2 ? 1 : 4));   /* the unbuffered runs are slower */
+            seen21 = calloc((size_t)PROD21 * per21, 1);
+            WT_ASSERT_EQ(weft_chan_create(&ch21, sizeof(msg21), caps[c]), WEFT_OK);
+            weft_waitgroup_init(&producers21, PROD21);
+            atomic_store(&closed_seen21, 0);
+            uint64_t t0 = now_ns();
+            pthread_t closer;
+            pthread_create(&closer, NULL, closer21, NULL);
+            run_mixed(worker_counts[k], PROD21 + CONS21, t21_thread, t21_body);
+            pthread_join(closer, NULL);
+            WT_ASSERT_EQ(atomic_load(&closed_seen21), CONS21);
+            for (size_t i = 0; i < (size_t)PROD21 * per21; i++)
+                if (seen21[i] != 1)
+                    WT_FAIL("message %zu/%zu seen %d times", i / per21, i % per21, seen21[i]);
+            msg21 m;
+            WT_ASSERT_EQ(weft_chan_recv(ch21, &m), WEFT_ECLOSED);
+            WT_ASSERT_EQ(weft_chan_send(ch21, &m), WEFT_ECLOSED);
+            weft_chan_destroy(ch21);
+            weft_waitgroup_destroy(&producers21);
+            free((void *)seen21);
+            fprintf(stderr, "t21: %u workers, capacity %zu, %u messages: 0 lost, 0 duplicated, "
+                    "FIFO per producer (%.2f s)\n", worker_counts[k], caps[c], PROD21 * per21,
+                    (double)(now_ns() - t0) * 1e-9);
+        }
+    }
+}
+
+/* ---- channel semantics ------------------------------------------------------ */
+
+WT_TEST(sync, chan_try_forms_and_bad_arguments)
+{
+    weft_chan *ch;
+    int v = 7, out = 0;
+    WT_ASSERT_EQ(weft_chan_create(NULL, 4, 1), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_chan_create(&ch, SIZE_MAX / 2, 4), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_chan_create(&ch, sizeof(int), 2), WEFT_OK);
+    WT_ASSERT_EQ(weft_chan_send(NULL, &v), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_chan_send(ch, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_chan_recv(ch, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_chan_try_recv(ch, &out), WEFT_EAGAIN);
+    for (int i = 0; i < 2; i++) {
+        v = 10 + i;
+        WT_ASSERT_EQ(weft_chan_try_send(ch, &v), WEFT_OK);
+    }
+    WT_ASSERT_EQ(weft_chan_try_send(ch, &v), WEFT_EAGAIN);   /* full */
+    WT_ASSERT_EQ(weft_chan_send_for(ch, &v, 0), WEFT_ETIMEDOUT);
+    WT_ASSERT_EQ(weft_chan_try_recv(ch, &out), WEFT_OK);
+    WT_ASSERT_EQ(out, 10);
+    WT_ASSERT_EQ(weft_chan_recv_for(ch, &out, 0), WEFT_OK);
+    WT_ASSERT_EQ(out, 11);
+    WT_ASSERT_EQ(weft_chan_try_recv(ch, &out), WEFT_EAGAIN);   /* empty */
+    weft_chan_destroy(ch);
+
+    /* Rendezvous: try_ succeeds only against a blocked peer. */
+    WT_ASSERT_EQ(weft_chan_create(&ch, sizeof(int), 0), WEFT_OK);
+    WT_ASSERT_EQ(weft_chan_try_send(ch, &v), WEFT_EAGAIN);
+    WT_ASSERT_EQ(weft_chan_try_recv(ch, &out), WEFT_EAGAIN);
+    weft_chan_destroy(ch);
+
+    /* Elements of size 0 carry only the event. */
+    WT_ASSERT_EQ(weft_chan_create(&ch, 0, 1), WEFT_OK);
+    WT_ASSERT_EQ(weft_chan_try_send(ch, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_chan_try_recv(ch, NULL), WEFT_OK);
+    weft_chan_destroy(ch);
+}
+
+/* Timed forms on an empty (or, for send, rendezvous) channel: each ends
+ * in WEFT_ETIMEDOUT no sooner than asked. */
+static void check_chan_timeouts(void *arg)
+{
+    weft_chan *ch;
+    int out;
+    for (size_t cap = 0; cap <= 1; cap++) {
+        WT_ASSERT_EQ(weft_chan_create(&ch, sizeof(int), cap), WEFT_OK);
+        for (int i = 0; i < 3; i++) {
+            uint64_t t0 = now_ns();
+            WT_ASSERT_EQ(weft_chan_recv_for(ch, &out, timeouts[i]), WEFT_ETIMEDOUT);
+            WT_ASSERT(now_ns() - t0 >= timeouts[i]);
+            int v = 1;
+            if (cap == 0) {
+                t0 = now_ns();
+                WT_ASSERT_EQ(weft_chan_send_for(ch, &v, timeouts[i]), WEFT_ETIMEDOUT);
+                WT_ASSERT(now_ns() - t0 >= timeouts[i]);
+            }
+        }
+        int v = 3;
+        if (cap) {
+            WT_ASSERT_EQ(weft_chan_send_for(ch, &v, 1000), WEFT_OK);
+            WT_ASSERT_EQ(weft_chan_recv_for(ch, &out, 1000), WEFT_OK);
+            WT_ASSERT_EQ(out, 3);
+        }
+        weft_chan_destroy(ch);
+    }
+}
+
+WT_TEST(sync, chan_timeouts_0_1us_1ms, .timeout = 120)
+{
+    check_chan_timeouts(NULL);                       /* a plain thread: futex */
+    for (size_t k = 0; k < NCOUNTS; k++) {           /* tasks: the worker's timers */
+        cur = make(worker_counts[k]);
+        for (int i = 0; i < 4; i++)
+            WT_ASSERT_EQ(weft_spawn(cur, check_chan_timeouts, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* Rendezvous: the sender returns only after a receiver took the element,
+ * from fibers and threads, and values pass intact. */
+static weft_chan *rv;
+static atomic_int receiving;
+static void rv_sender(void *arg)
+{
+    for (int i = 0; i < 1000; i++) {
+        int v = i;
+        WT_ASSERT_EQ(weft_chan_send(rv, &v), WEFT_OK);
+        WT_ASSERT(atomic_load(&receiving) > i, "send %d returned before its receive began", i);
+    }
+}
+static void *rv_receiver(void *arg)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (i % 10 == 0) {
+            struct timespec ts = { 0, 20000 };
+            nanosleep(&ts, NULL);   /* make the sender wait for us */
+        }
+        atomic_fetch_add(&receiving, 1);
+        int v = -1;
+        WT_ASSERT_EQ(weft_chan_recv(rv, &v), WEFT_OK);
+        WT_ASSERT_EQ(v, i);
+    }
+    return NULL;
+}
+
+WT_TEST(sync, chan_rendezvous_hand_off, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        WT_ASSERT_EQ(weft_chan_create(&rv, sizeof(int), 0), WEFT_OK);
+        atomic_store(&receiving, 0);
+        pthread_t t;
+        WT_ASSERT_EQ(weft_spawn(cur, rv_sender, NULL), WEFT_OK);
+        pthread_create(&t, NULL, rv_receiver, NULL);
+        pthread_join(t, NULL);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        weft_chan_destroy(rv);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* Close: blocked receivers and senders fail with ECLOSED; buffered
+ * elements still drain; later sends fail; closing twice is harmless. */
+static weft_chan *cl;
+static atomic_int cl_closed_recv, cl_closed_send;
+static void cl_recv(void *arg)
+{
+    int v;
+    if (weft_chan_recv(cl, &v) == WEFT_ECLOSED)
+        atomic_fetch_add(&cl_closed_recv, 1);
+}
+static void cl_send(void *arg)
+{
+    int v = 5;
+    if (weft_chan_send(cl, &v) == WEFT_ECLOSED)
+        atomic_fetch_add(&cl_closed_send, 1);
+}
+static void *cl_recv_thread(void *arg) { cl_recv(arg); return NULL; }
+static void *cl_send_thread(void *arg) { cl_send(arg); return NULL; }
+
+/* Gives the peers time to block. The test holds either way: a peer that
+ * arrives after close gets WEFT_ECLOSED too; this makes the blocked case
+ * the common one. */
+static void let_them_block(void)
+{
+    struct timespec ts = { 0, 30000000 };
+    nanosleep(&ts, NULL);
+}
+
+WT_TEST(sync, chan_close_semantics, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        /* Receivers blocked on an empty channel. */
+        WT_ASSERT_EQ(weft_chan_create(&cl, sizeof(int), 4), WEFT_OK);
+        atomic_store(&cl_closed_recv, 0);
+        pthread_t t;
+        for (int i = 0; i < 5; i++)
+            WT_ASSERT_EQ(weft_spawn(cur, cl_recv, NULL), WEFT_OK);
+        pthread_create(&t, NULL, cl_recv_thread, NULL);
+        let_them_block();
+        weft_chan_close(cl);
+        weft_chan_close(cl);
+        pthread_join(t, NULL);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&cl_closed_recv), 6);
+        weft_chan_destroy(cl);
+
+        /* Senders blocked on a full (or rendezvous) channel. */
+        for (size_t cap = 0; cap <= 2; cap += 2) {
+            WT_ASSERT_EQ(weft_chan_create(&cl, sizeof(int), cap), WEFT_OK);
+            int v = 1;
+            for (size_t i = 0; i < cap; i++)
+                WT_ASSERT_EQ(weft_chan_send(cl, &v), WEFT_OK);
+            atomic_store(&cl_closed_send, 0);
+            for (int i = 0; i < 5; i++)
+                WT_ASSERT_EQ(weft_spawn(cur, cl_send, NULL), WEFT_OK);
+            pthread_create(&t, NULL, cl_send_thread, NULL);
+            let_them_block();
+            weft_chan_close(cl);
+            pthread_join(t, NULL);
+            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(atomic_load(&cl_closed_send), 6);   /* blocked at close: not delivered */
+            for (size_t i = 0; i < cap; i++) {                /* the buffer drains */
+                int out = 0;
+                WT_ASSERT_EQ(weft_chan_try_recv(cl, &out), WEFT_OK);
+                WT_ASSERT_EQ(out, 1);
+            }
+            int out;
+            WT_ASSERT_EQ(weft_chan_try_recv(cl, &out), WEFT_ECLOSED);
+            WT_ASSERT_EQ(weft_chan_recv(cl, &out), WEFT_ECLOSED);
+            WT_ASSERT_EQ(weft_chan_recv_for(cl, &out, 1000000), WEFT_ECLOSED);
+            WT_ASSERT_EQ(weft_chan_try_send(cl, &v), WEFT_ECLOSED);
+            weft_chan_destroy(cl);
+        }
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* Receivers that time out constantly race senders: every message still
+ * arrives exactly once (the claim on a waiter and its timeout exclude
+ * each other). */
+static weft_chan *race;
+static unsigned per_race;
+static atomic_long got_race, timeouts_race;
+static _Atomic unsigned char *seen_race;
+
+static bool race_thread(unsigned id) { return id == 0 || id == 3; }
+
+static void race_body(unsigned id)
+{
+    if (id < 2) {
+        for (unsigned i = 0; i < per_race; i++) {
+            unsigned v = id * per_race + i;
+            WT_ASSERT_EQ(weft_chan_send(race, &v), WEFT_OK);
+        }
+        return;
+    }
+    for (;;) {
+        if (atomic_load(&got_race) >= (long)per_race * 2)
+            return;
+        unsigned v;
+        int rc = weft_chan_recv_for(race, &v, id % 2 ? 1000 : 3000);
+        if (rc == WEFT_ETIMEDOUT) {
+            atomic_fetch_add(&timeouts_race, 1);
+            continue;
+        }
+        WT_ASSERT_EQ(rc, WEFT_OK);
+        WT_ASSERT(v < per_race * 2);
+        WT_ASSERT_EQ(atomic_fetch_add(&seen_race[v], 1), 0);
+        atomic_fetch_add(&got_race, 1);
+    }
+}
+
+WT_TEST(sync, chan_timeouts_race_senders_exactly_once, .timeout = 600)
+{
+    per_race = (unsigned)wt_scaled(50000, 2000);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        WT_ASSERT_EQ(weft_chan_create(&race, sizeof(unsigned), 0), WEFT_OK);
+        seen_race = calloc(per_race * 2, 1);
+        atomic_store(&got_race, 0);
+        atomic_store(&timeouts_race, 0);
+        run_mixed(worker_counts[k], 6, race_thread, race_body);
+        WT_ASSERT_EQ(atomic_load(&got_race), (long)per_race * 2);
+        fprintf(stderr, "recv_for vs send: %u workers, %u messages, %ld timeouts: 0 lost, 0 duplicated\n",
+                worker_counts[k], per_race * 2, atomic_load(&timeouts_race));
+        free((void *)seen_race);
+        weft_chan_destroy(race);
+    }
+}
+
+/* ---- run next: a ping-pong pair does not starve the deque ------------------- */
+
+static weft_chan *ping, *pong;
+static atomic_int exchanged, victim_after;
+static unsigned pp_rounds;
+
+static void pp_victim(void *arg)
+{
+    atomic_store(&victim_after, atomic_load(&exchanged));
+}
+
+static void pp_partner(void *arg)
+{
+    int v;
+    for (unsigned i = 0; i < pp_rounds; i++) {
+        WT_ASSERT_EQ(weft_chan_recv(ping, &v), WEFT_OK);
+        atomic_fetch_add(&exchanged, 1);
+        WT_ASSERT_EQ(weft_chan_send(pong, &v), WEFT_OK);
+    }
+}
+
+static void pp_start(void *arg)
+{
+    /* The partner first (it blocks in recv), then the victim into the
+     * deque, then ping-pong from here. */
+    WT_ASSERT_EQ(weft_spawn_hint(cur, pp_partner, NULL, WEFT_HINT_NEXT), WEFT_OK);
+    weft_yield();
+    WT_ASSERT_EQ(weft_spawn(cur, pp_victim, NULL), WEFT_OK);
+    int v = 1;
+    for (unsigned i = 0; i < pp_rounds; i++) {
+        WT_ASSERT_EQ(weft_chan_send(ping, &v), WEFT_OK);
+        WT_ASSERT_EQ(weft_chan_recv(pong, &v), WEFT_OK);
+        atomic_fetch_add(&exchanged, 1);
+    }
+}
+
+WT_TEST(sync, run_next_respects_lifo_budget, .timeout = 120)
+{
+    static const unsigned budgets[] = { 1, 3, 8 };
+    pp_rounds = 1000;
+    for (int b = 0; b < 3; b++) {
+        weft_config c;
+        weft_config_init(&c);
+        c.workers = 1;
+        c.lifo_budget = budgets[b];
+        WT_ASSERT_EQ(weft_sched_create(&cur, &c), WEFT_OK);
+        WT_ASSERT_EQ(weft_chan_create(&ping, sizeof(int), 0), WEFT_OK);
+        WT_ASSERT_EQ(weft_chan_create(&pong, sizeof(int), 0), WEFT_OK);
+        atomic_store(&exchanged, 0);
+        atomic_store(&victim_after, -1);
+        WT_ASSERT_EQ(weft_spawn(cur, pp_start, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        int after = atomic_load(&victim_after);
+        fprintf(stderr, "lifo_budget %u: the deque task ran after %d ping-pong resumptions\n",
+                budgets[b], after);
+        WT_ASSERT(after >= 0 && after <= (int)budgets[b] + 2,
+                  "deque task waited %d resumptions (budget %u)", after, budgets[b]);
+        WT_ASSERT_EQ(atomic_load(&exchanged), 2 * (int)pp_rounds);
+        weft_chan_destroy(ping);
+        weft_chan_destroy(pong);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* Fibers waking each other through ordinary wakes (the ready FIFO), or
+ * a fiber looping on short timed waits, switch without passing through
+ * the worker's loop: after global_interval resumptions in a row the loop
+ * still gets its turn, and a task in the deque runs. */
+static weft_event fa, fb, never;
+static atomic_int fair_count, fair_after;
+static unsigned fair_rounds;
+
+static void fair_victim(void *arg)
+{
+    atomic_store(&fair_after, atomic_load(&fair_count));
+}
+
+static void fair_partner(void *arg)
+{
+    for (unsigned i = 0; i < fair_rounds; i++) {
+        WT_ASSERT_EQ(weft_event_wait(&fb), WEFT_OK);
+        atomic_fetch_add(&fair_count, 1);
+        weft_event_signal(&fa);
+    }
+}
+
+static void fair_events(void *arg)
+{
+    WT_ASSERT_EQ(weft_spawn_hint(cur, fair_partner, NULL, WEFT_HINT_NEXT), WEFT_OK);
+    weft_yield();   /* the partner blocks in its first wait */
+    WT_ASSERT_EQ(weft_spawn(cur, fair_victim, NULL), WEFT_OK);
+    for (unsigned i = 0; i < fair_rounds; i++) {
+        weft_event_signal(&fb);
+        WT_ASSERT_EQ(weft_event_wait(&fa), WEFT_OK);
+        atomic_fetch_add(&fair_count, 1);
+    }
+}
+
+static void fair_timeouts(void *arg)
+{
+    WT_ASSERT_EQ(weft_spawn(cur, fair_victim, NULL), WEFT_OK);
+    for (unsigned i = 0; i < fair_rounds; i++) {
+        WT_ASSERT_EQ(weft_event_wait_for(&never, 1000), WEFT_ETIMEDOUT);
+        atomic_fetch_add(&fair_count, 1);
+    }
+}
+
+WT_TEST(sync, ready_fibers_do_not_starve_tasks, .timeout = 120)
+{
+    fair_rounds = 2000;
+    for (int mode = 0; mode < 2; mode++) {
+        weft_config c;
+        weft_config_init(&c);
+        c.workers = 1;
+        WT_ASSERT_EQ(weft_sched_create(&cur, &c), WEFT_OK);
+        weft_event_init(&fa, false, false);
+        weft_event_init(&fb, false, false);
+        weft_event_init(&never, false, false);
+        atomic_store(&fair_count, 0);
+        atomic_store(&fair_after, -1);
+        WT_ASSERT_EQ(weft_spawn(cur, mode ? fair_timeouts : fair_events, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        int after = atomic_load(&fair_after);
+        fprintf(stderr, "%s: the deque task ran after %d resumptions (global_interval %u)\n",
+                mode ? "1 us timed waits in a loop" : "fibers waking each other", after,
+                c.global_interval);
+        WT_ASSERT(after >= 0 && after <= (int)c.global_interval + 2,
+                  "deque task waited %d resumptions", after);
+        WT_ASSERT_EQ(atomic_load(&fair_count), (mode ? 1 : 2) * (int)fair_rounds);
+        weft_event_destroy(&fa);
+        weft_event_destroy(&fb);
+        weft_event_destroy(&never);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* ---- wait groups and events ------------------------------------------------------ */
+
+static weft_waitgroup wg;
+static atomic_long wg_done;
+static void wg_child(void *arg)
+{
+    if ((uintptr_t)arg % 16 == 0)
+        weft_sleep(10000);
+    atomic_fetch_add(&wg_done, 1);
+    weft_waitgroup_done(&wg);
+}
+static atomic_int wg_waiters_ok;
+static void wg_waiter(void *arg)
+{
+    int rc;
+    while ((rc = weft_waitgroup_wait_for(&wg, timeouts[(uintptr_t)arg % 3])) == WEFT_ETIMEDOUT)
+        weft_yield();   /* a 0 timeout only polls */
+    WT_ASSERT_EQ(rc, WEFT_OK);
+    WT_ASSERT(atomic_load(&wg_done) == 10000, "wait group released early");
+    atomic_fetch_add(&wg_waiters_ok, 1);
+}
+static void *wg_waiter_thread(void *arg) { wg_waiter(arg); return NULL; }
+
+WT_TEST(sync, waitgroup_fan_in, .timeout = 300)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        for (int round = 0; round < 3; round++) {      /* reused */
+            weft_waitgroup_init(&wg, 0);
+            atomic_store(&wg_done, 0);
+            atomic_store(&wg_waiters_ok, 0);
+            WT_ASSERT_EQ(weft_waitgroup_wait_for(&wg, 0), WEFT_OK);
+            weft_waitgroup_add(&wg, 10000);
+            WT_ASSERT_EQ(weft_waitgroup_wait_for(&wg, 0), WEFT_ETIMEDOUT);
+            pthread_t t;
+            pthread_create(&t, NULL, wg_waiter_thread, (void *)(uintptr_t)2);
+            for (uintptr_t i = 0; i < 3; i++)
+                WT_ASSERT_EQ(weft_spawn(cur, wg_waiter, (void *)i), WEFT_OK);
+            for (uintptr_t i = 0; i < 10000; i++)
+                WT_ASSERT_EQ(weft_spawn(cur, wg_child, (void *)i), WEFT_OK);
+            WT_ASSERT_EQ(weft_waitgroup_wait(&wg), WEFT_OK);   /* a plain thread */
+            WT_ASSERT_EQ(atomic_load(&wg_done), 10000);
+            pthread_join(t, NULL);
+            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(atomic_load(&wg_waiters_ok), 4);
+            weft_waitgroup_destroy(&wg);
+        }
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+static void wg_negative(void *arg)
+{
+    weft_waitgroup g;
+    weft_waitgroup_init(&g, 1);
+    weft_waitgroup_add(&g, -2);
+    /* Release builds: a total <= 0 counts as done. */
+    fprintf(stderr, "wait=%d\n", weft_waitgroup_wait(&g));
+    weft_waitgroup_add(&g, 2);
+    fprintf(stderr, "again=%d\n", weft_waitgroup_wait_for(&g, 1000));
+}
+
+WT_TEST(sync, waitgroup_negative_total)
+{
+    char buf[1024];
+    int st = wt_run_child(wg_negative, NULL, buf, sizeof buf);
+#ifdef NDEBUG
+    WT_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", buf);
+    WT_ASSERT(strstr(buf, "wait=0") != NULL, "%s", buf);
+    WT_ASSERT(strstr(buf, "again=-6") != NULL, "%s", buf);   /* -1 + 2 = 1 > 0: waits again */
+#else
+    WT_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "child status %#x: %s", st, buf);
+    WT_ASSERT(strstr(buf, "waitgroup_add") && strstr(buf, "negative"), "%s", buf);
+#endif
+}
+
+static weft_event mev;
+static atomic_int mev_woke;
+static void mev_waiter(void *arg)
+{
+    WT_ASSERT_EQ(weft_event_wait(&mev), WEFT_OK);
+    atomic_fetch_add(&mev_woke, 1);
+}
+static void *mev_waiter_thread(void *arg) { mev_waiter(arg); return NULL; }
+
+WT_TEST(sync, event_manual_and_auto_reset, .timeout = 120)
+{
+    weft_event e;
+    weft_event_init(&e, false, true);
+    WT_ASSERT(weft_event_test(&e));
+    WT_ASSERT_EQ(weft_event_wait_for(&e, 0), WEFT_OK);       /* consumes it */
+    WT_ASSERT(!weft_event_test(&e));
+    WT_ASSERT_EQ(weft_event_wait_for(&e, 0), WEFT_ETIMEDOUT);
+    uint64_t t0 = now_ns();
+    WT_ASSERT_EQ(weft_event_wait_for(&e, 1000000), WEFT_ETIMEDOUT);
+    WT_ASSERT(now_ns() - t0 >= 1000000);
+    weft_event_signal(&e);
+    weft_event_signal(&e);                                    /* coalesces */
+    WT_ASSERT_EQ(weft_event_wait(&e), WEFT_OK);
+    WT_ASSERT_EQ(weft_event_wait_for(&e, 1000), WEFT_ETIMEDOUT);
+    weft_event_destroy(&e);
+
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        weft_event_init(&mev, true, false);
+        atomic_store(&mev_woke, 0);
+        pthread_t t;
+        for (int i = 0; i < 8; i++)
+            WT_ASSERT_EQ(weft_spawn(cur, mev_waiter, NULL), WEFT_OK);
+        pthread_create(&t, NULL, mev_waiter_thread, NULL);
+        settle();
+        weft_event_signal(&mev);                              /* wakes all, stays set */
+        pthread_join(t, NULL);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&mev_woke), 9);
+        WT_ASSERT(weft_event_test(&mev));
+        WT_ASSERT_EQ(weft_event_wait(&mev), WEFT_OK);
+        weft_event_clear(&mev);
+        WT_ASSERT_EQ(weft_event_wait_for(&mev, 1000), WEFT_ETIMEDOUT);
+        weft_event_destroy(&mev);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* ---- an object may be freed as soon as a wait on it returns ------------------- */
+
+/* The usual idioms: a parent frees its wait group (or event, channel,
+ * mutex) right after the wait that told it the others are done. Each
+ * object lives on the heap so that ASan sees any later access by a
+ * waker still inside done(), signal(), send() or unlock(). Wakers run
+ * on fibers and on plain threads; some waiters time out meanwhile. */
+typedef struct freeme {
+    weft_mutex m;
+    int refs;
+} freeme;
+
+static void fm_done(void *arg)
+{
+    weft_waitgroup_done(arg);
+}
+static void *fm_done_thread(void *arg) { fm_done(arg); return NULL; }
+
+static void fm_signal(void *arg)
+{
+    weft_event_signal(arg);
+}
+static void *fm_signal_thread(void *arg) { fm_signal(arg); return NULL; }
+
+static void fm_send(void *arg)
+{
+    int v = 1;
+    WT_ASSERT_EQ(weft_chan_send(arg, &v), WEFT_OK);
+}
+
+/* Drops a reference under the mutex; the last one frees the object. */
+static void fm_unref(void *arg)
+{
+    freeme *f = arg;
+    weft_mutex_lock(&f->m);
+    bool last = --f->refs == 0;
+    weft_mutex_unlock(&f->m);
+    if (last) {
+        weft_mutex_destroy(&f->m);
+        free(f);
+    }
+}
+static void *fm_unref_thread(void *arg) { fm_unref(arg); return NULL; }
+
+static void fm_round(unsigned r)
+{
+    pthread_t t;
+    /* Wait group: three tasks and a thread finish; polls race them. */
+    weft_waitgroup *g = malloc(sizeof *g);
+    weft_waitgroup_init(g, 4);
+    for (int i = 0; i < 3; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, fm_done, g), WEFT_OK);
+    pthread_create(&t, NULL, fm_done_thread, g);
+    while (weft_waitgroup_wait_for(g, r % 2 ? 1000 : 0) == WEFT_ETIMEDOUT)
+        ;
+    weft_waitgroup_destroy(g);
+    free(g);                    /* a done() may still be returning: it must not touch g */
+    pthread_join(t, NULL);
+    /* Event: signalled by a task or a thread. */
+    weft_event *ev = malloc(sizeof *ev);
+    weft_event_init(ev, r % 3 == 0, false);
+    if (r % 4 == 1)
+        pthread_create(&t, NULL, fm_signal_thread, ev);
+    else
+        WT_ASSERT_EQ(weft_spawn(cur, fm_signal, ev), WEFT_OK);
+    while (weft_event_wait_for(ev, r % 2 ? 1000 : 0) == WEFT_ETIMEDOUT)
+        ;
+    weft_event_destroy(ev);
+    free(ev);
+    if (r % 4 == 1)
+        pthread_join(t, NULL);
+    /* Channel: the receiver of the last element destroys it. */
+    weft_chan *ch;
+    WT_ASSERT_EQ(weft_chan_create(&ch, sizeof(int), r % 2), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(cur, fm_send, ch), WEFT_OK);
+    int v;
+    WT_ASSERT_EQ(weft_chan_recv(ch, &v), WEFT_OK);
+    weft_chan_destroy(ch);
+    /* Mutex: reference count; whoever drops the last frees it. */
+    freeme *f = malloc(sizeof *f);
+    weft_mutex_init(&f->m);
+    f->refs = 4;
+    for (int i = 0; i < 2; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, fm_unref, f), WEFT_OK);
+    pthread_create(&t, NULL, fm_unref_thread, f);
+    fm_unref(f);
+    pthread_join(t, NULL);
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+}
+
+WT_TEST(sync, objects_freed_right_after_a_wait_returns, .timeout = 300)
+{
+    unsigned rounds = (unsigned)wt_scaled(3000, 200);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        for (unsigned r = 0; r < rounds; r++)
+            fm_round(r);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* A plain thread wakes a task and the scheduler is destroyed as soon as
+ * that task is done, while the waker may still be inside the wake-up. */
+static weft_event wr_ev;
+static void wr_waiter(void *arg)
+{
+    WT_ASSERT_EQ(weft_event_wait(&wr_ev), WEFT_OK);
+}
+static void *wr_signaller(void *arg)
+{
+    weft_event_signal(&wr_ev);
+    return NULL;
+}
+
+WT_TEST(sync, wake_from_a_thread_racing_destroy, .timeout = 300)
+{
+    unsigned rounds = (unsigned)wt_scaled(2000, 100);
+    for (unsigned r = 0; r < rounds; r++) {
+        weft_sched *s = make(1 + r % 2);
+        weft_event_init(&wr_ev, false, false);
+        cur = s;
+        WT_ASSERT_EQ(weft_spawn(s, wr_waiter, NULL), WEFT_OK);
+        pthread_t t;
+        pthread_create(&t, NULL, wr_signaller, NULL);
+        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+        pthread_join(t, NULL);
+        weft_event_destroy(&wr_ev);
+    }
+}
+
+/* ---- single-threaded mode: the bound thread runs the work it waits for --------- */
+
+static weft_mutex st_m;
+static weft_cond st_c;
+static weft_chan *st_ch;
+static weft_waitgroup st_wg;
+static int st_stage;
+
+static void st_task(void *arg)
+{
+    uintptr_t i = (uintptr_t)arg;
+    int v = (int)i;
+    WT_ASSERT_EQ(weft_chan_send(st_ch, &v), WEFT_OK);   /* rendezvous with the bound thread */
+    weft_mutex_lock(&st_m);
+    while (st_stage == 0)
+        WT_ASSERT_EQ(weft_cond_wait(&st_c, &st_m), WEFT_OK);
+    weft_mutex_unlock(&st_m);
+    weft_waitgroup_done(&st_wg);
+}
+
+WT_TEST(sync, single_threaded_mode_bound_thread_waits, .timeout = 120)
+{
+    cur = make(0);
+    WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+    weft_mutex_init(&st_m);
+    weft_cond_init(&st_c);
+    weft_waitgroup_init(&st_wg, 10);
+    st_stage = 0;
+    WT_ASSERT_EQ(weft_chan_create(&st_ch, sizeof(int), 0), WEFT_OK);
+    for (uintptr_t i = 0; i < 10; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, st_task, (void *)i), WEFT_OK);
+    long sum = 0;
+    for (int i = 0; i < 10; i++) {
+        int v;
+        WT_ASSERT_EQ(weft_chan_recv(st_ch, &v), WEFT_OK);   /* runs the tasks meanwhile */
+        sum += v;
+    }
+    WT_ASSERT_EQ(sum, 45);
+    uint64_t t0 = now_ns();
+    WT_ASSERT_EQ(weft_waitgroup_wait_for(&st_wg, 1000000), WEFT_ETIMEDOUT);   /* timer on the bound thread */
+    WT_ASSERT(now_ns() - t0 >= 1000000);
+    weft_mutex_lock(&st_m);
+    st_stage = 1;
+    weft_cond_broadcast(&st_c);
+    weft_mutex_unlock(&st_m);
+    WT_ASSERT_EQ(weft_waitgroup_wait(&st_wg), WEFT_OK);
+    weft_chan_destroy(st_ch);
+    weft_waitgroup_destroy(&st_wg);
+    weft_cond_destroy(&st_c);
+    weft_mutex_destroy(&st_m);
+    weft_sched_unbind();
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+}
+
+/* ---- 24. signals at 10 kHz during switching and parking --------------------------- */
+
+static atomic_long signals24;
+static atomic_bool stop24;
+
+static void on_sig(int sig)
+{
+    atomic_fetch_add_explicit(&signals24, 1, memory_order_relaxed);
+}
+
+/* Every 100 us, one signal to every thread of the process but itself. */
+static void *signaller24(void *arg)
+{
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    pid_t pid = getpid();
+    while (!atomic_load(&stop24)) {
+        DIR *d = opendir("/proc/self/task");
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            pid_t tid = (pid_t)atoi(e->d_name);
+            if (tid > 0 && tid != self)
+                syscall(SYS_tgkill, pid, tid, SIGUSR1);
+        }
+        if (d)
+            closedir(d);
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static bool t24_thread(unsigned id) { return id % 5 == 4; }
+
+/* Mixed load: mutex increments, a channel ring and event rounds. */
+static weft_chan *ring24;
+static void t24_body(unsigned id)
+{
+    t19_body(id);
+    if (id < 8) {
+        for (unsigned i = 0; i < iters19; i++) {
+            unsigned v = i;
+            if (id % 2) {
+                WT_ASSERT_EQ(weft_chan_send(ring24, &v), WEFT_OK);
+            } else {
+                int rc;
+                while ((rc = weft_chan_recv_for(ring24, &v, timeouts[i % 3])) == WEFT_ETIMEDOUT)
+                    weft_yield();   /* a 0 timeout only polls */
+                WT_ASSERT_EQ(rc, WEFT_OK);
+            }
+        }
+    }
+}
+
+WT_TEST(sync, t24_signals_during_blocking, .timeout = 600)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sig;     /* no SA_RESTART: futex waits see EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    iters19 = (unsigned)wt_scaled(3000, 200);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_mutex_init(&m19);
+        counter19 = 0;
+        WT_ASSERT_EQ(weft_chan_create(&ring24, sizeof(unsigned), 2), WEFT_OK);
+        atomic_store(&stop24, false);
+        long before = atomic_load(&signals24);
+        pthread_t sig;
+        pthread_create(&sig, NULL, signaller24, NULL);
+        run_mixed(worker_counts[k], 20, t24_thread, t24_body);
+        atomic_store(&stop24, true);
+        pthread_join(sig, NULL);
+        WT_ASSERT_EQ(counter19, (uint64_t)iters19 * 20);
+        long got = atomic_load(&signals24) - before;
+        fprintf(stderr, "t24: %u workers, %ld signals delivered, counts exact\n", worker_counts[k], got);
+        WT_ASSERT(got > 0);
+        weft_chan_destroy(ring24);
+        weft_mutex_destroy(&m19);
+    }
+}
+
+/* ---- no allocation per wait --------------------------------------------------------- */
+
+static atomic_long allocs;
+static _Atomic size_t last_size;
+static void *count_alloc(size_t size, void *ctx)
+{
+    atomic_fetch_add(&allocs, 1);
+    atomic_store(&last_size, size);
+    void *p = NULL;
+    return posix_memalign(&p, 64, size < 64 ? 64 : size) == 0 ? p : NULL;
+}
+static void count_free(void *p, size_t size, void *ctx) { free(p); }
+
+static weft_chan *na_a, *na_b;
+static weft_mutex na_m;
+static weft_event na_e, na_go;
+static unsigned na_rounds;
+static void na_ping(void *arg)
+{
+    unsigned v = 0;
+    WT_ASSERT_EQ(weft_event_wait(&na_go), WEFT_OK);
+    for (unsigned i = 0; i < na_rounds; i++) {
+        WT_ASSERT_EQ(weft_chan_send(na_a, &v), WEFT_OK);
+        WT_ASSERT_EQ(weft_chan_recv(na_b, &v), WEFT_OK);
+        weft_mutex_lock(&na_m);
+        weft_yield();
+        weft_mutex_unlock(&na_m);
+        (void)weft_event_wait_for(&na_e, 1000);
+    }
+}
+static void na_pong(void *arg)
+{
+    unsigned v;
+    WT_ASSERT_EQ(weft_event_wait(&na_go), WEFT_OK);
+    for (unsigned i = 0; i < na_rounds; i++) {
+        WT_ASSERT_EQ(weft_chan_recv(na_a, &v), WEFT_OK);
+        WT_ASSERT_EQ(weft_chan_send(na_b, &v), WEFT_OK);
+        weft_mutex_lock(&na_m);
+        weft_mutex_unlock(&na_m);
+        weft_event_signal(&na_e);
+    }
+}
+static void *na_pong_thread(void *arg) { na_pong(arg); return NULL; }
+
+WT_TEST(sync, no_allocation_per_wait, .timeout = 300)
+{
+    weft_allocator a = { count_alloc, count_free, NULL };
+    weft_set_allocator(&a);
+    cur = make(2);
+    WT_ASSERT_EQ(weft_chan_create(&na_a, sizeof(unsigned), 0), WEFT_OK);
+    WT_ASSERT_EQ(weft_chan_create(&na_b, sizeof(unsigned), 0), WEFT_OK);
+    weft_mutex_init(&na_m);
+    weft_event_init(&na_e, false, false);
+    long before = 0;
+    for (int round = 0; round < 2; round++) {   /* the first warms pools and timer heaps */
+        na_rounds = round ? (unsigned)wt_scaled(100000, 2000) : 2000;
+        weft_event_init(&na_go, true, false);
+        pthread_t t;
+        for (int i = 0; i < 2; i++)
+            WT_ASSERT_EQ(weft_spawn(cur, na_ping, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_spawn(cur, na_pong, NULL), WEFT_OK);
+        pthread_create(&t, NULL, na_pong_thread, NULL);
+        /* Count from here: spawning itself may take a record slab. */
+        if (round)
+            before = atomic_load(&allocs);
+        weft_event_signal(&na_go);
+        pthread_join(t, NULL);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        weft_event_destroy(&na_go);
+    }
+    long during = atomic_load(&allocs) - before;
+    fprintf(stderr, "%u rounds of blocking channel, mutex and event waits: %ld allocations\n",
+            na_rounds * 2, during);
+    if (during)
+        fprintf(stderr, "the last one: %zu bytes\n", atomic_load(&last_size));
+    WT_ASSERT_EQ(during, 0);
+    weft_chan_destroy(na_a);
+    weft_chan_destroy(na_b);
+    weft_event_destroy(&na_e);
+    weft_mutex_destroy(&na_m);
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    weft_set_allocator(NULL);
+}
+
+/* ---- misuse --------------------------------------------------------------------------- */
+
+static void destroy_locked(void *arg)
+{
+    weft_mutex m;
+    weft_mutex_init(&m);
+    weft_mutex_lock(&m);
+    weft_mutex_destroy(&m);
+}
+
+static void unlock_unlocked(void *arg)
+{
+    weft_mutex m;
+    weft_mutex_init(&m);
+    weft_mutex_unlock(&m);
+}
+
+WT_TEST(sync, misuse_aborts_with_a_message)
+{
+    char buf[1024];
+    int st = wt_run_child(destroy_locked, NULL, buf, sizeof buf);
+    WT_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %#x: %s", st, buf);
+    WT_ASSERT(strstr(buf, "mutex_destroy: mutex 0x") != NULL, "%s", buf);
+    st = wt_run_child(unlock_unlocked, NULL, buf, sizeof buf);
+    WT_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %#x: %s", st, buf);
+    WT_ASSERT(strstr(buf, "is not locked") != NULL, "%s", buf);
+}
