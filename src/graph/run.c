@@ -108,24 +108,16 @@ static void finish(weft_graph *g, int rc)
 {
     weft__graph_lock(g);
     g->result = rc;
-    weft__waitq q = g->waiters;
-    g->waiters.head = g->waiters.tail = NULL;
-    /* Each waiter gets the result in its own frame (before the CAS in
-     * waitq_take, as wait.h allows): once woken, it must not read g. */
-    for (weft__waiter *x = q.head; x; x = x->next)
+    /* Claim every waiter (they cannot leave until woken) and give each the
+     * result in its own frame: once woken, a waiter must not read g. */
+    weft__waiter *list = weft__waitq_claim_all(&g->waiters, NULL);
+    for (weft__waiter *x = list; x; x = x->next)
         x->data = (uintptr_t)(intptr_t)rc;
     uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
     atomic_store_explicit(&g->run, r & ~1u, memory_order_release);      /* release: pairs with acquire in cancel, get_state */
     weft__graph_unlock(g);
-    /* g may be gone from here on: only the detached waiters are touched.
-     * They cannot time out (graph waits have no deadline), so nobody else
-     * unlinks them. */
-    for (;;) {
-        weft__wakeup k = weft__waitq_take(&q);
-        if (!k.w)
-            break;
-        weft__wakeup_fire(k);
-    }
+    /* g may be gone from here on: only the claimed waiters are touched. */
+    weft__wake_list(list);
 }
 
 /* ---- visiting a node ---------------------------------------------------------- */
