@@ -826,3 +826,63 @@ WT_TEST(graph, run_from_a_task_without_waiting, .timeout = 60)
         WT_ASSERT_EQ(weft_sched_destroy(inner_s), WEFT_OK);
     }
 }
+
+/* ---- a graph task spawns async tasks and waits on a wait group -------------- */
+
+static weft_sched *wg_sched;
+static atomic_int wg_children_done;
+
+static void wg_child(void *arg)
+{
+    weft_waitgroup *wg = arg;
+    WT_ASSERT_EQ(weft_sleep(1000), WEFT_OK);   /* children block too */
+    atomic_fetch_add(&wg_children_done, 1);
+    weft_waitgroup_done(wg);
+}
+
+static atomic_int wg_seen_before_join;
+
+static void wg_parent(void *arg)
+{
+    weft_waitgroup wg;
+    weft_waitgroup_init(&wg, 0);
+    for (int i = 0; i < 50; i++) {
+        weft_waitgroup_add(&wg, 1);
+        WT_ASSERT_EQ(weft_spawn(wg_sched, wg_child, &wg), WEFT_OK);
+    }
+    WT_ASSERT_EQ(weft_waitgroup_wait(&wg), WEFT_OK);   /* suspends this fiber */
+    weft_waitgroup_destroy(&wg);
+    atomic_fetch_add(&wg_seen_before_join, atomic_load(&wg_children_done));
+}
+
+static void wg_join(void *arg)
+{
+    /* Runs after every parent: each saw all of its own children done. */
+    *(int *)arg = atomic_load(&wg_children_done);
+}
+
+WT_TEST(graph, task_spawns_async_work_and_waits_on_a_wait_group, .timeout = 120)
+{
+    unsigned counts[] = { 1, 2, 4 };
+    for (int k = 0; k < 3; k++) {
+        wg_sched = make(counts[k]);
+        atomic_store(&wg_children_done, 0);
+        atomic_store(&wg_seen_before_join, 0);
+        weft_graph *g;
+        WT_ASSERT_EQ(weft_graph_create(&g), WEFT_OK);
+        int at_join = -1;
+        weft_task *join = weft_graph_add(g, wg_join, &at_join);
+        for (int p = 0; p < 4; p++) {
+            weft_task *t = weft_graph_add(g, wg_parent, NULL);
+            WT_ASSERT(t && join);
+            WT_ASSERT_EQ(weft_task_precede(t, join), WEFT_OK);
+        }
+        WT_ASSERT_EQ(weft_graph_run(wg_sched, g), WEFT_OK);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
+        WT_ASSERT_EQ(at_join, 200);
+        WT_ASSERT_EQ(atomic_load(&wg_children_done), 200);
+        WT_ASSERT(atomic_load(&wg_seen_before_join) >= 4 * 50);   /* each parent saw >= its 50 */
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(wg_sched), WEFT_OK);
+    }
+}
