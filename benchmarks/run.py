@@ -32,6 +32,20 @@ BUILD = os.path.join(ROOT, "build", "release")
 PRESET = "release"
 
 
+
+def relativize(path):
+    """Google Benchmark records the binary's absolute path; keep results
+    free of this machine's paths by making it relative to the repo."""
+    with open(path) as f:
+        data = json.load(f)
+    exe = data.get("context", {}).get("executable")
+    if exe and os.path.isabs(exe):
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        data["context"]["executable"] = os.path.relpath(exe, root)
+        with open(path, "w") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+
 def sh(cmd, **kw):
     """Runs cmd from the repository root, echoing it; stops on failure."""
     print("+ " + " ".join(cmd), flush=True)
@@ -260,6 +274,7 @@ def main():
         if args.filter:
             cmd.append("--benchmark_filter=" + args.filter)
         sh(cmd, env=env)
+        relativize(os.path.join(outdir, b + ".json"))
 
     with open(os.path.join(outdir, "meta.json"), "w") as f:
         json.dump(meta(info, cores, slug, args), f, indent=2)
