@@ -335,11 +335,33 @@ WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
 
 /* ---- parallel helpers ----------------------------------------------- */
 
+/* Both cut [begin, end) into chunks of `grain` iterations (the last one
+ * shorter) and hand each chunk to body, on whichever worker is free.
+ * Before a chunk runs, everything after it has been offered to other
+ * workers, so one slow chunk holds up nothing but itself: uneven loops
+ * balance. grain 0 picks one (about 64 chunks per worker). They return
+ * once every chunk has run. Callable from: a task (its fiber waits, its worker runs other
+ * work), a bound thread, or any thread while s has workers (ENOTBOUND
+ * with workers = 0 from a thread not bound to s). begin == end is a no-op;
+ * EINVAL: s or a function NULL, or begin > end; ESHUTDOWN: from outside
+ * while s is being destroyed. Bodies may spawn, block and nest loops. */
 typedef void (*weft_range_fn)(size_t begin, size_t end, void *arg);
 
+/* Calls body(b, e, arg) once per chunk, with e - b <= grain. */
 WEFT_API int weft_parallel_for(weft_sched *s, size_t begin, size_t end, size_t grain,
                                weft_range_fn body, void *arg);   /* grain 0 = auto */
 
+/* Reduces [begin, end) into result (result_size bytes; its old content is
+ * ignored). body(b, e, partial, arg) folds a chunk into partial, which
+ * starts as a copy of identity; combine(into, from, arg) folds from into
+ * into (associative; identity must be its neutral element). Chunks are
+ * grouped into at most 1024 runs of consecutive chunks, each folded in
+ * order from the identity, and the runs are combined in order on the
+ * calling thread. The grouping depends on the range and grain only, so
+ * the result is the same on every run and at every worker count, for
+ * floating-point sums too (grain 0 aims at 1024 chunks). Allocates
+ * scratch of 64-byte-rounded result_size per run of chunks when that
+ * exceeds 2 KiB (ENOMEM if it cannot). */
 WEFT_API int weft_parallel_reduce(weft_sched *s, size_t begin, size_t end, size_t grain,
                                   void *result, size_t result_size, const void *identity,
                                   void (*body)(size_t begin, size_t end, void *partial, void *arg),

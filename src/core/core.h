@@ -41,7 +41,7 @@ typedef struct weft__task {
     weft__fiber *spawner;       /* fiber that spawned it: the inline-run rule */
     uint32_t flags;
     uint32_t pad_;
-    uint64_t reserved_[3];
+    uint64_t data[3];           /* the spawner's own use (parallel ranges) */
 } weft__task;
 
 _Static_assert(sizeof(weft__task) == 64, "task record is one cache line");
@@ -220,6 +220,11 @@ void weft__worker_fini(weft__worker *w);
 /* Runs w's loop on the calling thread until pred(ctx) holds (bound
  * threads and the single-threaded mode). */
 void weft__worker_run_until(weft__worker *w, bool (*pred)(void *), void *ctx);
+/* Work-first help for a waiting task: runs the calling fiber's own
+ * newest children inline while !pred(ctx), and returns pred(ctx) once
+ * none is on top of w's deque (the rest were stolen, or others' work is
+ * on top). Never suspends. Callable from: a task on w, its owner. */
+bool weft__help_until(weft__worker *w, bool (*pred)(void *), void *ctx);
 /* Suspends the current fiber of w until weft__fiber_ready(f). Callable
  * from: a fiber on its own worker. */
 void weft__suspend(weft__worker *w);

@@ -785,6 +785,40 @@ static void bound_block(weft__worker *w)
     weft__suspend(w);
 }
 
+/* Work-first: runs the running fiber's own newest child inline, a
+ * bounded number of levels deep. False when the deque's newest task is
+ * not one of ours (it goes back where it was), or too deep. */
+static bool run_own_child(weft__worker *w, weft__fiber *self, weft__fstate *st)
+{
+    if (w->bound || st->depth >= WEFT__INLINE_DEPTH)
+        return false;
+    weft__node *n = weft__deque_pop(&w->deque);
+    if (!n)
+        return false;
+    weft__task *t = as_task(n);
+    if (t->spawner != self) {
+        if (!weft__deque_push(&w->deque, n))
+            weft__inject_push(&w->s->global, n);
+        return false;
+    }
+    WEFT__STAT(w, local_runs, 1);
+    st->depth++;
+    run_task(w, t);
+    st->depth--;
+    return true;
+}
+
+bool weft__help_until(weft__worker *w, bool (*pred)(void *), void *ctx)
+{
+    weft__fiber *self = w->cur;
+    weft__fstate *st = fstate(self);
+    while (!pred(ctx)) {
+        if (!run_own_child(w, self, st))
+            return pred(ctx);
+    }
+    return true;
+}
+
 int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
 {
     if (!pred)
@@ -795,24 +829,8 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
     weft__fiber *self = w->cur;
     weft__fstate *st = fstate(self);
     while (!pred(ctx)) {
-        /* Work-first: run our own newest child inline, a bounded number
-         * of levels deep. */
-        if (!w->bound && st->depth < WEFT__INLINE_DEPTH) {
-            weft__node *n = weft__deque_pop(&w->deque);
-            if (n) {
-                weft__task *t = as_task(n);
-                if (t->spawner == self) {
-                    WEFT__STAT(w, local_runs, 1);
-                    st->depth++;
-                    run_task(w, t);
-                    st->depth--;
-                    continue;
-                }
-                /* Not ours: put it back where it was. */
-                if (!weft__deque_push(&w->deque, n))
-                    weft__inject_push(&w->s->global, n);
-            }
-        }
+        if (run_own_child(w, self, st))
+            continue;
         if (w->bound && w->s->nworkers > 0) {
             /* A bound thread beside workers: help with global work on
              * this stack, then sleep briefly. */

@@ -1,0 +1,253 @@
+/* This file is private to weft: weft_parallel_for and
+ * weft_parallel_reduce.
+ *
+ * A loop is cut into chunks fixed by the range and the grain alone:
+ * chunk k is [begin + k*step, begin + (k+1)*step), the last one shorter.
+ * Pieces of consecutive chunks are split the way Cilk runs a parallel
+ * loop: a piece of more than one chunk queues its upper half on its
+ * worker's deque and goes on with the lower half, until one chunk is
+ * left, which it runs. The owner then pops its newest (smallest) offer,
+ * so it walks the range in order, while thieves take the oldest, largest
+ * ones. Everything after a chunk has been offered before the chunk runs,
+ * so a slow chunk holds up nothing but itself: an uneven loop balances.
+ * Each piece costs a task record and a push and a pop; an automatic grain
+ * keeps the chunks to about 64 per worker. With one worker (or none)
+ * nothing is split.
+ *
+ * Reduction: the chunks are grouped into at most WEFT__REDUCE_SLOTS runs
+ * of consecutive chunks ("slots"), a grouping fixed by the range and the
+ * grain. Each slot starts from the identity and folds its chunks in order;
+ * the caller then folds the slots in order. Which thread ran what never
+ * shows in the result, so a floating-point sum is the same every run.
+ *
+ * Waiting. pending counts pieces queued or running; the piece that takes
+ * it to zero opens `done`, a wait group, as its last touch of the loop
+ * (the loop lives in the caller's frame). A task caller runs the root
+ * piece itself, then its own pieces that nobody took (weft__help_until),
+ * then waits on `done`, which suspends its fiber only if pieces are still
+ * running elsewhere. Any other caller queues the root piece and sleeps on
+ * `done`.
+ *
+ * Synchronization
+ *   pending   fetch_add (relaxed: the queue push that follows publishes
+ *             the piece) before a piece is queued; fetch_sub (acq_rel) when
+ *             one ends, so the one reaching zero has every piece's writes.
+ *   done      the wait group's own release/acquire carries them on to the
+ *             caller, and lets the caller free the loop once wait returns.
+ *   a piece   (loop, b, e) in its task record's data words, written before
+ *             the push that publishes the record.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "graph.h"
+
+/* Chunks per worker that an automatic grain aims for. */
+#define WEFT__AUTO_CHUNKS_PER_WORKER 64
+/* Slots of a reduction: bounds its scratch memory and the final fold. */
+#define WEFT__REDUCE_SLOTS 1024
+/* Scratch up to this size lives in the caller's frame. */
+#define WEFT__REDUCE_STACK 2048
+
+typedef struct weft__loop weft__loop;
+struct weft__loop {
+    weft_sched *s;
+    void (*chunks)(weft__loop *l, size_t b, size_t e);   /* runs chunks [b, e) */
+    size_t begin, end, step;     /* iterations, and iterations per chunk */
+    void *arg;
+    weft_range_fn body;          /* parallel_for */
+    /* parallel_reduce */
+    void (*rbody)(size_t begin, size_t end, void *partial, void *arg);
+    const void *identity;
+    unsigned char *slots;
+    size_t result_size, stride, per_slot;   /* per_slot: chunks in a slot */
+    atomic_size_t pending;
+    weft_waitgroup done;
+};
+
+static void run_piece(weft__loop *l, size_t b, size_t e);
+
+static void piece_task(void *arg)
+{
+    weft__task *t = arg;
+    run_piece((weft__loop *)(uintptr_t)t->data[0], (size_t)t->data[1], (size_t)t->data[2]);
+}
+
+/* Queues the piece [b, e) from w. false if no record could be had: the
+ * caller keeps the chunks. */
+static bool offer(weft__loop *l, weft__worker *w, size_t b, size_t e)
+{
+    weft__task *t = weft__task_alloc(l->s, w);
+    if (WEFT_UNLIKELY(!t))
+        return false;
+    t->fn = piece_task;
+    t->arg = t;
+    t->spawner = w->cur;
+    t->data[0] = (uint64_t)(uintptr_t)l;
+    t->data[1] = b;
+    t->data[2] = e;
+    atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: the push below publishes it */
+    weft__submit(l->s, w, t, WEFT_HINT_NONE);
+    return true;
+}
+
+/* Runs the piece [b, e) of chunks: offers upper halves until one chunk
+ * is left, runs what is left, then ends the piece. */
+static void run_piece(weft__loop *l, size_t b, size_t e)
+{
+    weft__worker *w = weft__tls_worker;
+    if (w && w->s == l->s && !w->bound && l->s->nworkers > 1) {
+        while (e - b > 1 && offer(l, w, b + (e - b) / 2, e))
+            e = b + (e - b) / 2;
+    }
+    for (; b < e; b++)   /* more than one only if a record was missing */
+        l->chunks(l, b, b + 1);
+    if (atomic_fetch_sub_explicit(&l->pending, 1, memory_order_acq_rel) == 1)   /* acq_rel: gathers every piece's writes */
+        weft_waitgroup_done(&l->done);                                        /* the last touch of l */
+}
+
+/* Runs a whole chunk range inline, one chunk per call. */
+static void for_chunks(weft__loop *l, size_t b, size_t e)
+{
+    size_t lo = l->begin + b * l->step;
+    size_t n = (e - b) * l->step;
+    size_t hi = l->end - lo > n ? lo + n : l->end;
+    l->body(lo, hi, l->arg);
+}
+
+static bool loop_finished(void *ctx)
+{
+    weft__loop *l = ctx;
+    return atomic_load_explicit(&l->pending, memory_order_acquire) == 0;   /* acquire: pairs with the pieces' fetch_sub */
+}
+
+/* Runs chunks [0, nchunks) of l and waits for all of them. */
+static int loop_run(weft__loop *l, size_t nchunks)
+{
+    weft_sched *s = l->s;
+    weft__worker *w = weft__tls_worker;
+    atomic_init(&l->pending, 1);
+    weft_waitgroup_init(&l->done, 1);
+    if (w && w->s == s && (!w->bound || s->nworkers == 0)) {
+        /* A task of s, or the thread that runs everything: root inline. */
+        run_piece(l, 0, nchunks);
+        if (!w->bound)
+            weft__help_until(w, loop_finished, l);
+    } else {
+        if (s->nworkers == 0) {
+            weft_waitgroup_destroy(&l->done);
+            return WEFT_ENOTBOUND;   /* nobody could run the pieces */
+        }
+        weft__task *t = weft__task_alloc(s, NULL);
+        if (!t) {
+            weft_waitgroup_destroy(&l->done);
+            return WEFT_ENOMEM;
+        }
+        t->fn = piece_task;
+        t->arg = t;
+        t->spawner = NULL;
+        t->data[0] = (uint64_t)(uintptr_t)l;
+        t->data[1] = 0;
+        t->data[2] = nchunks;
+        int rc = weft__submit_external(s, t, WEFT_HINT_NONE);
+        if (rc != WEFT_OK) {
+            weft__task_free(s, NULL, t);
+            weft_waitgroup_destroy(&l->done);
+            return rc;
+        }
+    }
+    weft_waitgroup_wait(&l->done);
+    weft_waitgroup_destroy(&l->done);
+    return WEFT_OK;
+}
+
+/* Iterations per chunk when the caller leaves it to us. */
+static size_t auto_step(const weft_sched *s, size_t n)
+{
+    size_t target = (size_t)(s->nworkers ? s->nworkers : 1) * WEFT__AUTO_CHUNKS_PER_WORKER;
+    size_t step = n / target;
+    return step ? step : 1;
+}
+
+static size_t div_up(size_t a, size_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+int weft_parallel_for(weft_sched *s, size_t begin, size_t end, size_t grain,
+                      weft_range_fn body, void *arg)
+{
+    if (!s || !body || begin > end)
+        return WEFT_EINVAL;
+    size_t n = end - begin;
+    if (n == 0)
+        return WEFT_OK;
+    weft__loop l = {
+        .s = s, .chunks = for_chunks, .begin = begin, .end = end,
+        .step = grain ? grain : auto_step(s, n), .arg = arg, .body = body,
+    };
+    return loop_run(&l, div_up(n, l.step));
+}
+
+/* Runs slots [b, e): each from the identity, its chunks in order. */
+static void reduce_chunks(weft__loop *l, size_t b, size_t e)
+{
+    for (size_t i = b; i < e; i++) {
+        unsigned char *slot = l->slots + i * l->stride;
+        memcpy(slot, l->identity, l->result_size);
+        size_t lo = l->begin + i * l->per_slot * l->step;   /* no overflow: lo < end */
+        for (size_t k = 0; k < l->per_slot && lo < l->end; k++) {
+            size_t hi = l->end - lo > l->step ? lo + l->step : l->end;
+            l->rbody(lo, hi, slot, l->arg);
+            lo = hi;
+        }
+    }
+}
+
+int weft_parallel_reduce(weft_sched *s, size_t begin, size_t end, size_t grain,
+                         void *result, size_t result_size, const void *identity,
+                         void (*body)(size_t begin, size_t end, void *partial, void *arg),
+                         void (*combine)(void *into, const void *from, void *arg),
+                         void *arg)
+{
+    if (!s || !result || result_size == 0 || !identity || !body || !combine || begin > end)
+        return WEFT_EINVAL;
+    size_t n = end - begin;
+    if (n == 0) {
+        memmove(result, identity, result_size);
+        return WEFT_OK;
+    }
+    /* The grouping depends on n and the grain only: an automatic grain
+     * aims for WEFT__REDUCE_SLOTS chunks whatever the worker count, so
+     * the result does not change with it either. */
+    size_t step = grain ? grain : div_up(n, WEFT__REDUCE_SLOTS);
+    size_t nchunks = div_up(n, step);
+    size_t per_slot = div_up(nchunks, WEFT__REDUCE_SLOTS);
+    size_t nslots = div_up(nchunks, per_slot);
+    /* Slots a cache line apart: bodies accumulate into them in place. */
+    size_t stride = (result_size + WEFT_CACHELINE - 1) & ~(size_t)(WEFT_CACHELINE - 1);
+    if (stride < result_size || nslots > SIZE_MAX / stride)
+        return WEFT_ENOMEM;
+    size_t bytes = nslots * stride;
+    _Alignas(WEFT_CACHELINE) unsigned char local[WEFT__REDUCE_STACK];
+    unsigned char *slots = local;
+    if (bytes > sizeof local) {
+        slots = weft__alloc(bytes);
+        if (!slots)
+            return WEFT_ENOMEM;
+    }
+    weft__loop l = {
+        .s = s, .chunks = reduce_chunks, .begin = begin, .end = end, .step = step,
+        .arg = arg, .rbody = body, .identity = identity, .slots = slots,
+        .result_size = result_size, .stride = stride, .per_slot = per_slot,
+    };
+    int rc = loop_run(&l, nslots);
+    if (rc == WEFT_OK) {
+        memmove(result, slots, result_size);
+        for (size_t i = 1; i < nslots; i++)
+            combine(result, slots + i * stride, arg);
+    }
+    if (slots != local)
+        weft__free(slots, bytes);
+    return rc;
+}

@@ -1,0 +1,367 @@
+/* weft_parallel_for and weft_parallel_reduce: every index exactly once
+ * at the edges of the grain and over 10^7 elements, chunks never larger
+ * than the grain, results equal to the sequential ones (integers exactly,
+ * floating-point sums identical across runs and worker counts), every
+ * kind of caller (task, bound thread, plain thread, single-threaded
+ * mode), nesting, an uneven loop that balances, and bad input. Runs at 1,
+ * 2 and 4 workers (4 oversubscribes the 2-core machine on purpose). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "weft.h"
+#include "wtest.h"
+#include "../core/sched_util.h"
+
+static const unsigned worker_counts[] = { 1, 2, 4 };
+#define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- coverage --------------------------------------------------------------- */
+
+struct cover {
+    size_t begin, end, grain;
+    unsigned char *hits;         /* one per index; a second hit is a bug */
+    atomic_size_t calls;
+    atomic_int bad_chunk;        /* a chunk out of range or over the grain */
+};
+
+static void cover_body(size_t b, size_t e, void *arg)
+{
+    struct cover *c = arg;
+    atomic_fetch_add_explicit(&c->calls, 1, memory_order_relaxed);
+    if (b >= e || b < c->begin || e > c->end || (c->grain && e - b > c->grain)) {
+        atomic_store(&c->bad_chunk, 1);
+        return;
+    }
+    for (size_t i = b; i < e; i++)
+        c->hits[i - c->begin]++;   /* plain: two chunks sharing an index race (TSAN) */
+}
+
+/* Runs parallel_for over [begin, begin + n) and checks each index was hit
+ * once and every chunk respected the grain. */
+static void check_cover(weft_sched *s, size_t begin, size_t n, size_t grain)
+{
+    struct cover c = { .begin = begin, .end = begin + n, .grain = grain };
+    c.hits = calloc(n ? n : 1, 1);
+    WT_ASSERT(c.hits != NULL);
+    atomic_init(&c.calls, 0);
+    atomic_init(&c.bad_chunk, 0);
+    WT_ASSERT_EQ(weft_parallel_for(s, begin, begin + n, grain, cover_body, &c), WEFT_OK);
+    WT_ASSERT(atomic_load(&c.bad_chunk) == 0, "chunk out of range or over grain %zu (n %zu)", grain, n);
+    for (size_t i = 0; i < n; i++)
+        WT_ASSERT(c.hits[i] == 1, "index %zu of %zu hit %u times (grain %zu)", begin + i, n, c.hits[i], grain);
+    if (n == 0)
+        WT_ASSERT_EQ(atomic_load(&c.calls), 0);
+    else if (grain)
+        WT_ASSERT_EQ(atomic_load(&c.calls), (n + grain - 1) / grain);
+    free(c.hits);
+}
+
+struct cover_job {
+    weft_sched *s;
+    const size_t *sizes;
+    size_t nsizes, grain;
+    weft_waitgroup wg;
+};
+
+static void cover_task(void *arg)
+{
+    struct cover_job *j = arg;
+    for (size_t i = 0; i < j->nsizes; i++)
+        check_cover(j->s, 1000, j->sizes[i], j->grain);
+    weft_waitgroup_done(&j->wg);
+}
+
+WT_TEST(parallel, for_covers_every_index_once_at_grain_edges, .timeout = 300)
+{
+    static const size_t grains[] = { 1, 7, 64, 1000 };
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_sched *s = make_sched(worker_counts[k]);
+        for (size_t gi = 0; gi < sizeof grains / sizeof grains[0]; gi++) {
+            size_t g = grains[gi];
+            size_t sizes[] = { 0, 1, g - 1, g, g + 1, 3 * g + 2, 100 * g + 1 };
+            /* From a plain thread ... */
+            for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+                check_cover(s, 1000, sizes[i], g);
+            /* ... and from a task. */
+            struct cover_job j = { .s = s, .sizes = sizes, .nsizes = sizeof sizes / sizeof sizes[0], .grain = g };
+            weft_waitgroup_init(&j.wg, 1);
+            WT_ASSERT_EQ(weft_spawn(s, cover_task, &j), WEFT_OK);
+            WT_ASSERT_EQ(weft_waitgroup_wait(&j.wg), WEFT_OK);
+            weft_waitgroup_destroy(&j.wg);
+        }
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
+WT_TEST(parallel, for_covers_ten_million, .timeout = 600)
+{
+    size_t n = (size_t)wt_scaled(10000000, 100000);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_sched *s = make_sched(worker_counts[k]);
+        check_cover(s, 0, n, 0);          /* automatic grain */
+        check_cover(s, 3, n, 4096);
+        size_t sizes[] = { n };
+        struct cover_job j = { .s = s, .sizes = sizes, .nsizes = 1, .grain = 0 };
+        weft_waitgroup_init(&j.wg, 1);
+        WT_ASSERT_EQ(weft_spawn(s, cover_task, &j), WEFT_OK);
+        WT_ASSERT_EQ(weft_waitgroup_wait(&j.wg), WEFT_OK);
+        weft_waitgroup_destroy(&j.wg);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
+/* ---- callers ---------------------------------------------------------------- */
+
+WT_TEST(parallel, for_from_bound_thread_and_single_threaded_mode, .timeout = 120)
+{
+    unsigned counts[] = { 0, 1, 2 };
+    for (size_t k = 0; k < 3; k++) {
+        weft_sched *s = make_sched(counts[k]);
+        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+        check_cover(s, 0, 10000, 0);
+        check_cover(s, 5, 1001, 10);
+        weft_sched_unbind();
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
+WT_TEST(parallel, plain_thread_without_workers_is_not_bound, .timeout = 60)
+{
+    weft_sched *s = make_sched(0);
+    struct cover c = { .begin = 0, .end = 10 };
+    unsigned char hits[10] = { 0 };
+    c.hits = hits;
+    atomic_init(&c.calls, 0);
+    atomic_init(&c.bad_chunk, 0);
+    WT_ASSERT_EQ(weft_parallel_for(s, 0, 10, 1, cover_body, &c), WEFT_ENOTBOUND);
+    WT_ASSERT(atomic_load(&c.calls) == 0, "nothing may run after a refusal");
+    int r = 0, id = 0;
+    WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 10, 1, &r, sizeof r, &id, NULL, NULL, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+static void nop_range(size_t b, size_t e, void *arg) { (void)b; (void)e; (void)arg; }
+
+WT_TEST(parallel, bad_input_is_refused, .timeout = 60)
+{
+    weft_sched *s = make_sched(1);
+    WT_ASSERT_EQ(weft_parallel_for(NULL, 0, 10, 1, nop_range, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_parallel_for(s, 0, 10, 1, NULL, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_parallel_for(s, 10, 9, 1, nop_range, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_parallel_for(s, 7, 7, 0, nop_range, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_parallel_for(s, SIZE_MAX - 3, SIZE_MAX, 2, nop_range, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+/* Nested loops: each outer chunk runs an inner loop of its own. */
+struct nest {
+    weft_sched *s;
+    atomic_size_t total;
+};
+
+static void inner_body(size_t b, size_t e, void *arg)
+{
+    atomic_fetch_add_explicit(&((struct nest *)arg)->total, e - b, memory_order_relaxed);
+}
+
+static void outer_body(size_t b, size_t e, void *arg)
+{
+    struct nest *n = arg;
+    for (size_t i = b; i < e; i++)
+        WT_ASSERT_EQ(weft_parallel_for(n->s, 0, 1000 + i, 16, inner_body, n), WEFT_OK);
+}
+
+WT_TEST(parallel, nested_loops, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_sched *s = make_sched(worker_counts[k]);
+        struct nest n = { .s = s };
+        atomic_init(&n.total, 0);
+        WT_ASSERT_EQ(weft_parallel_for(s, 0, 64, 1, outer_body, &n), WEFT_OK);
+        size_t want = 0;
+        for (size_t i = 0; i < 64; i++)
+            want += 1000 + i;
+        WT_ASSERT_EQ(atomic_load(&n.total), want);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
+/* ---- uneven loops ------------------------------------------------------------- *
+ * Index 0 holds its thread until every other index has run (or a deadline
+ * passes). That can only end in time if the rest of the range was
+ * offered to the other workers before index 0 started. */
+
+struct uneven {
+    size_t n;
+    atomic_size_t others_done;
+    atomic_int timed_out;
+};
+
+static void uneven_body(size_t b, size_t e, void *arg)
+{
+    struct uneven *u = arg;
+    if (b == 0) {
+        /* Wait for every index outside this chunk. */
+        uint64_t deadline = now_ns() + 60ull * 1000000000u;
+        while (atomic_load(&u->others_done) < u->n - (e - b)) {
+            if (now_ns() > deadline) {
+                atomic_store(&u->timed_out, 1);
+                break;
+            }
+            sched_yield();   /* holds the thread: no fiber switch */
+        }
+        atomic_fetch_add(&u->others_done, e - b - 1);
+        return;
+    }
+    atomic_fetch_add(&u->others_done, e - b);
+}
+
+WT_TEST(parallel, one_slow_index_does_not_hold_up_the_rest, .timeout = 300)
+{
+    static const size_t grains[] = { 1, 0, 100 };
+    for (size_t k = 1; k < NCOUNTS; k++) {   /* needs a second worker */
+        weft_sched *s = make_sched(worker_counts[k]);
+        for (size_t gi = 0; gi < sizeof grains / sizeof grains[0]; gi++) {
+            struct uneven u = { .n = 4096 };
+            atomic_init(&u.others_done, 0);
+            atomic_init(&u.timed_out, 0);
+            WT_ASSERT_EQ(weft_parallel_for(s, 0, u.n, grains[gi], uneven_body, &u), WEFT_OK);
+            WT_ASSERT(atomic_load(&u.timed_out) == 0, "index 0 held up the rest at %u workers, grain %zu",
+                         worker_counts[k], grains[gi]);
+            WT_ASSERT_EQ(atomic_load(&u.others_done), u.n - 1);
+        }
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
+/* ---- reduction ---------------------------------------------------------------- */
+
+static void isum_body(size_t b, size_t e, void *partial, void *arg)
+{
+    (void)arg;
+    uint64_t *p = partial;
+    for (size_t i = b; i < e; i++)
+        *p += (uint64_t)i * i;
+}
+
+static void isum_combine(void *into, const void *from, void *arg)
+{
+    (void)arg;
+    *(uint64_t *)into += *(const uint64_t *)from;
+}
+
+static void dsum_body(size_t b, size_t e, void *partial, void *arg)
+{
+    const double *x = arg;
+    double acc = *(double *)partial;
+    for (size_t i = b; i < e; i++)
+        acc += x[i];
+    *(double *)partial = acc;
+}
+
+static void dsum_combine(void *into, const void *from, void *arg)
+{
+    (void)arg;
+    *(double *)into += *(const double *)from;
+}
+
+/* A result larger than the stack scratch, with a non-zero identity. */
+struct hist { uint32_t bucket[600]; uint32_t base; };
+
+static void hist_body(size_t b, size_t e, void *partial, void *arg)
+{
+    (void)arg;
+    struct hist *h = partial;
+    for (size_t i = b; i < e; i++)
+        h->bucket[(i * 7919) % 600]++;
+}
+
+static void hist_combine(void *into, const void *from, void *arg)
+{
+    (void)arg;
+    struct hist *a = into;
+    const struct hist *f = from;
+    for (int i = 0; i < 600; i++)
+        a->bucket[i] += f->bucket[i];
+    a->base = a->base < f->base ? a->base : f->base;
+}
+
+WT_TEST(parallel, reduce_integers_equal_sequential, .timeout = 300)
+{
+    static const size_t sizes[] = { 0, 1, 63, 64, 65, 1000003 };
+    static const size_t grains[] = { 0, 1, 64, 5000 };
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_sched *s = make_sched(worker_counts[k]);
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            for (size_t gi = 0; gi < sizeof grains / sizeof grains[0]; gi++) {
+                size_t n = sizes[si];
+                if (grains[gi] == 1 && n > 100000)
+                    continue;
+                uint64_t want = 7, got = 12345, id = 0;
+                for (size_t i = 10; i < 10 + n; i++)
+                    want += (uint64_t)i * i;
+                want -= 7;
+                WT_ASSERT_EQ(weft_parallel_reduce(s, 10, 10 + n, grains[gi], &got, sizeof got, &id,
+                                                  isum_body, isum_combine, NULL), WEFT_OK);
+                WT_ASSERT(got == want, "n %zu grain %zu", n, grains[gi]);
+            }
+        }
+        /* Large partials (heap scratch), identity not all zero. */
+        struct hist id, got, want;
+        memset(&id, 0, sizeof id);
+        id.base = 99;
+        want = id;
+        for (size_t i = 0; i < 200000; i++)
+            want.bucket[(i * 7919) % 600]++;
+        WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 200000, 0, &got, sizeof got, &id,
+                                          hist_body, hist_combine, NULL), WEFT_OK);
+        WT_ASSERT(memcmp(&got, &want, sizeof got) == 0, "histogram differs at %u workers", worker_counts[k]);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
+WT_TEST(parallel, reduce_floats_identical_across_runs_and_workers, .timeout = 300)
+{
+    size_t n = (size_t)wt_scaled(2000000, 50000);
+    double *x = malloc(n * sizeof *x);
+    WT_ASSERT(x != NULL);
+    uint64_t r = 0x9e3779b97f4a7c15u;
+    for (size_t i = 0; i < n; i++) {
+        r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+        x[i] = (double)(r >> 11) * 0x1p-53 * ((r & 1) ? 1e6 : 1e-6) * ((r & 2) ? -1 : 1);
+    }
+    static const size_t grains[] = { 0, 333, 100000 };
+    double first[3] = { 0 };
+    bool have[3] = { false, false, false };
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_sched *s = make_sched(worker_counts[k]);
+        for (size_t gi = 0; gi < 3; gi++) {
+            for (int rep = 0; rep < 5; rep++) {
+                double id = 0.0, got = -1.0;
+                WT_ASSERT_EQ(weft_parallel_reduce(s, 0, n, grains[gi], &got, sizeof got, &id,
+                                                  dsum_body, dsum_combine, x), WEFT_OK);
+                if (!have[gi]) {
+                    first[gi] = got;
+                    have[gi] = true;
+                }
+                WT_ASSERT(memcmp(&got, &first[gi], sizeof got) == 0,
+                          "grain %zu: %.17g then %.17g (%u workers)", grains[gi], first[gi], got,
+                          worker_counts[k]);
+            }
+        }
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+    free(x);
+}
