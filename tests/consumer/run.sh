@@ -4,9 +4,10 @@
 # Builds weft from this checkout in a temporary directory (tests, benchmarks
 # and examples off), installs it into a temporary prefix, then uses it the
 # ways a user can: find_package(weft), pkg-config (shared and static), and
-# add_subdirectory. It also checks what the shared library exports (and
-# that it wants no executable stack), what the static one defines, and the
-# installed header under strict flags. Each check prints PASS or FAIL; the
+# add_subdirectory, and builds examples/ as a project of its own against it.
+# It also checks what the shared library exports (and that it wants no
+# executable stack), what the static one defines, and the installed header
+# under strict flags. Each check prints PASS or FAIL; the
 # last line is "N passed, N failed" and the exit status is non-zero if any
 # failed.
 #
@@ -346,6 +347,29 @@ EOF
     fi
 }
 
+# ---- the examples, against the installed copy -------------------------------
+# examples/ configures on its own with find_package(weft) and builds every
+# example that needs weft.h only; each then runs briefly and checks its own
+# result (a wrong one exits non-zero).
+
+check_examples() {
+    local b="$tmp/examples" run
+    if ! quiet ex-configure cmake -S "$root/examples" -B "$b" "${generator[@]}" \
+            -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" ||
+       ! quiet ex-build cmake --build "$b"; then
+        fail examples "examples/ did not configure or build against the installed weft"
+        return
+    fi
+    for run in "fib 20 2" "parallel_sum 100000 2" "frame_jobs 5 2"; do
+        # shellcheck disable=SC2086 # the program and its arguments
+        if ! quiet "ex-${run%% *}" "$b"/$run; then
+            fail examples "'$run' failed (built against the installed weft)"
+            return
+        fi
+    done
+    pass "examples (examples/ alone: find_package(weft), fib, parallel_sum and frame_jobs build, run and check out)"
+}
+
 check_layout
 check_symbols
 check_static_names
@@ -355,6 +379,7 @@ check_version
 check_find_package
 check_pkg_config
 check_subdir
+check_examples
 
 echo "$passed passed, $failed failed"
 if ((failed)); then
