@@ -194,8 +194,9 @@ static void animation_task(void *arg)
 static void bounds_task(void *arg)
 {
     world *w = arg;
-    /* 16 chunks: their scratch fits on weft's stack. Grain 0 would make
-     * 1024 chunks and allocate 64 KiB of scratch every frame. */
+    /* 16 chunks, so the scratch (a cache line per chunk) fits in the 2 KiB
+     * weft keeps on the stack; grain 0 would make about 1024 chunks and
+     * allocate 64 KiB every frame. */
     check(weft_parallel_reduce(w->s, 0, BODIES, BODIES / 16, &w->bounds, sizeof w->bounds,
                                &empty_box, bounds_chunk, bounds_combine, w), "bounds");
 }
