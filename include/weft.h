@@ -111,6 +111,14 @@ typedef struct weft_config {
                                   0 (default) = half the workers, at least 1 */
     uint64_t seed;             /* seeds each worker's victim order; 0 (default)
                                   = a fixed seed, so runs are reproducible */
+    bool shuffle;              /* a testing aid for code run on weft: ready
+                                  tasks and fibers run in an order drawn
+                                  from seed, so an order-dependent bug shows
+                                  up under some seed and the same seed
+                                  replays it. workers 0 or 1 only (EINVAL
+                                  otherwise); tasks submitted from other
+                                  threads add their own timing. Default
+                                  false */
     void (*on_worker_start)(unsigned worker, void *ctx);
     void (*on_worker_stop)(unsigned worker, void *ctx);
     void *hook_ctx;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-models.sh -- model-check the park/unpark protocol (models/park.pml)
 # with Spin: the protocol as implemented must verify, and every injected bug
-# must be caught.  RELIABILITY.md test 8; ctest runs it as `spin_park`.
+# must be caught.  RELIABILITY.md test 8; ctest runs it as `t08_spin_park_model`.
 #
 #   tools/check-models.sh            the standard set (about a minute or two)
 #   tools/check-models.sh --full     also the larger configurations (~8 min,

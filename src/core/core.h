@@ -112,6 +112,7 @@ struct weft__worker {
     unsigned tick;
     unsigned lifo_streak;
     uint64_t rng;
+    uint64_t shuffle_rng;                /* shuffle mode: drawn only at real choices */
     weft__fiber *cur;                    /* fiber running now */
     weft__fiber host;                    /* the thread's own stack */
     weft__fstate bound_state;            /* the host fiber's state (bound threads) */

@@ -144,6 +144,20 @@ unsigned weft__deque_pop_oldest(weft__deque *d, weft__node **out, unsigned max)
     }
 }
 
+/* Owner-only with no thieves: plain loads and stores are enough. */
+void weft__deque_swap_newest(weft__deque *d, uint64_t k)
+{
+    uint64_t t = ck_pr_load_64(&d->top);
+    uint64_t b = ck_pr_load_64(&d->bottom);
+    if (b - t < 2)
+        return;
+    weft__node **newest = &d->buf[(b - 1) & d->mask];
+    weft__node **other = &d->buf[(t + k % (b - t)) & d->mask];
+    weft__node *n = *newest;
+    *newest = *other;
+    *other = n;
+}
+
 /* Callable from: any thread. */
 unsigned weft__deque_size(const weft__deque *d)
 {

@@ -53,6 +53,11 @@ weft__node *weft__deque_steal(weft__deque *d);
  * because the owner is not popping at the same time). */
 unsigned weft__deque_pop_oldest(weft__deque *d, weft__node **out, unsigned max);
 
+/* Swaps the newest item with the one k places above the oldest (k taken
+ * modulo the count), so that the next pop takes it. Callable from: owner,
+ * and only while no thief exists (a one-worker scheduler). */
+void weft__deque_swap_newest(weft__deque *d, uint64_t k);
+
 /* Items queued: approximate from other threads, exact for the owner when
  * no steal is in flight. Callable from: any thread. */
 unsigned weft__deque_size(const weft__deque *d);

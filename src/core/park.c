@@ -18,13 +18,13 @@
  * Protocol (models/park.pml checks it; step numbers match):
  *   Worker going idle                     Submitter
  *   3a. lock; join the idle set;          1. publish the work (queue
- *       nidle++; if searching: leave,        store)
- *       last = (nsearching hits 0);       2. StoreLoad barrier
- *       unlock                            3. if nsearching == 0 and
+ *       nidle++; if searching: leave;        store)
+ *       unlock                            2. StoreLoad barrier
+ *                                         3. if nsearching == 0 and
  *   3b. StoreLoad barrier                    nidle > 0: lock; pop one
  *   3c. re-check every queue: if work,       idle worker; nidle--;
  *       lock; if still in the set, leave     nsearching++ for it;
- *       it (and search again if last);       unlock; set its token;
+ *       it and search (past the cap);        unlock; set its token;
  *       else a notifier chose us: wait       futex-wake it
  *       for its token. Go back.
  *   3d. futex-wait for the token; woken
@@ -249,14 +249,13 @@ void weft__stop_searching(weft__worker *w)
 void weft__park(weft__worker *w, uint64_t deadline)
 {
     weft_sched *s = w->s;
-    bool last = false;
 
     /* 3a. Announce. */
     pthread_mutex_lock(&s->idle_lock);
     idle_add(s, w);
     if (w->searching) {
         w->searching = false;
-        last = atomic_fetch_sub_explicit(&s->nsearching, 1, memory_order_relaxed) == 1;
+        atomic_fetch_sub_explicit(&s->nsearching, 1, memory_order_relaxed);
     }
     pthread_mutex_unlock(&s->idle_lock);
 
@@ -269,10 +268,11 @@ void weft__park(weft__worker *w, uint64_t deadline)
         pthread_mutex_lock(&s->idle_lock);
         if (atomic_load_explicit(&w->in_idle, memory_order_relaxed)) {
             idle_remove(s, w);
-            if (last) {
-                atomic_fetch_add_explicit(&s->nsearching, 1, memory_order_relaxed);
-                w->searching = true;
-            }
+            /* Search, even past max_searching: the work seen may sit in
+             * another worker's deque, and a worker the cap turned away
+             * would only come back here (a membarrier per round). */
+            atomic_fetch_add_explicit(&s->nsearching, 1, memory_order_relaxed);
+            w->searching = true;
             wait = false;
         }
         pthread_mutex_unlock(&s->idle_lock);

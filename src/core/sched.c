@@ -56,6 +56,8 @@ static int check_config(weft_config *c)
         return WEFT_EINVAL;
     if (c->spin_us > 1000000)
         return WEFT_EINVAL;
+    if (c->shuffle && c->workers > 1)
+        return WEFT_EINVAL;   /* more threads would add their own order */
     return WEFT_OK;
 }
 

@@ -194,11 +194,50 @@ static void drain_inbox(weft__worker *w)
     }
 }
 
+static uint64_t next_rand(uint64_t *s);
+
+/* Shuffle mode: is a fiber ready? Callable from: owner. */
+static bool fiber_waiting(weft__worker *w)
+{
+    return w->ready_head || w->run_next || atomic_load_explicit(&w->inbox, memory_order_relaxed);
+}
+
+/* Shuffle mode: any ready fiber, run_next included, drawn at random.
+ * Callable from: owner. */
+static weft__fiber *take_ready_shuffled(weft__worker *w)
+{
+    drain_inbox(w);
+    if (w->run_next) {
+        ready_append(w, w->run_next);
+        w->run_next = NULL;
+    }
+    unsigned n = 0;
+    for (weft__fiber *f = w->ready_head; f; f = f->next)
+        n++;
+    if (!n)
+        return NULL;
+    unsigned k = n > 1 ? (unsigned)(next_rand(&w->shuffle_rng) % n) : 0;
+    weft__fiber **pp = &w->ready_head, *prev = NULL;
+    while (k--) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    weft__fiber *f = *pp;
+    *pp = f->next;
+    if (w->ready_tail == f)
+        w->ready_tail = prev;
+    f->next = NULL;
+    w->fiber_streak++;
+    return f;
+}
+
 /* The next resumable fiber, or NULL. run_next goes first while within
  * its budget; past it, the FIFO's head. A run_next fiber over budget is
  * left for the caller to weigh against local tasks. Callable from: owner. */
 static weft__fiber *take_ready(weft__worker *w)
 {
+    if (WEFT_UNLIKELY(w->s->cfg.shuffle))
+        return take_ready_shuffled(w);
     weft__fiber *f = w->run_next;
     if (f && w->next_streak < w->s->cfg.lifo_budget) {
         w->run_next = NULL;
@@ -444,11 +483,33 @@ static weft__task *steal(weft__worker *w)
     return NULL;
 }
 
+/* Shuffle mode: a task drawn at random from the LIFO slot, the deque and
+ * the global ring (whose tasks join the deque first). Only with one
+ * worker, so nobody steals. Callable from: owner. */
+static weft__task *pick_shuffled(weft__worker *w)
+{
+    weft__task *t = take_lifo(w);
+    if (t && !weft__deque_push(&w->deque, &t->node))
+        return t;
+    while ((t = grab_global(w)) != NULL) {
+        if (!weft__deque_push(&w->deque, &t->node))
+            return t;
+    }
+    if (weft__deque_size(&w->deque) > 1)
+        weft__deque_swap_newest(&w->deque, next_rand(&w->shuffle_rng));
+    weft__node *n = weft__deque_pop(&w->deque);
+    if (n)
+        WEFT__STAT(w, local_runs, 1);
+    return n ? as_task(n) : NULL;
+}
+
 /* Callable from: owner. NULL when nothing is runnable without stealing. */
 static weft__task *pick_local(weft__worker *w)
 {
     weft_sched *s = w->s;
     weft__task *t;
+    if (WEFT_UNLIKELY(s->cfg.shuffle))
+        return pick_shuffled(w);
     if (++w->tick % s->cfg.global_interval == 0) {
         t = grab_global(w);
         if (t) {
@@ -565,7 +626,11 @@ static void loop(weft__worker *w)
         if ((w->tick & 15) == 0 && w->pollers)
             poll_waiters(w);
         fire_due_timers(w);
-        weft__fiber *f = others_turn(w) ? NULL : take_ready(w);
+        weft__fiber *f = NULL;
+        if (WEFT_UNLIKELY(s->cfg.shuffle) ? !local_work_waiting(w) || !fiber_waiting(w) ||
+                                                (next_rand(&w->shuffle_rng) & 1)
+                                          : !others_turn(w))
+            f = take_ready(w);
         if (f) {
             weft__fiber *self = w->cur;
             self->next = w->idle_fibers;
@@ -715,6 +780,8 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->index = index;
     w->bound = bound;
     w->rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) + 0x632be59bd9b4e019ull * (index + 1);
+    w->shuffle_rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) ^ 0xd1b54a32d192ed03ull;
+    w->shuffle_rng += !w->shuffle_rng;   /* xorshift never leaves 0 */
     w->deque_capacity = s->cfg.local_capacity;
     int rc = weft__deque_init(&w->deque, s->cfg.local_capacity);
     if (rc != WEFT_OK)
@@ -790,8 +857,8 @@ static void bound_block(weft__worker *w)
  * not one of ours (it goes back where it was), or too deep. */
 static bool run_own_child(weft__worker *w, weft__fiber *self, weft__fstate *st)
 {
-    if (w->bound || st->depth >= WEFT__INLINE_DEPTH)
-        return false;
+    if (w->bound || st->depth >= WEFT__INLINE_DEPTH || w->s->cfg.shuffle)
+        return false;   /* shuffle mode: the child takes its chances in the loop */
     weft__node *n = weft__deque_pop(&w->deque);
     if (!n)
         return false;

@@ -131,7 +131,7 @@ static void scrambler(void *arg)
     }
 }
 
-WT_TEST(arch, callee_saved_registers_survive)
+WT_TEST(arch, t22_callee_saved_registers_survive)
 {
     init_main();
     tctx_make(&other, scrambler, NULL);
@@ -178,7 +178,7 @@ static unsigned read_fp_control(void)
 #endif
 }
 
-WT_TEST(arch, fp_control_is_per_context)
+WT_TEST(arch, t22_fp_control_is_per_context)
 {
     init_main();
     fesetround(FE_TOWARDZERO);

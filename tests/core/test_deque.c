@@ -224,9 +224,9 @@ WT_TEST(deque, init_reports_enomem)
     weft_set_allocator(NULL);
 }
 
-WT_TEST(deque, every_fill_level_cap2)   { every_fill_level(2); }
-WT_TEST(deque, every_fill_level_cap4)   { every_fill_level(4); }
-WT_TEST(deque, every_fill_level_cap256, .timeout = 60) { every_fill_level(256); }
+WT_TEST(deque, t01_every_fill_level_cap2)   { every_fill_level(2); }
+WT_TEST(deque, t01_every_fill_level_cap4)   { every_fill_level(4); }
+WT_TEST(deque, t01_every_fill_level_cap256, .timeout = 60) { every_fill_level(256); }
 WT_TEST(deque, random_ops_cap2)   { random_ops(2, 200000); }
 WT_TEST(deque, random_ops_cap4)   { random_ops(4, 200000); }
 WT_TEST(deque, random_ops_cap256) { random_ops(256, 400000); }

@@ -210,7 +210,7 @@ static void overflow_child(void *arg)
     weft__fiber_switch(&host, deep);
 }
 
-WT_TEST(fiber, stack_overflow_is_reported)
+WT_TEST(fiber, t23_stack_overflow_is_reported)
 {
     char out[2048];
     int status = wt_run_child(overflow_child, NULL, out, sizeof out);

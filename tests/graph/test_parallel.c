@@ -11,7 +11,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "weft.h"
 #include "wtest.h"
@@ -19,13 +18,6 @@
 
 static const unsigned worker_counts[] = { 1, 2, 4 };
 #define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- coverage --------------------------------------------------------------- */
 
@@ -83,6 +75,16 @@ static void cover_task(void *arg)
     weft_waitgroup_done(&j->wg);
 }
 
+/* check_cover for each size, called from a task of s. */
+static void check_cover_in_task(weft_sched *s, const size_t *sizes, size_t nsizes, size_t grain)
+{
+    struct cover_job j = { .s = s, .sizes = sizes, .nsizes = nsizes, .grain = grain };
+    weft_waitgroup_init(&j.wg, 1);
+    WT_ASSERT_EQ(weft_spawn(s, cover_task, &j), WEFT_OK);
+    WT_ASSERT_EQ(weft_waitgroup_wait(&j.wg), WEFT_OK);
+    weft_waitgroup_destroy(&j.wg);
+}
+
 WT_TEST(parallel, for_covers_every_index_once_at_grain_edges, .timeout = 300)
 {
     static const size_t grains[] = { 1, 7, 64, 1000 };
@@ -95,11 +97,7 @@ WT_TEST(parallel, for_covers_every_index_once_at_grain_edges, .timeout = 300)
             for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
                 check_cover(s, 1000, sizes[i], g);
             /* ... and from a task. */
-            struct cover_job j = { .s = s, .sizes = sizes, .nsizes = sizeof sizes / sizeof sizes[0], .grain = g };
-            weft_waitgroup_init(&j.wg, 1);
-            WT_ASSERT_EQ(weft_spawn(s, cover_task, &j), WEFT_OK);
-            WT_ASSERT_EQ(weft_waitgroup_wait(&j.wg), WEFT_OK);
-            weft_waitgroup_destroy(&j.wg);
+            check_cover_in_task(s, sizes, sizeof sizes / sizeof sizes[0], g);
         }
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
@@ -112,12 +110,7 @@ WT_TEST(parallel, for_covers_ten_million, .timeout = 600)
         weft_sched *s = make_sched(worker_counts[k]);
         check_cover(s, 0, n, 0);          /* automatic grain */
         check_cover(s, 3, n, 4096);
-        size_t sizes[] = { n };
-        struct cover_job j = { .s = s, .sizes = sizes, .nsizes = 1, .grain = 0 };
-        weft_waitgroup_init(&j.wg, 1);
-        WT_ASSERT_EQ(weft_spawn(s, cover_task, &j), WEFT_OK);
-        WT_ASSERT_EQ(weft_waitgroup_wait(&j.wg), WEFT_OK);
-        weft_waitgroup_destroy(&j.wg);
+        check_cover_in_task(s, &n, 1, 0);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
 }
@@ -214,9 +207,9 @@ static void uneven_body(size_t b, size_t e, void *arg)
     struct uneven *u = arg;
     if (b == 0) {
         /* Wait for every index outside this chunk. */
-        uint64_t deadline = now_ns() + 60ull * 1000000000u;
+        uint64_t deadline = wt_now_ns() + 60ull * 1000000000u;
         while (atomic_load(&u->others_done) < u->n - (e - b)) {
-            if (now_ns() > deadline) {
+            if (wt_now_ns() > deadline) {
                 atomic_store(&u->timed_out, 1);
                 break;
             }

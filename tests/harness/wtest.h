@@ -93,6 +93,14 @@ static inline uint64_t wt_scaled(uint64_t n, uint64_t lo)
     return v < (double)lo ? lo : (uint64_t)v;
 }
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t wt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The run's seed: WEFT_SEED if set, else derived from the clock. Printed
  * once so a failing run can be replayed. */
 static inline uint64_t wt_seed(void)

@@ -175,7 +175,7 @@ static void *t2_thief(void *arg)
     return NULL;
 }
 
-WT_TEST(queues, owner_vs_3_thieves_with_overflow, .timeout = 300)
+WT_TEST(queues, t02_owner_vs_3_thieves_with_overflow, .timeout = 300)
 {
     t2.n = wt_scaled(2000000, 20000);
     begin("test 2 owner vs 3 thieves", t2.n, "items");
@@ -419,12 +419,12 @@ static void race_rounds(const char *name, unsigned per_round)
     free(t3.items);
 }
 
-WT_TEST(queues, last_element_race, .timeout = 300)
+WT_TEST(queues, t03_last_element_race, .timeout = 300)
 {
     race_rounds("test 3 last-element race", 1);
 }
 
-WT_TEST(queues, two_item_race, .timeout = 300)
+WT_TEST(queues, t03_two_item_race, .timeout = 300)
 {
     race_rounds("test 3b two-item race (CAS-free pop vs steal)", 2);
 }
@@ -527,7 +527,7 @@ static void *t4_grabber(void *arg)
     return NULL;
 }
 
-WT_TEST(queues, global_ring_4_producers_2_grabbers, .timeout = 300)
+WT_TEST(queues, t04_global_ring_4_producers_2_grabbers, .timeout = 300)
 {
     t4.per = wt_scaled(250000, 5000);
     uint64_t total = t4.per * T4_PRODUCERS;

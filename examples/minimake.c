@@ -1,0 +1,385 @@
+/* minimake: a tiny make, one graph task per target.
+ *
+ * Reads a Makefile-like file and builds every target in it, in parallel on
+ * a weft scheduler. Each target is a task (named after it, so the DOT dump
+ * reads like the file); each prerequisite that is a target is an edge.
+ *
+ *   # a comment
+ *   app: main.o util.o       a rule: one target, then its prerequisites
+ *   <TAB>cc -o app main.o    zero or more commands, run in order with
+ *                            /bin/sh -c, exactly as written (no variables)
+ *
+ * A prerequisite that is not a target must name an existing file: it is a
+ * leaf and gets no task. There are no timestamps: every target is built,
+ * in the current directory, on every run. A target without commands is an
+ * empty task, a join point. When a command fails, the rest of its target's
+ * commands do not run and its successors are cancelled (weft_task_cancel):
+ * weft skips them and everything that depends on them, while independent
+ * targets go on. A cycle is found by weft_graph_run (WEFT_ECYCLE); minimake
+ * then searches for it only to name its targets.
+ *
+ *   minimake [-j N] [-n] [-d FILE] MAKEFILE
+ *     -j N     N worker threads (default: weft's, one per CPU)
+ *     -n       dry run: print the commands in an order that respects the
+ *              dependencies (the graph runs, the commands do not)
+ *     -d FILE  write the graph as Graphviz DOT to FILE, after the run
+ *
+ * Exit status: 0 everything built, 1 a command failed, 2 bad input or usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <weft.h>
+
+extern char **environ;
+
+struct target {
+    char *name;
+    int line;                       /* where its rule is */
+    char **cmds;    size_t ncmds;
+    char **prereqs; size_t nprereqs;    /* as written */
+    size_t *deps;   size_t ndeps;       /* the prerequisites that are targets */
+    size_t *succ;   size_t nsucc;       /* the targets that need this one */
+    weft_task *task;
+    int status;     /* written by its task: the failed command's wait status,
+                       -1 if /bin/sh could not start, 0 if all went well */
+};
+
+/* Written by main before the run, read by the tasks (the run orders it). */
+static struct target *targets;
+static size_t ntargets;
+static const char *file;
+static bool dry_run;
+
+static void *xrealloc(void *p, size_t size)
+{
+    if (!(p = realloc(p, size ? size : 1))) {
+        fputs("minimake: out of memory\n", stderr);
+        exit(2);
+    }
+    return p;
+}
+
+#define PUSH(arr, n, v) ((arr) = xrealloc((arr), ((n) + 1) * sizeof *(arr)), (arr)[(n)++] = (v))
+
+/* "minimake: FILE:LINE: message" on stderr. */
+static void error_at(int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "minimake: %s:%d: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static long find(const char *name)
+{
+    for (size_t i = 0; i < ntargets; i++)
+        if (strcmp(targets[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* ---- reading the file ------------------------------------------------ */
+
+/* A rule line "target: prereqs" (comment stripped, p at its first
+ * non-blank); false after reporting what is wrong with it. */
+static bool rule(char *p, int lineno)
+{
+    char *colon = strchr(p, ':'), *save, *name;
+    if (!colon) {
+        error_at(lineno, "expected 'target: prerequisites', found no ':'"
+                 " (commands must start with a tab)");
+        return false;
+    }
+    *colon = '\0';
+    if (!(name = strtok_r(p, " \t", &save)) || strtok_r(NULL, " \t", &save)) {
+        error_at(lineno, "expected exactly one target name before ':'");
+        return false;
+    }
+    long prev = find(name);
+    if (prev >= 0) {
+        error_at(lineno, "duplicate target '%s' (first defined at line %d)",
+                 name, targets[prev].line);
+        return false;
+    }
+    struct target t = { .name = name, .line = lineno };
+    for (char *w = strtok_r(colon + 1, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+        PUSH(t.prereqs, t.nprereqs, w);
+    PUSH(targets, ntargets, t);
+    return true;
+}
+
+/* Splits text (the whole file, kept until the end: names and commands
+ * point into it) into rules; returns the number of errors. */
+static int parse(char *text)
+{
+    int lineno = 0, errors = 0;
+    long cur = -1;      /* the rule commands go to; -1 none yet, -2 a bad one */
+    for (char *line = text, *next; line; line = next) {
+        lineno++;
+        if ((next = strchr(line, '\n')))
+            *next++ = '\0';
+        line[strcspn(line, "\r")] = '\0';
+        if (line[0] == '\t') {                     /* a command */
+            if (line[1 + strspn(line + 1, " \t")] == '\0')
+                continue;
+            if (cur == -1)
+                errors++, error_at(lineno, "command line before any target");
+            else if (cur >= 0)
+                PUSH(targets[cur].cmds, targets[cur].ncmds, line + 1);
+            continue;
+        }
+        line[strcspn(line, "#")] = '\0';
+        char *p = line + strspn(line, " \t");
+        if (*p == '\0')
+            continue;                               /* blank or comment */
+        if (rule(p, lineno))
+            cur = (long)ntargets - 1;
+        else
+            cur = -2, errors++;
+    }
+    return errors;
+}
+
+/* Turns prerequisites into deps and succ; returns the number of errors. */
+static int resolve(void)
+{
+    int errors = 0;
+    for (size_t i = 0; i < ntargets; i++) {
+        struct target *t = &targets[i];
+        for (size_t j = 0; j < t->nprereqs; j++) {
+            const char *p = t->prereqs[j];
+            long k = find(p);
+            struct stat st;
+            if (k == (long)i) {
+                error_at(t->line, "dependency cycle: %s -> %s", p, p);
+                errors++;
+            } else if (k >= 0) {
+                PUSH(t->deps, t->ndeps, (size_t)k);
+                PUSH(targets[k].succ, targets[k].nsucc, i);
+            } else if (stat(p, &st) != 0) {
+                error_at(t->line, "unknown prerequisite '%s' of target '%s'"
+                         " (neither a target nor an existing file)", p, t->name);
+                errors++;
+            }                                       /* else a leaf file */
+        }
+    }
+    return errors;
+}
+
+/* Depth-first along deps (state: 0 unseen, 1 on the path, 2 done); prints
+ * the first cycle it meets and returns true. */
+static bool print_cycle(size_t i, unsigned char *state, size_t *path, size_t depth)
+{
+    state[i] = 1;
+    path[depth] = i;
+    for (size_t j = 0; j < targets[i].ndeps; j++) {
+        size_t k = targets[i].deps[j];
+        if (state[k] == 1) {
+            size_t from = 0;
+            while (path[from] != k)
+                from++;
+            fprintf(stderr, "minimake: %s:%d: dependency cycle: ", file, targets[k].line);
+            for (size_t d = from; d <= depth; d++)
+                fprintf(stderr, "%s -> ", targets[path[d]].name);
+            fprintf(stderr, "%s (each needs the next)\n", targets[k].name);
+            return true;
+        }
+        if (state[k] == 0 && print_cycle(k, state, path, depth + 1))
+            return true;
+    }
+    state[i] = 2;
+    return false;
+}
+
+/* ---- building --------------------------------------------------------- */
+
+/* Runs cmd with /bin/sh -c; returns its wait status, or -1. */
+static int run_sh(const char *cmd)
+{
+    char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+    pid_t pid;
+    int status, err = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ);
+    if (err) {
+        fprintf(stderr, "minimake: cannot start /bin/sh: %s\n", strerror(err));
+        return -1;
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return status;
+}
+
+/* A target's task: its commands in order. On a failure, cancelling the
+ * direct successors is enough: weft skips whatever depends on a skipped
+ * task. Callable from: a worker (a task of the graph). */
+static void build(void *arg)
+{
+    struct target *t = arg;
+    for (size_t i = 0; i < t->ncmds; i++) {
+        printf("%s\n", t->cmds[i]);
+        if (dry_run)
+            continue;
+        int st = run_sh(t->cmds[i]);
+        if (st == 0)
+            continue;
+        t->status = st;
+        if (st > 0 && WIFEXITED(st))
+            fprintf(stderr, "minimake: *** [%s] Error %d\n", t->name, WEXITSTATUS(st));
+        else if (st > 0 && WIFSIGNALED(st))
+            fprintf(stderr, "minimake: *** [%s] killed by signal %d\n", t->name, WTERMSIG(st));
+        for (size_t j = 0; j < t->nsucc; j++)
+            weft_task_cancel(targets[t->succ[j]].task);
+        return;
+    }
+}
+
+static int write_dot(weft_graph *g, const char *path)
+{
+    FILE *out = fopen(path, "w");
+    int err = out ? weft_graph_dump_dot(g, out) : 0;
+    bool bad = !out || ferror(out);
+    if (out && fclose(out) != 0)
+        bad = true;
+    if (!bad && !err)
+        return 0;
+    fprintf(stderr, "minimake: cannot write %s: %s\n", path, err ? weft_strerror(err) : strerror(errno));
+    return 2;
+}
+
+/* After the run: names the failed targets, then the skipped ones. */
+static int report(void)
+{
+    const char *sep = "minimake: failed:";
+    for (size_t i = 0; i < ntargets; i++) {
+        if (targets[i].status) {
+            fprintf(stderr, "%s %s", sep, targets[i].name);
+            sep = "";
+        }
+    }
+    if (*sep)
+        return 0;                                   /* nothing failed */
+    sep = "\nminimake: skipped (a prerequisite failed):";
+    for (size_t i = 0; i < ntargets; i++) {
+        if (weft_task_get_state(targets[i].task) == WEFT_TASK_SKIPPED) {
+            fprintf(stderr, "%s %s", sep, targets[i].name);
+            sep = "";
+        }
+    }
+    fputc('\n', stderr);
+    return 1;
+}
+
+static int usage(void)
+{
+    fputs("usage: minimake [-j N] [-n] [-d FILE.dot] MAKEFILE\n", stderr);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    weft_config cfg;
+    weft_config_init(&cfg);
+    const char *dot = NULL;
+    int opt;
+    while ((opt = getopt(argc, argv, "j:nd:")) != -1) {
+        char *end;
+        long n;
+        switch (opt) {
+        case 'j':
+            n = strtol(optarg, &end, 10);
+            if (*end || end == optarg || n < 1 || n > 1024) {
+                fprintf(stderr, "minimake: -j wants a number from 1 to 1024, not '%s'\n", optarg);
+                return 2;
+            }
+            cfg.workers = (unsigned)n;
+            break;
+        case 'n': dry_run = true; break;
+        case 'd': dot = optarg; break;
+        default:  return usage();
+        }
+    }
+    if (optind != argc - 1)
+        return usage();
+    file = argv[optind];
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* echoed commands before their output */
+
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        fprintf(stderr, "minimake: cannot read %s: %s\n", file, strerror(errno));
+        return 2;
+    }
+    size_t n = 0, cap = 4096;
+    char *text = xrealloc(NULL, cap);
+    for (size_t got; (got = fread(text + n, 1, cap - n - 1, f)) > 0;)
+        if ((n += got) == cap - 1)
+            text = xrealloc(text, cap *= 2);
+    text[n] = '\0';
+    if (ferror(f)) {
+        fprintf(stderr, "minimake: cannot read %s: %s\n", file, strerror(errno));
+        fclose(f);
+        free(text);
+        return 2;
+    }
+    fclose(f);
+
+    int rc = 2, err = 0;
+    weft_sched *s = NULL;
+    weft_graph *g = NULL;
+    if (parse(text) || resolve())
+        goto out;
+
+    if (!(err = weft_sched_create(&s, &cfg)))
+        err = weft_graph_create(&g);
+    for (size_t i = 0; !err && i < ntargets; i++) {
+        struct target *t = &targets[i];
+        err = weft_graph_add_task(g, t->ncmds ? build : NULL, t, &t->task);
+        if (!err)
+            weft_task_set_name(t->task, t->name);
+    }
+    for (size_t i = 0; !err && i < ntargets; i++)
+        for (size_t j = 0; !err && j < targets[i].ndeps; j++)
+            err = weft_task_succeed(targets[i].task, targets[targets[i].deps[j]].task);
+    if (!err && (err = weft_graph_run(s, g)) == WEFT_ECYCLE) {
+        unsigned char *state = calloc(ntargets, 1);
+        size_t *path = calloc(ntargets, sizeof *path);
+        for (size_t i = 0; state && path && i < ntargets; i++)
+            if (!state[i] && print_cycle(i, state, path, 0))
+                break;
+        free(state);
+        free(path);
+    } else if (!err) {
+        weft_graph_wait(g);             /* ECANCELED too: report() tells */
+        rc = report();
+    } else {
+        fprintf(stderr, "minimake: %s\n", weft_strerror(err));
+    }
+    if (g && dot && write_dot(g, dot))
+        rc = 2;
+
+out:
+    if (g)
+        weft_graph_destroy(g);
+    if (s)
+        weft_sched_destroy(s);
+    for (size_t i = 0; i < ntargets; i++) {
+        free(targets[i].cmds);
+        free(targets[i].prereqs);
+        free(targets[i].deps);
+        free(targets[i].succ);
+    }
+    free(targets);
+    free(text);
+    return rc;
+}
