@@ -347,13 +347,16 @@ WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
  * shorter) and hand each chunk to body, on whichever worker is free.
  * Before a chunk runs, everything after it has been offered to other
  * workers, so one slow chunk holds up nothing but itself: uneven loops
- * balance. grain 0 picks one (about 64 chunks per worker). They return
- * once every chunk has run. Callable from: a task (its fiber waits, its worker runs other
- * work), a bound thread, or any thread while s has workers (ENOTBOUND
+ * balance. grain 0 picks one (parallel_for: about 64 chunks per
+ * worker). They return once every chunk has run. Callable from: a task
+ * (its fiber waits, its worker runs other work), a bound thread, or any
+ * thread while s has workers (ENOTBOUND
  * with workers = 0 from a thread not bound to s). begin == end is a no-op;
  * EINVAL: s or a function NULL, or begin > end; ESHUTDOWN: from outside
  * while s is being destroyed. Bodies may spawn, block and nest loops. */
 typedef void (*weft_range_fn)(size_t begin, size_t end, void *arg);
+typedef void (*weft_reduce_fn)(size_t begin, size_t end, void *partial, void *arg);
+typedef void (*weft_combine_fn)(void *into, const void *from, void *arg);
 
 /* Calls body(b, e, arg) once per chunk, with e - b <= grain. */
 WEFT_API int weft_parallel_for(weft_sched *s, size_t begin, size_t end, size_t grain,
@@ -367,14 +370,14 @@ WEFT_API int weft_parallel_for(weft_sched *s, size_t begin, size_t end, size_t g
  * order from the identity, and the runs are combined in order on the
  * calling thread. The grouping depends on the range and grain only, so
  * the result is the same on every run and at every worker count, for
- * floating-point sums too (grain 0 aims at 1024 chunks). Allocates
- * scratch of 64-byte-rounded result_size per run of chunks when that
- * exceeds 2 KiB (ENOMEM if it cannot). */
+ * floating-point sums too (grain 0 aims at 1024 chunks, whatever the
+ * worker count). The partials take 64-byte-rounded result_size per run of
+ * chunks: up to 2 KiB on the caller's stack, beyond that in scratch
+ * blocks the scheduler keeps and reuses (the first calls may allocate
+ * them; ENOMEM if they cannot). */
 WEFT_API int weft_parallel_reduce(weft_sched *s, size_t begin, size_t end, size_t grain,
                                   void *result, size_t result_size, const void *identity,
-                                  void (*body)(size_t begin, size_t end, void *partial, void *arg),
-                                  void (*combine)(void *into, const void *from, void *arg),
-                                  void *arg);
+                                  weft_reduce_fn body, weft_combine_fn combine, void *arg);
 
 /* ---- observability -------------------------------------------------- */
 

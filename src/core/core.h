@@ -157,6 +157,7 @@ struct weft_sched {
     weft__task *spare;
     atomic_uint nspare;                  /* written under spare_lock, peeked without */
     void *spare_slabs;
+    struct weft__scratch *scratch;       /* free scratch blocks, under spare_lock */
 
     /* Idle accounting: wait_idle and shutdown. */
     atomic_uint_fast64_t ext_spawned;    /* spawns from threads with no worker */
@@ -199,6 +200,12 @@ void weft__task_free_slow(weft_sched *s, weft__worker *w, weft__task *t);
 void weft__task_pool_fini(weft_sched *s, weft__task_pool *p);
 void weft__spares_fini(weft_sched *s);
 bool weft__sched_is_idle(weft_sched *s);
+/* Scratch memory for the layers above (parallel_reduce's partials): a
+ * block of at least size bytes, 64-byte aligned, kept by s and reused,
+ * so calls in steady state allocate nothing. *cap receives what to pass
+ * back to put. NULL: ENOMEM. Callable from: any thread. */
+void *weft__scratch_get(weft_sched *s, size_t size, size_t *cap);
+void weft__scratch_put(weft_sched *s, void *p, size_t cap);
 /* Queue a ready task from w (a worker of s) or from outside (w NULL). */
 void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint);
 /* weft__submit from a thread with no worker of s, refused with

@@ -150,8 +150,56 @@ void weft__task_pool_fini(weft_sched *s, weft__task_pool *p)
     memset(p, 0, sizeof *p);
 }
 
+/* ---- scratch blocks ------------------------------------------------------ */
+
+/* Sits at the start of a free block. */
+struct weft__scratch {
+    struct weft__scratch *next;
+    size_t cap;
+};
+
+void *weft__scratch_get(weft_sched *s, size_t size, size_t *cap)
+{
+    pthread_mutex_lock(&s->spare_lock);
+    struct weft__scratch **pp = &s->scratch;
+    while (*pp && (*pp)->cap < size)
+        pp = &(*pp)->next;
+    struct weft__scratch *b = *pp;
+    if (b)
+        *pp = b->next;
+    pthread_mutex_unlock(&s->spare_lock);
+    if (b) {
+        *cap = b->cap;
+        return b;
+    }
+    size_t c = 4096;   /* powers of two: few sizes, so blocks get reused */
+    while (c < size && c <= SIZE_MAX / 2)
+        c *= 2;
+    if (c < size)
+        return NULL;
+    void *p = weft__alloc(c);
+    if (p)
+        *cap = c;
+    return p;
+}
+
+void weft__scratch_put(weft_sched *s, void *p, size_t cap)
+{
+    struct weft__scratch *b = p;
+    b->cap = cap;
+    pthread_mutex_lock(&s->spare_lock);
+    b->next = s->scratch;
+    s->scratch = b;
+    pthread_mutex_unlock(&s->spare_lock);
+}
+
 void weft__spares_fini(weft_sched *s)
 {
+    while (s->scratch) {
+        struct weft__scratch *b = s->scratch;
+        s->scratch = b->next;
+        weft__free(b, b->cap);
+    }
     slabs_free(s->spare_slabs);
     s->spare_slabs = NULL;
     s->spare = NULL;

@@ -57,7 +57,7 @@ struct weft__loop {
     void *arg;
     weft_range_fn body;          /* parallel_for */
     /* parallel_reduce */
-    void (*rbody)(size_t begin, size_t end, void *partial, void *arg);
+    weft_reduce_fn rbody;
     const void *identity;
     unsigned char *slots;
     size_t result_size, stride, per_slot;   /* per_slot: chunks in a slot */
@@ -206,9 +206,7 @@ static void reduce_chunks(weft__loop *l, size_t b, size_t e)
 
 int weft_parallel_reduce(weft_sched *s, size_t begin, size_t end, size_t grain,
                          void *result, size_t result_size, const void *identity,
-                         void (*body)(size_t begin, size_t end, void *partial, void *arg),
-                         void (*combine)(void *into, const void *from, void *arg),
-                         void *arg)
+                         weft_reduce_fn body, weft_combine_fn combine, void *arg)
 {
     if (!s || !result || result_size == 0 || !identity || !body || !combine || begin > end)
         return WEFT_EINVAL;
@@ -228,11 +226,11 @@ int weft_parallel_reduce(weft_sched *s, size_t begin, size_t end, size_t grain,
     size_t stride = (result_size + WEFT_CACHELINE - 1) & ~(size_t)(WEFT_CACHELINE - 1);
     if (stride < result_size || nslots > SIZE_MAX / stride)
         return WEFT_ENOMEM;
-    size_t bytes = nslots * stride;
+    size_t bytes = nslots * stride, cap = 0;
     _Alignas(WEFT_CACHELINE) unsigned char local[WEFT__REDUCE_STACK];
     unsigned char *slots = local;
     if (bytes > sizeof local) {
-        slots = weft__alloc(bytes);
+        slots = weft__scratch_get(s, bytes, &cap);   /* reused: steady state allocates nothing */
         if (!slots)
             return WEFT_ENOMEM;
     }
@@ -248,6 +246,6 @@ int weft_parallel_reduce(weft_sched *s, size_t begin, size_t end, size_t grain,
             combine(result, slots + i * stride, arg);
     }
     if (slots != local)
-        weft__free(slots, bytes);
+        weft__scratch_put(s, slots, cap);
     return rc;
 }

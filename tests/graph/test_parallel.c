@@ -358,3 +358,46 @@ WT_TEST(parallel, reduce_floats_identical_across_runs_and_workers, .timeout = 30
     }
     free(x);
 }
+
+/* ---- steady state ---------------------------------------------------------------- */
+
+static atomic_long allocs;
+static void *count_alloc(size_t size, void *ctx)
+{
+    (void)ctx;
+    atomic_fetch_add(&allocs, 1);
+    void *p = NULL;
+    return posix_memalign(&p, 64, size < 64 ? 64 : size) == 0 ? p : NULL;
+}
+static void count_free(void *p, size_t size, void *ctx) { (void)size; (void)ctx; free(p); }
+
+WT_TEST(parallel, reduce_reuses_its_scratch, .timeout = 120)
+{
+    weft_allocator a = { count_alloc, count_free, NULL };
+    weft_set_allocator(&a);
+    weft_sched *s = make_sched(2);
+    uint64_t id = 0, got = 0, want = 0;
+    for (size_t i = 0; i < 100000; i++)
+        want += (uint64_t)i * i;
+    /* Grain 0: 1024 partials of a cache line each, past the stack's share.
+     * Warm-up, until three rounds in a row allocate nothing: the scratch
+     * block, and task records, which settle between the two workers'
+     * pools by timing. */
+    int quiet = 0;
+    for (int round = 0; round < 200 && quiet < 3; round++) {
+        long at = atomic_load(&allocs);
+        for (int r = 0; r < 20; r++)
+            WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 100000, 0, &got, sizeof got, &id, isum_body, isum_combine, NULL), WEFT_OK);
+        quiet = atomic_load(&allocs) == at ? quiet + 1 : 0;
+    }
+    WT_ASSERT(quiet == 3, "allocations never settled during warm-up");
+    long before = atomic_load(&allocs);
+    for (int r = 0; r < 100; r++) {
+        got = 0;
+        WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 100000, 0, &got, sizeof got, &id, isum_body, isum_combine, NULL), WEFT_OK);
+        WT_ASSERT(got == want);
+    }
+    WT_ASSERT_EQ(atomic_load(&allocs) - before, 0);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    weft_set_allocator(NULL);
+}
