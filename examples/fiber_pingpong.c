@@ -2,10 +2,10 @@
  * one switch is printed.
  *
  * This demo uses weft's *internal* fiber layer (src/arch, src/fiber), not
- * the public API in weft.h: the scheduler that will hide fibers behind
- * tasks does not exist yet. Ordinary programs should never include these
- * headers; once the scheduler lands this example will be rewritten on
- * weft.h.
+ * the public API in weft.h, because it measures the bare switch that the
+ * scheduler hides behind tasks. Ordinary programs never include these
+ * headers: a task that blocks gets its fiber switch from weft.h's calls
+ * (see fib.c, frame_jobs.c). It builds only inside weft's own tree.
  *
  *   fiber_pingpong [round_trips [runs]]     defaults: 1000000 5
  *
