@@ -285,8 +285,6 @@ static void fiber_main(void *arg)
     weft__panic("fiber_main: a worker loop returned on a pooled fiber");
 }
 
-static weft__task *as_task(weft__node *n);
-
 /* Is a task or a due timer waiting on this worker (not counting
  * stealable work elsewhere)? Cheap: loads only, and the clock only with
  * timers armed. Callable from: owner. */
