@@ -1,6 +1,7 @@
 /* Channels on the scheduler: test 21 of RELIABILITY.md (4 producers x 4
  * consumers, exactly once, FIFO per producer, close), try_ forms,
  * timeouts of 0, 1 us and 1 ms, rendezvous hand-off, close semantics,
+ * close racing senders and receivers, try_ forms against blocked peers,
  * receive timeouts racing senders, and run-next bounded by lifo_budget.
  * At 1, 2 and 4 workers with plain threads mixed in. Timing assertions
  * are lower bounds only. */
@@ -382,6 +383,194 @@ WT_TEST(sync, chan_timeouts_race_senders_exactly_once, .timeout = 600)
                 worker_counts[k], per_race * 2, atomic_load(&timeouts_race));
         free((void *)seen_race);
         weft_chan_destroy(race);
+    }
+}
+
+/* ---- close racing senders and receivers: exactly once ------------------------ */
+
+/* Producers send until WEFT_ECLOSED and consumers receive until
+ * WEFT_ECLOSED, each rotating through the blocking, try_ and timed forms
+ * (timeouts 0, 1 us and 1 ms); the consumer that takes the
+ * close_after-th element closes the channel in the middle of the
+ * traffic. Every element whose send returned OK is received exactly once
+ * (buffered ones drain after the close), and no other element is: a
+ * send that failed (EAGAIN, ETIMEDOUT, or ECLOSED while blocked) was not
+ * delivered. */
+#define PROD_CR 3
+#define CONS_CR 3
+#define LIMIT_CR (1u << 19)   /* sends per producer, failed ones included */
+static weft_chan *cr;
+static long close_after_cr;
+static atomic_long received_cr;
+static _Atomic unsigned char *sent_ok_cr, *got_cr;   /* [producer * LIMIT_CR + seq] */
+static atomic_int prod_done_cr, cons_done_cr;
+
+static bool cr_thread(unsigned id) { return id == 1 || id == 4; }
+
+static void cr_body(unsigned id)
+{
+    if (id < PROD_CR) {
+        for (uint32_t i = 0;; i++) {
+            WT_ASSERT(i < LIMIT_CR, "producer %u: %u sends and the channel is still open", id, i);
+            uint32_t v = id * LIMIT_CR + i;
+            int rc, busy = WEFT_ETIMEDOUT;
+            if (i % 4 == 0) {
+                rc = weft_chan_send(cr, &v);
+                busy = WEFT_OK;
+            } else if (i % 4 == 1) {
+                rc = weft_chan_try_send(cr, &v);
+                busy = WEFT_EAGAIN;
+            } else {
+                rc = weft_chan_send_for(cr, &v, timeouts[i % 3]);
+            }
+            if (rc == WEFT_ECLOSED)
+                break;
+            if (rc == WEFT_OK)
+                atomic_store(&sent_ok_cr[v], 1);
+            else
+                WT_ASSERT(rc == busy, "producer %u, send %u: %s", id, i, weft_err_name(rc));
+        }
+        atomic_fetch_add(&prod_done_cr, 1);
+        return;
+    }
+    for (unsigned n = 0;; n++) {
+        uint32_t v;
+        int rc, busy = WEFT_ETIMEDOUT;
+        if (n % 4 == 0) {
+            rc = weft_chan_recv(cr, &v);
+            busy = WEFT_OK;
+        } else if (n % 4 == 1) {
+            rc = weft_chan_try_recv(cr, &v);
+            busy = WEFT_EAGAIN;
+        } else {
+            rc = weft_chan_recv_for(cr, &v, timeouts[n % 3]);
+        }
+        if (rc == WEFT_ECLOSED)
+            break;
+        if (rc != WEFT_OK) {
+            WT_ASSERT(rc == busy, "consumer %u, receive %u: %s", id, n, weft_err_name(rc));
+            continue;
+        }
+        WT_ASSERT(v / LIMIT_CR < PROD_CR, "garbage element %u", v);
+        WT_ASSERT_EQ(atomic_fetch_add(&got_cr[v], 1), 0);
+        if (atomic_fetch_add(&received_cr, 1) + 1 == close_after_cr)
+            weft_chan_close(cr);
+    }
+    atomic_fetch_add(&cons_done_cr, 1);
+}
+
+WT_TEST(sync, chan_close_races_senders_and_receivers_exactly_once, .timeout = 600)
+{
+    static const size_t caps[] = { 0, 1, 8 };
+    close_after_cr = (long)wt_scaled(100000, 5000);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        for (size_t c = 0; c < 3; c++) {
+            WT_ASSERT_EQ(weft_chan_create(&cr, sizeof(uint32_t), caps[c]), WEFT_OK);
+            sent_ok_cr = calloc((size_t)PROD_CR * LIMIT_CR, 1);
+            got_cr = calloc((size_t)PROD_CR * LIMIT_CR, 1);
+            atomic_store(&received_cr, 0);
+            atomic_store(&prod_done_cr, 0);
+            atomic_store(&cons_done_cr, 0);
+            run_mixed(worker_counts[k], PROD_CR + CONS_CR, cr_thread, cr_body);
+            WT_ASSERT_EQ(atomic_load(&prod_done_cr), PROD_CR);
+            WT_ASSERT_EQ(atomic_load(&cons_done_cr), CONS_CR);
+            long delivered = 0;
+            for (size_t v = 0; v < (size_t)PROD_CR * LIMIT_CR; v++) {
+                if (got_cr[v] != sent_ok_cr[v])
+                    WT_FAIL("element %zu/%zu: send %s, received %d times", v / LIMIT_CR,
+                            v % LIMIT_CR, sent_ok_cr[v] ? "OK" : "failed", got_cr[v]);
+                delivered += got_cr[v];
+            }
+            WT_ASSERT(delivered >= close_after_cr);
+            uint32_t v = 0;
+            WT_ASSERT_EQ(weft_chan_try_recv(cr, &v), WEFT_ECLOSED);
+            WT_ASSERT_EQ(weft_chan_send(cr, &v), WEFT_ECLOSED);
+            weft_chan_close(cr);   /* again: harmless */
+            fprintf(stderr, "close race: %u workers, capacity %zu: %ld delivered, each once; "
+                    "every failed send undelivered\n", worker_counts[k], caps[c], delivered);
+            free((void *)sent_ok_cr);
+            free((void *)got_cr);
+            weft_chan_destroy(cr);
+        }
+    }
+}
+
+/* ---- try_ forms against blocked peers ------------------------------------------- */
+
+/* On a rendezvous channel a try_send succeeds once a receiver is blocked
+ * (and fails before: chan_try_forms_and_bad_arguments), a try_recv once a
+ * sender is. The blocked peer is a task or a plain thread, the trier a
+ * plain thread or a task, at 1, 2 and 4 workers. */
+static weft_chan *tf;
+static atomic_int tf_done;
+static int tf_mode;   /* 0: peer receives, trier sends; 1: the reverse */
+
+static void tf_peer(void *arg)
+{
+    int v = -1;
+    if (tf_mode == 0) {
+        WT_ASSERT_EQ(weft_chan_recv(tf, &v), WEFT_OK);
+        WT_ASSERT_EQ(v, 42);
+    } else {
+        v = 43;
+        WT_ASSERT_EQ(weft_chan_send(tf, &v), WEFT_OK);
+    }
+    atomic_fetch_add(&tf_done, 1);
+}
+static void *tf_peer_thread(void *arg) { tf_peer(arg); return NULL; }
+
+static void tf_trier(void *arg)
+{
+    int v = 42, rc;
+    while ((rc = tf_mode == 0 ? weft_chan_try_send(tf, &v) : weft_chan_try_recv(tf, &v)) == WEFT_EAGAIN)
+        weft_yield();   /* a task lets the peer run; a thread yields its CPU */
+    WT_ASSERT_EQ(rc, WEFT_OK);
+    if (tf_mode == 1)
+        WT_ASSERT_EQ(v, 43);
+    atomic_fetch_add(&tf_done, 1);
+}
+static void *tf_trier_thread(void *arg) { tf_trier(arg); return NULL; }
+
+WT_TEST(sync, chan_try_forms_against_blocked_peers, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        WT_ASSERT_EQ(weft_chan_create(&tf, sizeof(int), 0), WEFT_OK);
+        for (int round = 0; round < 200; round++) {
+            tf_mode = round % 2;
+            int who = (round / 2) % 3;   /* 0: peer task, trier thread; 1: the reverse; 2: both tasks */
+            atomic_store(&tf_done, 0);
+            pthread_t t;
+            if (who == 0) {
+                WT_ASSERT_EQ(weft_spawn(cur, tf_peer, NULL), WEFT_OK);
+                pthread_create(&t, NULL, tf_trier_thread, NULL);
+            } else if (who == 1) {
+                pthread_create(&t, NULL, tf_peer_thread, NULL);
+                WT_ASSERT_EQ(weft_spawn(cur, tf_trier, NULL), WEFT_OK);
+            } else {
+                WT_ASSERT_EQ(weft_spawn(cur, tf_trier, NULL), WEFT_OK);
+                WT_ASSERT_EQ(weft_spawn(cur, tf_peer, NULL), WEFT_OK);
+            }
+            if (who != 2)
+                pthread_join(t, NULL);
+            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(atomic_load(&tf_done), 2);
+        }
+        /* Buffered: try_ fails only on full (send) or empty (receive). */
+        weft_chan *b;
+        WT_ASSERT_EQ(weft_chan_create(&b, sizeof(int), 3), WEFT_OK);
+        for (int i = 0; i < 3; i++)
+            WT_ASSERT_EQ(weft_chan_try_send(b, &i), WEFT_OK);
+        int x = 9;
+        WT_ASSERT_EQ(weft_chan_try_send(b, &x), WEFT_EAGAIN);
+        for (int i = 0; i < 3; i++) {
+            WT_ASSERT_EQ(weft_chan_try_recv(b, &x), WEFT_OK);
+            WT_ASSERT_EQ(x, i);
+        }
+        WT_ASSERT_EQ(weft_chan_try_recv(b, &x), WEFT_EAGAIN);
+        weft_chan_destroy(b);
+        weft_chan_destroy(tf);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
     }
 }
 
