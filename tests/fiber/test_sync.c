@@ -1,10 +1,11 @@
 /* Fiber-aware synchronization on the scheduler: tests 19, 20 and 24 of
  * RELIABILITY.md (test 21, channels, is in test_chan.c), wait groups,
- * events, fairness between ready fibers and tasks, single-threaded mode,
- * freeing an object right after a wait, wake-ups racing destroy, no
- * allocation per wait, and misuse. Every scheduler test runs at 1, 2 and
- * 4 workers with plain threads mixed in on the same objects. Timing
- * assertions are lower bounds only. */
+ * events, mutex trylock, every timed form at 0, 1 us and 1 ms, fairness
+ * between ready fibers and tasks, single-threaded mode, freeing an object
+ * right after a wait, wake-ups racing destroy, no allocation per wait,
+ * and misuse. Every scheduler test runs at 1, 2 and 4 workers with plain
+ * threads mixed in on the same objects. Timing assertions are lower
+ * bounds only. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
@@ -170,6 +171,7 @@ static void t20_cond_body(unsigned id)
             uint64_t t0 = now_ns();
             int rc = (i % 11 == 5) ? weft_cond_wait(&c20, &m20) : weft_cond_wait_for(&c20, &m20, t);
             uint64_t waited = now_ns() - t0;
+            WT_ASSERT(!weft_mutex_trylock(&m20), "cond wait returned (%d) without the mutex", rc);
             WT_ASSERT_EQ(owner20, 0);                     /* nobody else is inside */
             owner20 = id + 1;
             if (rc == WEFT_ETIMEDOUT)
@@ -342,6 +344,130 @@ WT_TEST(sync, ready_fibers_do_not_starve_tasks, .timeout = 120)
         weft_event_destroy(&fb);
         weft_event_destroy(&never);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* ---- try_ forms and timed waits from tasks and threads ----------------------- */
+
+/* trylock fails while anyone holds the mutex (a task suspended in a
+ * wait, or a plain thread), from tasks and threads alike, and succeeds
+ * once it is free. */
+static weft_mutex tl_m;
+static weft_event tl_held, tl_release;
+static atomic_int tl_failed;
+
+static void tl_holder(void *arg)
+{
+    weft_mutex_lock(&tl_m);
+    weft_event_signal(&tl_held);
+    WT_ASSERT_EQ(weft_event_wait(&tl_release), WEFT_OK);   /* a task: holds it while suspended */
+    weft_mutex_unlock(&tl_m);
+}
+static void *tl_holder_thread(void *arg) { tl_holder(arg); return NULL; }
+
+static void tl_trier(void *arg)
+{
+    WT_ASSERT(!weft_mutex_trylock(&tl_m), "trylock took a mutex someone holds");
+    atomic_fetch_add(&tl_failed, 1);
+}
+static void *tl_trier_thread(void *arg) { tl_trier(arg); return NULL; }
+
+WT_TEST(sync, mutex_trylock_fails_while_held, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        weft_mutex_init(&tl_m);
+        for (int round = 0; round < 20; round++) {
+            bool holder_thread = round % 2;
+            weft_event_init(&tl_held, false, false);
+            weft_event_init(&tl_release, false, false);
+            atomic_store(&tl_failed, 0);
+            WT_ASSERT(weft_mutex_trylock(&tl_m));          /* free: ours at once */
+            weft_mutex_unlock(&tl_m);
+            pthread_t h, t;
+            if (holder_thread)
+                pthread_create(&h, NULL, tl_holder_thread, NULL);
+            else
+                WT_ASSERT_EQ(weft_spawn(cur, tl_holder, NULL), WEFT_OK);
+            WT_ASSERT_EQ(weft_event_wait(&tl_held), WEFT_OK);
+            for (int i = 0; i < 4; i++)
+                WT_ASSERT_EQ(weft_spawn(cur, tl_trier, NULL), WEFT_OK);
+            pthread_create(&t, NULL, tl_trier_thread, NULL);
+            tl_trier(NULL);
+            pthread_join(t, NULL);
+            while (atomic_load(&tl_failed) < 6)
+                sched_yield();
+            weft_event_signal(&tl_release);
+            if (holder_thread)
+                pthread_join(h, NULL);
+            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT(weft_mutex_trylock(&tl_m), "trylock failed on a free mutex");
+            weft_mutex_unlock(&tl_m);
+            weft_event_destroy(&tl_held);
+            weft_event_destroy(&tl_release);
+        }
+        weft_mutex_destroy(&tl_m);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* Every timed form with nothing to wake it, at 0, 1 us and 1 ms, from
+ * tasks and plain threads at once: weft_sleep returns OK, the waits
+ * WEFT_ETIMEDOUT, none sooner than asked (no upper bound is checked),
+ * and a timed-out condition wait holds the mutex. */
+static weft_mutex tw_m;
+static weft_cond tw_c;
+static weft_event tw_e;
+static weft_waitgroup tw_g;
+static atomic_long tw_waits;
+
+static bool tw_thread(unsigned id) { return id % 4 == 1; }
+
+static void tw_check(const char *what, unsigned id, int rc, int want, uint64_t t0, uint64_t t)
+{
+    uint64_t waited = now_ns() - t0;
+    WT_ASSERT(rc == want, "%s(%llu ns), caller %u: %s", what, (unsigned long long)t, id,
+              weft_err_name(rc));
+    WT_ASSERT(waited >= t, "%s(%llu ns), caller %u: returned after %llu ns", what,
+              (unsigned long long)t, id, (unsigned long long)waited);
+    atomic_fetch_add(&tw_waits, 1);
+}
+
+static void tw_body(unsigned id)
+{
+    for (unsigned r = 0; r < 12; r++) {
+        uint64_t t = timeouts[(r + id) % 3];
+        uint64_t t0 = now_ns();
+        tw_check("weft_sleep", id, weft_sleep(t), WEFT_OK, t0, t);
+        t0 = now_ns();
+        tw_check("event_wait_for", id, weft_event_wait_for(&tw_e, t), WEFT_ETIMEDOUT, t0, t);
+        t0 = now_ns();
+        tw_check("waitgroup_wait_for", id, weft_waitgroup_wait_for(&tw_g, t), WEFT_ETIMEDOUT, t0, t);
+        weft_mutex_lock(&tw_m);
+        t0 = now_ns();
+        tw_check("cond_wait_for", id, weft_cond_wait_for(&tw_c, &tw_m, t), WEFT_ETIMEDOUT, t0, t);
+        WT_ASSERT(!weft_mutex_trylock(&tw_m), "cond_wait_for(%llu ns) timed out without the mutex",
+                  (unsigned long long)t);
+        weft_mutex_unlock(&tw_m);
+    }
+}
+
+WT_TEST(sync, timed_waits_0_1us_1ms_lower_bounds, .timeout = 300)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_mutex_init(&tw_m);
+        weft_cond_init(&tw_c);
+        weft_event_init(&tw_e, false, false);
+        weft_waitgroup_init(&tw_g, 1);                   /* never done */
+        atomic_store(&tw_waits, 0);
+        run_mixed(worker_counts[k], 8, tw_thread, tw_body);
+        WT_ASSERT_EQ(atomic_load(&tw_waits), 8 * 12 * 4);
+        weft_waitgroup_done(&tw_g);
+        WT_ASSERT_EQ(weft_waitgroup_wait_for(&tw_g, 0), WEFT_OK);
+        weft_waitgroup_destroy(&tw_g);
+        weft_event_destroy(&tw_e);
+        weft_cond_destroy(&tw_c);
+        weft_mutex_destroy(&tw_m);
     }
 }
 
