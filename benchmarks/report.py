@@ -230,7 +230,7 @@ def markdown(results_dir):
             "column shows their wall-clock figure: where it is much higher, other work "
             "took the CPU away during the run." % meta.get("repetitions", "N"), ""]
 
-    if cg:
+    if cg and cg.get("per_oneway_switch"):
         p = cg["per_oneway_switch"]
         out += ["## instructions per one-way switch", "",
                 "Counted with `%s` on `%s` (%s)." % (cg["tool"], cg["program"], cg["method"]), "",
@@ -239,6 +239,12 @@ def markdown(results_dir):
                 "| weft__fiber_switch around it (TLS store, call glue) | %s |" % p["weft__fiber_switch_self"],
                 "| the whole ping-pong loop, per switch | %s |" % p["whole_pingpong_loop"],
                 ""]
+    if cg and cg.get("channel_round_trip"):
+        c = cg["channel_round_trip"]
+        out += ["## instructions per channel round trip", "",
+                "Counted with `%s` on `%s` (%s): %s instructions per round trip "
+                "(two fiber switches and four channel calls) on one worker." %
+                (c["tool"], c["program"], c["method"], c["per_round_trip_one_worker"]), ""]
     if meta.get("perf"):
         out += ["perf: %s" % meta["perf"], ""]
     return "\n".join(out)

@@ -9,15 +9,16 @@ Writes benchmarks/results/<machine>/:
     bench_<x>.json   Google Benchmark's JSON for each bench_<x> binary
     meta.json        CPU, cores, compilers, kernel; git commit and date of
                      each binary's run ("runs")
-    callgrind.json   instructions per switch, counted by callgrind
+    callgrind.json   instructions per fiber switch and per channel round
+                     trip, counted by callgrind
     README.md        the summary, made by report.py from the files above
 
 --bench sync (or bench_sync; repeatable) runs only those binaries and
 leaves the other binaries' files as they are, so one suite can be re-run
 without re-measuring the rest. --filter narrows the cases inside each
 binary run; a binary's JSON is replaced by what that run produced, and
-left alone when no case matched. callgrind runs only when bench_fiber
-(whose figure it belongs with) is among the binaries run.
+left alone when no case matched. callgrind counts the fiber switch when
+bench_fiber runs and the channel round trip when bench_sync runs.
 
 <machine> is a short slug of the CPU model and the core count, such as
 xeon-8375c-2c. Nothing is pinned: each case is repeated and report.py
@@ -234,43 +235,70 @@ def symbol_range(exe, name):
     return None
 
 
-def callgrind(outdir):
-    """Instructions per one-way fiber switch: fiber_pingpong run under
-    callgrind at two sizes, so that setup cancels out of the difference."""
-    exe = os.path.join(BUILD, "examples", "fiber_pingpong")
-    if not shutil.which("valgrind") or not os.path.exists(exe):
-        print("callgrind: skipped (no valgrind or no fiber_pingpong)")
+def callgrind(outdir, fiber=True, chan=True):
+    """Instructions per one-way fiber switch (fiber_pingpong) and per
+    channel round trip on one worker (chan_pingpong), each program run
+    under callgrind at two sizes so that setup cancels out of the
+    difference. Merged into callgrind.json: a part not measured keeps its
+    previous figures."""
+    path = os.path.join(outdir, "callgrind.json")
+    result = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            result = json.load(f)
+    if not shutil.which("valgrind"):
+        print("callgrind: skipped (no valgrind)")
         return None
+    # Each program does one warm-up run and `runs` timed runs of n round
+    # trips.
     sizes, runs = (100000, 200000), 1
-    counts = []
-    for n in sizes:
-        cg = os.path.join(BUILD, "callgrind.%d.out" % n)
-        sh(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
-            "--compress-strings=no", "--callgrind-out-file=" + cg, exe, str(n), str(runs)],
-           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        counts.append(callgrind_counts(cg, exe))
-    # fiber_pingpong does one warm-up run and `runs` timed runs, each of n
-    # round trips: two one-way switches per round trip.
-    switches = 2 * (runs + 1) * (sizes[1] - sizes[0])
 
-    def in_function(name):
-        rng = symbol_range(exe, name)
-        if rng is None:
-            return None
-        d = [sum(ir for a, ir in c[1].items() if rng[0] <= a < rng[1]) for c in counts]
-        return round((d[1] - d[0]) / switches, 2)
+    def count(exe):
+        counts = []
+        for n in sizes:
+            cg = os.path.join(BUILD, "callgrind.%s.%d.out" % (os.path.basename(exe), n))
+            sh(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
+                "--compress-strings=no", "--callgrind-out-file=" + cg, exe, str(n), str(runs)],
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            counts.append(callgrind_counts(cg, exe))
+        return counts
 
-    result = {
-        "tool": out_of(["valgrind", "--version"]) + " --tool=callgrind",
-        "program": "examples/fiber_pingpong N %d, N = %d and %d" % (runs, *sizes),
-        "method": "difference between the two runs / the one-way switches it adds",
-        "per_oneway_switch": {
-            "whole_pingpong_loop": round((counts[1][0] - counts[0][0]) / switches, 2),
-            "weft__fiber_switch_self": in_function("weft__fiber_switch"),
-            "weft__ctx_switch_self": in_function("weft__ctx_switch"),
-        },
-    }
-    with open(os.path.join(outdir, "callgrind.json"), "w") as f:
+    exe = os.path.join(BUILD, "examples", "fiber_pingpong")
+    if fiber and os.path.exists(exe):
+        counts = count(exe)
+        switches = 2 * (runs + 1) * (sizes[1] - sizes[0])   # two one-way switches per round trip
+
+        def in_function(name):
+            rng = symbol_range(exe, name)
+            if rng is None:
+                return None
+            d = [sum(ir for a, ir in c[1].items() if rng[0] <= a < rng[1]) for c in counts]
+            return round((d[1] - d[0]) / switches, 2)
+
+        result.update({
+            "tool": out_of(["valgrind", "--version"]) + " --tool=callgrind",
+            "program": "examples/fiber_pingpong N %d, N = %d and %d" % (runs, *sizes),
+            "method": "difference between the two runs / the one-way switches it adds",
+            "per_oneway_switch": {
+                "whole_pingpong_loop": round((counts[1][0] - counts[0][0]) / switches, 2),
+                "weft__fiber_switch_self": in_function("weft__fiber_switch"),
+                "weft__ctx_switch_self": in_function("weft__ctx_switch"),
+            },
+        })
+    exe = os.path.join(BUILD, "examples", "chan_pingpong")
+    if chan and os.path.exists(exe):
+        counts = count(exe)
+        trips = (runs + 1) * (sizes[1] - sizes[0])
+        result["channel_round_trip"] = {
+            "tool": out_of(["valgrind", "--version"]) + " --tool=callgrind",
+            "program": "examples/chan_pingpong N %d, N = %d and %d" % (runs, *sizes),
+            "method": "difference between the two runs (whole process) / the round trips it adds",
+            "per_round_trip_one_worker": round((counts[1][0] - counts[0][0]) / trips, 1),
+        }
+    if not result:
+        print("callgrind: skipped (no fiber_pingpong or chan_pingpong)")
+        return None
+    with open(path, "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
     return result
@@ -351,8 +379,8 @@ def main():
     with open(meta_path, "w") as f:
         json.dump(meta(info, cores, slug, args, ran, old, outdir), f, indent=2)
         f.write("\n")
-    if not args.no_callgrind and "bench_fiber" in ran:
-        callgrind(outdir)
+    if not args.no_callgrind and ("bench_fiber" in ran or "bench_sync" in ran):
+        callgrind(outdir, fiber="bench_fiber" in ran, chan="bench_sync" in ran)
 
     readme = os.path.join(outdir, "README.md")
     with open(readme, "w") as f:
