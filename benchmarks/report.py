@@ -39,6 +39,16 @@ BUDGETS = {
     "pingpong/weft_one_worker": 100.0,
 }
 
+# User counters shown as columns (from the median), per group, with
+# their headings. Counters not listed (such as ns_per_round_trip, which
+# repeats items_per_second) are left out.
+COUNTERS = {
+    "pingpong": {"cpu_ns_per_round_trip": "workers' CPU ns per round trip"},
+    "mutex": {"cpu_ns_per_increment": "CPU ns per increment (all threads)"},
+    "skynet": {"fiber_switches_per_node": "fiber switches per node",
+               "fibers_created": "fibers created"},
+}
+
 # Targets stated as "at least as fast as" a baseline of the same group:
 # case -> (baseline case, least ratio).
 RATIO_TARGETS = {
@@ -63,6 +73,7 @@ class Row:
         self.cv = None            # coefficient of variation of the time used
         self.label = ""
         self.error = None
+        self.counters = {}        # the median's user counters (COUNTERS)
 
     @property
     def baseline(self):
@@ -91,6 +102,7 @@ def load(results_dir):
                 row.label = b["label"]
             time_key = "real_time" if row.real_time else "cpu_time"
             if agg == "median" or (agg is None and row.ns_per_item is None):
+                row.counters = {k: b[k] for k in COUNTERS.get(row.group, {}) if k in b}
                 ips = b.get("items_per_second")
                 if ips:
                     row.ns_per_item = 1e9 / ips
@@ -130,6 +142,11 @@ def fmt_ns(v):
     return "{:.2f}".format(v) if v < 100 else "{:.1f}".format(v)
 
 
+def fmt_count(v):
+    """A counter: whole numbers without decimals."""
+    return "{:,.0f}".format(v) if float(v).is_integer() else fmt_ns(v)
+
+
 def fmt_ratio(base, v):
     if base is None or v is None or v == 0:
         return "n/a"
@@ -140,7 +157,10 @@ def fmt_ratio(base, v):
 def group_table(group, rows):
     baselines = [r for r in rows if r.baseline]
     unit = UNITS.get(group, "ns per item")
-    head = ["case", "median " + unit, "CV", "wall"] + ["vs " + b.case for b in baselines]
+    names = COUNTERS.get(group, {})
+    counters = [k for k in names if any(k in r.counters for r in rows)]
+    head = (["case", "median " + unit, "CV", "wall"] + [names[k] for k in counters] +
+            ["vs " + b.case for b in baselines])
     has_target = any(r.name in BUDGETS or r.name in RATIO_TARGETS for r in rows)
     if has_target:
         head.append("target" if any(r.name in RATIO_TARGETS for r in rows) else "budget")
@@ -156,6 +176,7 @@ def group_table(group, rows):
         cells = [case, fmt_ns(r.ns_per_item),
                  "n/a" if r.cv is None else "{:.1f}%".format(100 * r.cv),
                  fmt_ns(r.wall_ns_per_item)]
+        cells += [fmt_count(r.counters[k]) if k in r.counters else "" for k in counters]
         cells += ["—" if b is r else fmt_ratio(b.ns_per_item, r.ns_per_item) for b in baselines]
         if has_target:
             budget = BUDGETS.get(r.name)
