@@ -136,8 +136,11 @@ def perf_state():
 
 
 def commit_id():
+    """HEAD, with -dirty if what is measured differs from it (results
+    written by this or an earlier run do not count)."""
     dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "src", "include",
-                            "benchmarks", "examples", "CMakeLists.txt", "cmake"],
+                            "benchmarks", "examples", "CMakeLists.txt", "cmake",
+                            ":(exclude)benchmarks/results"],
                            cwd=ROOT).returncode != 0
     return git("rev-parse", "HEAD") + ("-dirty" if dirty else "")
 
@@ -151,7 +154,7 @@ def meta(info, cores, slug, args, ran, old, outdir):
     JSON. A run of some binaries (--bench) keeps the others' entries, and
     the top-level commit and date, which describe the last full run."""
     run = {
-        "git_commit": commit_id(),
+        "git_commit": args.commit,
         "git_branch": git("rev-parse", "--abbrev-ref", "HEAD"),
         "date": now_utc(),
         "repetitions": args.repetitions,
@@ -317,6 +320,7 @@ def main():
     ap.add_argument("--filter", help="passed to --benchmark_filter")
     ap.add_argument("--no-callgrind", action="store_true")
     args = ap.parse_args()
+    args.commit = commit_id()   # before the results change the tree
 
     if not args.no_build:
         sh(["cmake", "--preset", PRESET])
