@@ -25,12 +25,34 @@ UNITS = {
     "oneway": "ns per one-way switch",
     "roundtrip": "ns per round trip",
     "create": "ns per fiber (or thread)",
+    "pingpong": "ns per round trip",
+    "mutex": "ns per lock + increment + unlock",
+    "waitgroup": "ns per task",
+    "skynet": "ns per tree node",
 }
 
-# DESIGN.md "Performance budget", in ns per item, for the cases it names.
+# DESIGN.md "Performance budget" and the issues' targets, in ns per item,
+# for the cases they name.
 BUDGETS = {
     "oneway/weft_fiber_switch": 5.0,
     "roundtrip/weft_fiber_resume_suspend": 30.0,
+    "pingpong/weft_one_worker": 100.0,
+}
+
+# User counters shown as columns (from the median), per group, with
+# their headings. Counters not listed (such as ns_per_round_trip, which
+# repeats items_per_second) are left out.
+COUNTERS = {
+    "pingpong": {"cpu_ns_per_round_trip": "workers' CPU ns per round trip"},
+    "mutex": {"cpu_ns_per_increment": "CPU ns per increment (all threads)"},
+    "skynet": {"fiber_switches_per_node": "fiber switches per node",
+               "fibers_created": "fibers created"},
+}
+
+# Targets stated as "at least as fast as" a baseline of the same group:
+# case -> (baseline case, least ratio).
+RATIO_TARGETS = {
+    "mutex/weft_64_fibers_2_workers": ("pthread_64_threads", 1.0),
 }
 
 
@@ -51,6 +73,7 @@ class Row:
         self.cv = None            # coefficient of variation of the time used
         self.label = ""
         self.error = None
+        self.counters = {}        # the median's user counters (COUNTERS)
 
     @property
     def baseline(self):
@@ -79,6 +102,7 @@ def load(results_dir):
                 row.label = b["label"]
             time_key = "real_time" if row.real_time else "cpu_time"
             if agg == "median" or (agg is None and row.ns_per_item is None):
+                row.counters = {k: b[k] for k in COUNTERS.get(row.group, {}) if k in b}
                 ips = b.get("items_per_second")
                 if ips:
                     row.ns_per_item = 1e9 / ips
@@ -118,6 +142,11 @@ def fmt_ns(v):
     return "{:.2f}".format(v) if v < 100 else "{:.1f}".format(v)
 
 
+def fmt_count(v):
+    """A counter: whole numbers without decimals."""
+    return "{:,.0f}".format(v) if float(v).is_integer() else fmt_ns(v)
+
+
 def fmt_ratio(base, v):
     if base is None or v is None or v == 0:
         return "n/a"
@@ -128,9 +157,13 @@ def fmt_ratio(base, v):
 def group_table(group, rows):
     baselines = [r for r in rows if r.baseline]
     unit = UNITS.get(group, "ns per item")
-    head = ["case", "median " + unit, "CV", "wall"] + ["vs " + b.case for b in baselines]
-    if any(r.name in BUDGETS for r in rows):
-        head.append("budget")
+    names = COUNTERS.get(group, {})
+    counters = [k for k in names if any(k in r.counters for r in rows)]
+    head = (["case", "median " + unit, "CV", "wall"] + [names[k] for k in counters] +
+            ["vs " + b.case for b in baselines])
+    has_target = any(r.name in BUDGETS or r.name in RATIO_TARGETS for r in rows)
+    if has_target:
+        head.append("target" if any(r.name in RATIO_TARGETS for r in rows) else "budget")
     lines = ["| " + " | ".join(head) + " |",
              "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
     for r in rows:
@@ -143,14 +176,20 @@ def group_table(group, rows):
         cells = [case, fmt_ns(r.ns_per_item),
                  "n/a" if r.cv is None else "{:.1f}%".format(100 * r.cv),
                  fmt_ns(r.wall_ns_per_item)]
+        cells += [fmt_count(r.counters[k]) if k in r.counters else "" for k in counters]
         cells += ["—" if b is r else fmt_ratio(b.ns_per_item, r.ns_per_item) for b in baselines]
-        if any(x.name in BUDGETS for x in rows):
+        if has_target:
             budget = BUDGETS.get(r.name)
-            if budget is None or r.ns_per_item is None:
-                cells.append("")
-            else:
+            ratio = RATIO_TARGETS.get(r.name)
+            base = [b for b in baselines if ratio and b.case == ratio[0]]
+            if budget is not None and r.ns_per_item is not None:
                 ok = r.ns_per_item <= budget
                 cells.append("≤ {:g} ns: {}".format(budget, "met" if ok else "**missed**"))
+            elif base and base[0].ns_per_item and r.ns_per_item:
+                ok = base[0].ns_per_item / r.ns_per_item >= ratio[1]
+                cells.append("≥ {:g}x {}: {}".format(ratio[1], ratio[0], "met" if ok else "**missed**"))
+            else:
+                cells.append("")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -169,8 +208,8 @@ def markdown(results_dir):
         ("C compiler", meta.get("c_compiler", "?")),
         ("C++ compiler", meta.get("cxx_compiler", "?")),
         ("build", "%s preset (%s)" % ("release", meta.get("build_type", "?"))),
-        ("git commit", meta.get("git_commit", "?")),
-        ("date", meta.get("date", ctx.get("date", "?"))),
+        ("git commit" + (" (last full run)" if meta.get("runs") else ""), meta.get("git_commit", "?")),
+        ("date" + (" (last full run)" if meta.get("runs") else ""), meta.get("date", ctx.get("date", "?"))),
         ("load average at start", ", ".join("%.2f" % x for x in ctx.get("load_avg", [])) or "?"),
         ("repetitions", "%s per case, medians shown; nothing pinned" % meta.get("repetitions", "?")),
         ("environment", ", ".join("%s=%s" % kv for kv in meta.get("env", {}).items()) or "—"),
@@ -181,6 +220,23 @@ def markdown(results_dir):
     for k, v in facts:
         out.append("- **%s**: %s" % (k, v))
     out += ["", "Reproduce: `%s`" % meta.get("command", "benchmarks/run.py").strip(), ""]
+    runs = meta.get("runs", {})
+    if runs:
+        out += ["Each binary's figures come from its own run (`run.py --bench` re-runs one):", "",
+                "| binary | git commit | date | load average at start | command |",
+                "|---|---|---|---|---|"]
+        for b in sorted(runs):
+            r = runs[b]
+            load_avg = ""
+            p = os.path.join(results_dir, b + ".json")
+            if os.path.exists(p):
+                with open(p) as f:
+                    load_avg = ", ".join("%.2f" % x for x in
+                                         json.load(f).get("context", {}).get("load_avg", []))
+            out.append("| %s | %s | %s | %s | `%s` |" % (b, r.get("git_commit", "?")[:12],
+                                                      r.get("date", "?"), load_avg or "?",
+                                                      r.get("command", "?").strip()))
+        out.append("")
 
     groups = []
     for r in rows:
@@ -195,7 +251,7 @@ def markdown(results_dir):
             "column shows their wall-clock figure: where it is much higher, other work "
             "took the CPU away during the run." % meta.get("repetitions", "N"), ""]
 
-    if cg:
+    if cg and cg.get("per_oneway_switch"):
         p = cg["per_oneway_switch"]
         out += ["## instructions per one-way switch", "",
                 "Counted with `%s` on `%s` (%s)." % (cg["tool"], cg["program"], cg["method"]), "",
@@ -204,6 +260,12 @@ def markdown(results_dir):
                 "| weft__fiber_switch around it (TLS store, call glue) | %s |" % p["weft__fiber_switch_self"],
                 "| the whole ping-pong loop, per switch | %s |" % p["whole_pingpong_loop"],
                 ""]
+    if cg and cg.get("channel_round_trip"):
+        c = cg["channel_round_trip"]
+        out += ["## instructions per channel round trip", "",
+                "Counted with `%s` on `%s` (%s): %s instructions per round trip "
+                "(two fiber switches and four channel calls) on one worker." %
+                (c["tool"], c["program"], c["method"], c["per_round_trip_one_worker"]), ""]
     if meta.get("perf"):
         out += ["perf: %s" % meta["perf"], ""]
     return "\n".join(out)

@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
 """Build weft's release preset, run every benchmark, record the machine.
 
-    benchmarks/run.py [--no-build] [--machine SLUG] [--repetitions N]
-                      [--filter REGEX] [--no-callgrind]
+    benchmarks/run.py [--no-build] [--jobs N] [--machine SLUG]
+                      [--repetitions N] [--bench NAME ...] [--filter REGEX]
+                      [--no-callgrind]
 
 Writes benchmarks/results/<machine>/:
     bench_<x>.json   Google Benchmark's JSON for each bench_<x> binary
-    meta.json        CPU, cores, compilers, kernel, git commit, date
-    callgrind.json   instructions per switch, counted by callgrind
+    meta.json        CPU, cores, compilers, kernel; git commit and date of
+                     each binary's run ("runs")
+    callgrind.json   instructions per fiber switch and per channel round
+                     trip, counted by callgrind
     README.md        the summary, made by report.py from the files above
+
+--bench sync (or bench_sync; repeatable) runs only those binaries and
+leaves the other binaries' files as they are, so one suite can be re-run
+without re-measuring the rest. --filter narrows the cases inside each
+binary run; a binary's JSON is replaced by what that run produced, and
+left alone when no case matched. callgrind counts the fiber switch when
+bench_fiber runs and the channel round trip when bench_sync runs.
 
 <machine> is a short slug of the CPU model and the core count, such as
 xeon-8375c-2c. Nothing is pinned: each case is repeated and report.py
@@ -125,11 +135,33 @@ def perf_state():
     return "available (not used: callgrind counts are exact and repeatable)"
 
 
-def meta(info, cores, slug, args):
+def commit_id():
+    """HEAD, with -dirty if what is measured differs from it (results
+    written by this or an earlier run do not count)."""
     dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "src", "include",
-                            "benchmarks", "examples", "CMakeLists.txt", "cmake"],
+                            "benchmarks", "examples", "CMakeLists.txt", "cmake",
+                            ":(exclude)benchmarks/results"],
                            cwd=ROOT).returncode != 0
-    return {
+    return git("rev-parse", "HEAD") + ("-dirty" if dirty else "")
+
+
+def now_utc():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def meta(info, cores, slug, args, ran, old, outdir):
+    """meta.json: the machine, and for each binary the run that wrote its
+    JSON. A run of some binaries (--bench) keeps the others' entries, and
+    the top-level commit and date, which describe the last full run."""
+    run = {
+        "git_commit": args.commit,
+        "git_branch": git("rev-parse", "--abbrev-ref", "HEAD"),
+        "date": now_utc(),
+        "repetitions": args.repetitions,
+        "command": "benchmarks/run.py " + " ".join(sys.argv[1:]),
+    }
+    full = not args.bench and not args.filter
+    m = {
         "machine": slug,
         "cpu_model": info.get("model name", "unknown"),
         "cpu_family": info.get("cpu family", ""),
@@ -139,14 +171,26 @@ def meta(info, cores, slug, args):
         "c_compiler": out_of([cmake_cache("CMAKE_C_COMPILER") or "cc", "--version"]),
         "cxx_compiler": out_of([cmake_cache("CMAKE_CXX_COMPILER") or "c++", "--version"]),
         "build_type": cmake_cache("CMAKE_BUILD_TYPE"),
-        "git_commit": git("rev-parse", "HEAD") + ("-dirty" if dirty else ""),
-        "git_branch": git("rev-parse", "--abbrev-ref", "HEAD"),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "repetitions": args.repetitions,
+        "git_commit": run["git_commit"] if full else old.get("git_commit", ""),
+        "git_branch": run["git_branch"] if full else old.get("git_branch", ""),
+        "date": run["date"] if full else old.get("date", ""),
+        "repetitions": args.repetitions if full else old.get("repetitions", args.repetitions),
         "env": {"OMP_WAIT_POLICY": "passive"},
         "perf": perf_state(),
-        "command": "benchmarks/run.py " + " ".join(sys.argv[1:]),
+        "command": run["command"] if full else old.get("command", ""),
     }
+    runs = {} if full else dict(old.get("runs", {}))
+    if not full:
+        # Binaries measured by an earlier full run keep its commit and date.
+        for name in sorted(os.listdir(outdir)):
+            b = name[: -len(".json")]
+            if name.startswith("bench_") and name.endswith(".json") and b not in runs:
+                runs[b] = {k: old[k] for k in
+                           ("git_commit", "git_branch", "date", "repetitions", "command") if k in old}
+    for b in ran:
+        runs[b] = run
+    m["runs"] = runs
+    return m
 
 
 # ---- instruction counts ----------------------------------------------------------
@@ -194,43 +238,70 @@ def symbol_range(exe, name):
     return None
 
 
-def callgrind(outdir):
-    """Instructions per one-way fiber switch: fiber_pingpong run under
-    callgrind at two sizes, so that setup cancels out of the difference."""
-    exe = os.path.join(BUILD, "examples", "fiber_pingpong")
-    if not shutil.which("valgrind") or not os.path.exists(exe):
-        print("callgrind: skipped (no valgrind or no fiber_pingpong)")
+def callgrind(outdir, fiber=True, chan=True):
+    """Instructions per one-way fiber switch (fiber_pingpong) and per
+    channel round trip on one worker (chan_pingpong), each program run
+    under callgrind at two sizes so that setup cancels out of the
+    difference. Merged into callgrind.json: a part not measured keeps its
+    previous figures."""
+    path = os.path.join(outdir, "callgrind.json")
+    result = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            result = json.load(f)
+    if not shutil.which("valgrind"):
+        print("callgrind: skipped (no valgrind)")
         return None
+    # Each program does one warm-up run and `runs` timed runs of n round
+    # trips.
     sizes, runs = (100000, 200000), 1
-    counts = []
-    for n in sizes:
-        cg = os.path.join(BUILD, "callgrind.%d.out" % n)
-        sh(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
-            "--compress-strings=no", "--callgrind-out-file=" + cg, exe, str(n), str(runs)],
-           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        counts.append(callgrind_counts(cg, exe))
-    # fiber_pingpong does one warm-up run and `runs` timed runs, each of n
-    # round trips: two one-way switches per round trip.
-    switches = 2 * (runs + 1) * (sizes[1] - sizes[0])
 
-    def in_function(name):
-        rng = symbol_range(exe, name)
-        if rng is None:
-            return None
-        d = [sum(ir for a, ir in c[1].items() if rng[0] <= a < rng[1]) for c in counts]
-        return round((d[1] - d[0]) / switches, 2)
+    def count(exe):
+        counts = []
+        for n in sizes:
+            cg = os.path.join(BUILD, "callgrind.%s.%d.out" % (os.path.basename(exe), n))
+            sh(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
+                "--compress-strings=no", "--callgrind-out-file=" + cg, exe, str(n), str(runs)],
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            counts.append(callgrind_counts(cg, exe))
+        return counts
 
-    result = {
-        "tool": out_of(["valgrind", "--version"]) + " --tool=callgrind",
-        "program": "examples/fiber_pingpong N %d, N = %d and %d" % (runs, *sizes),
-        "method": "difference between the two runs / the one-way switches it adds",
-        "per_oneway_switch": {
-            "whole_pingpong_loop": round((counts[1][0] - counts[0][0]) / switches, 2),
-            "weft__fiber_switch_self": in_function("weft__fiber_switch"),
-            "weft__ctx_switch_self": in_function("weft__ctx_switch"),
-        },
-    }
-    with open(os.path.join(outdir, "callgrind.json"), "w") as f:
+    exe = os.path.join(BUILD, "examples", "fiber_pingpong")
+    if fiber and os.path.exists(exe):
+        counts = count(exe)
+        switches = 2 * (runs + 1) * (sizes[1] - sizes[0])   # two one-way switches per round trip
+
+        def in_function(name):
+            rng = symbol_range(exe, name)
+            if rng is None:
+                return None
+            d = [sum(ir for a, ir in c[1].items() if rng[0] <= a < rng[1]) for c in counts]
+            return round((d[1] - d[0]) / switches, 2)
+
+        result.update({
+            "tool": out_of(["valgrind", "--version"]) + " --tool=callgrind",
+            "program": "examples/fiber_pingpong N %d, N = %d and %d" % (runs, *sizes),
+            "method": "difference between the two runs / the one-way switches it adds",
+            "per_oneway_switch": {
+                "whole_pingpong_loop": round((counts[1][0] - counts[0][0]) / switches, 2),
+                "weft__fiber_switch_self": in_function("weft__fiber_switch"),
+                "weft__ctx_switch_self": in_function("weft__ctx_switch"),
+            },
+        })
+    exe = os.path.join(BUILD, "examples", "chan_pingpong")
+    if chan and os.path.exists(exe):
+        counts = count(exe)
+        trips = (runs + 1) * (sizes[1] - sizes[0])
+        result["channel_round_trip"] = {
+            "tool": out_of(["valgrind", "--version"]) + " --tool=callgrind",
+            "program": "examples/chan_pingpong N %d, N = %d and %d" % (runs, *sizes),
+            "method": "difference between the two runs (whole process) / the round trips it adds",
+            "per_round_trip_one_worker": round((counts[1][0] - counts[0][0]) / trips, 1),
+        }
+    if not result:
+        print("callgrind: skipped (no fiber_pingpong or chan_pingpong)")
+        return None
+    with open(path, "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
     return result
@@ -243,13 +314,17 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the existing build/release")
     ap.add_argument("--machine", help="results folder name (default: CPU model + cores)")
     ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--jobs", type=int, help="parallel build jobs (default: the build tool's)")
+    ap.add_argument("--bench", action="append", metavar="NAME",
+                    help="run only bench_NAME (repeatable); the other results stay")
     ap.add_argument("--filter", help="passed to --benchmark_filter")
     ap.add_argument("--no-callgrind", action="store_true")
     args = ap.parse_args()
+    args.commit = commit_id()   # before the results change the tree
 
     if not args.no_build:
         sh(["cmake", "--preset", PRESET])
-        sh(["cmake", "--build", "--preset", PRESET])
+        sh(["cmake", "--build", "--preset", PRESET] + (["-j%d" % args.jobs] if args.jobs else []))
 
     info = cpuinfo()
     cores = os.cpu_count() or 1
@@ -261,26 +336,55 @@ def main():
     benches = sorted(b for b in os.listdir(bindir)
                      if b.startswith("bench_") and os.access(os.path.join(bindir, b), os.X_OK)
                      and os.path.isfile(os.path.join(bindir, b)))
+    if args.bench:
+        wanted = {n if n.startswith("bench_") else "bench_" + n for n in args.bench}
+        missing = wanted - set(benches)
+        if missing:
+            sys.exit("run.py: no such binary in %s: %s" % (bindir, ", ".join(sorted(missing))))
+        benches = [b for b in benches if b in wanted]
     if not benches:
         sys.exit("run.py: no bench_* binaries in " + bindir)
 
+    meta_path = os.path.join(outdir, "meta.json")
+    old = {}
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            old = json.load(f)
+
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    ran = []
     for b in benches:
+        out = os.path.join(outdir, b + ".json")
+        tmp = out + ".new"
         cmd = [os.path.join(bindir, b),
                "--benchmark_repetitions=%d" % args.repetitions,
                "--benchmark_report_aggregates_only=true",
-               "--benchmark_out=" + os.path.join(outdir, b + ".json"),
+               "--benchmark_out=" + tmp,
                "--benchmark_out_format=json"]
         if args.filter:
             cmd.append("--benchmark_filter=" + args.filter)
         sh(cmd, env=env)
-        relativize(os.path.join(outdir, b + ".json"))
+        # A filter that matches nothing in this binary still truncates
+        # the output file: keep the previous results then.
+        try:
+            with open(tmp) as f:
+                produced = bool(json.load(f).get("benchmarks"))
+        except (OSError, ValueError):
+            produced = False
+        if not produced:
+            print("run.py: %s: no case ran; %s left as it was" % (b, os.path.relpath(out, ROOT)))
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            continue
+        os.replace(tmp, out)
+        relativize(out)
+        ran.append(b)
 
-    with open(os.path.join(outdir, "meta.json"), "w") as f:
-        json.dump(meta(info, cores, slug, args), f, indent=2)
+    with open(meta_path, "w") as f:
+        json.dump(meta(info, cores, slug, args, ran, old, outdir), f, indent=2)
         f.write("\n")
-    if not args.no_callgrind:
-        callgrind(outdir)
+    if not args.no_callgrind and ("bench_fiber" in ran or "bench_sync" in ran):
+        callgrind(outdir, fiber="bench_fiber" in ran, chan="bench_sync" in ran)
 
     readme = os.path.join(outdir, "README.md")
     with open(readme, "w") as f:

@@ -324,8 +324,6 @@ static void fiber_main(void *arg)
     weft__panic("fiber_main: a worker loop returned on a pooled fiber");
 }
 
-static weft__task *as_task(weft__node *n);
-
 /* Is a task or a due timer waiting on this worker (not counting
  * stealable work elsewhere)? Cheap: loads only, and the clock only with
  * timers armed. Callable from: owner. */
@@ -747,16 +745,19 @@ static void wait_timeout(weft__timer *t)
 static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
 {
     weft__worker *w = weft__tls_worker;
-    wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
     wt->fiber = w->cur;
-    if (wt->deadline)
-        weft__timer_arm(w, &tm.timer);
     /* Safe to unlock before switching: a notifier's wake only queues this
      * fiber on its own worker, which cannot look before we are out. */
+    if (!wt->deadline) {
+        unlock(lock);
+        weft__suspend(w);
+        return;
+    }
+    wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
+    weft__timer_arm(w, &tm.timer);
     unlock(lock);
     weft__suspend(w);
-    if (wt->deadline)
-        weft__timer_disarm(w, &tm.timer);
+    weft__timer_disarm(w, &tm.timer);
 }
 
 static void host_wake(weft__waiter *wt)

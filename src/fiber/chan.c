@@ -131,9 +131,11 @@ void weft_chan_destroy(weft_chan *ch)
 }
 
 /* Blocks the caller on q (lock held) until a peer or close wakes it, or
- * the deadline. Returns the result the peer left, or WEFT_ETIMEDOUT. */
-static int chan_block(weft_chan *ch, weft__waitq *q, const char *what, uintptr_t data,
-                      uint64_t timeout_ns)
+ * the deadline. Returns the result the peer left, or WEFT_ETIMEDOUT.
+ * Inlined into send and recv: in a ping-pong every call blocks. */
+static inline __attribute__((always_inline))
+int chan_block(weft_chan *ch, weft__waitq *q, const char *what, uintptr_t data,
+               uint64_t timeout_ns)
 {
     chan_waiter cw;
     weft__waiter_init(&cw.w, ch, what, weft__deadline(timeout_ns));

@@ -74,18 +74,6 @@ uint64_t weft__deadline_slow(uint64_t timeout_ns)
     return now + timeout_ns;
 }
 
-void weft__waitq_push(weft__waitq *q, weft__waiter *w)
-{
-    w->next = NULL;
-    w->prev = q->tail;
-    if (q->tail)
-        q->tail->next = w;
-    else
-        q->head = w;
-    q->tail = w;
-    w->queued = true;
-}
-
 void weft__waitq_push_front(weft__waitq *q, weft__waiter *w)
 {
     w->prev = NULL;
@@ -96,22 +84,6 @@ void weft__waitq_push_front(weft__waitq *q, weft__waiter *w)
         q->tail = w;
     q->head = w;
     w->queued = true;
-}
-
-void weft__waitq_remove(weft__waitq *q, weft__waiter *w)
-{
-    if (!w->queued)
-        return;
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        q->head = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    else
-        q->tail = w->prev;
-    w->next = w->prev = NULL;
-    w->queued = false;
 }
 
 weft__waiter *weft__waitq_claim(weft__waitq *q)

@@ -94,11 +94,38 @@ typedef struct weft__waitq {
     weft__waiter *head, *tail;
 } weft__waitq;
 
-void weft__waitq_push(weft__waitq *q, weft__waiter *w);
+static inline void weft__waitq_push(weft__waitq *q, weft__waiter *w)
+{
+    w->next = NULL;
+    w->prev = q->tail;
+    if (q->tail)
+        q->tail->next = w;
+    else
+        q->head = w;
+    q->tail = w;
+    w->queued = true;
+}
+
 /* Puts w first: for a waiter that was woken, lost a race and waits again
  * without losing its place. */
 void weft__waitq_push_front(weft__waitq *q, weft__waiter *w);
-void weft__waitq_remove(weft__waitq *q, weft__waiter *w);
+
+/* Unlinks w if it is queued. */
+static inline void weft__waitq_remove(weft__waitq *q, weft__waiter *w)
+{
+    if (!w->queued)
+        return;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        q->head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        q->tail = w->prev;
+    w->next = w->prev = NULL;
+    w->queued = false;
+}
 static inline bool weft__waitq_empty(const weft__waitq *q)
 {
     return q->head == NULL;

@@ -1,8 +1,10 @@
-/* Fiber-aware synchronization on the scheduler: tests 19, 20, 21 and 24
- * of RELIABILITY.md, channel close, rendezvous, try_ forms and timeouts,
- * wait groups, single-threaded mode, run-next fairness, no allocation per
- * wait, and misuse. Every scheduler test runs at 1, 2 and 4 workers with
- * plain threads mixed in on the same objects. Timing assertions are lower
+/* Fiber-aware synchronization on the scheduler: tests 19, 20 and 24 of
+ * RELIABILITY.md (test 21, channels, is in test_chan.c), wait groups,
+ * events, mutex trylock, every timed form at 0, 1 us and 1 ms, fairness
+ * between ready fibers and tasks, single-threaded mode, freeing an object
+ * right after a wait, wake-ups racing destroy, no allocation per wait,
+ * and misuse. Every scheduler test runs at 1, 2 and 4 workers with plain
+ * threads mixed in on the same objects. Timing assertions are lower
  * bounds only. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -13,69 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "weft.h"
-#include "wtest.h"
-
-static const unsigned worker_counts[] = { 1, 2, 4 };
-#define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static weft_sched *make(unsigned workers)
-{
-    weft_config c;
-    weft_config_init(&c);
-    c.workers = workers;
-    weft_sched *s = NULL;
-    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
-    return s;
-}
-
-static weft_sched *cur;
-
-/* ---- running a body on fibers and plain threads at once ------------------- */
-
-typedef void (*body_fn)(unsigned id);
-static body_fn cur_body;
-
-static void body_task(void *arg)
-{
-    cur_body((unsigned)(uintptr_t)arg);
-}
-
-static void *body_thread(void *arg)
-{
-    cur_body((unsigned)(uintptr_t)arg);
-    return NULL;
-}
-
-/* Runs body(id) for ids 0..n-1: ids with is_thread(id) on plain threads,
- * the others as tasks of a fresh scheduler with `workers` workers. */
-static void run_mixed(unsigned workers, unsigned n, bool (*is_thread)(unsigned id), body_fn body)
-{
-    cur_body = body;
-    cur = make(workers);
-    pthread_t th[64];
-    unsigned nth = 0;
-    for (unsigned id = 0; id < n; id++) {
-        if (is_thread(id)) {
-            WT_ASSERT(nth < 64);
-            WT_ASSERT_EQ(pthread_create(&th[nth++], NULL, body_thread, (void *)(uintptr_t)id), 0);
-        } else {
-            WT_ASSERT_EQ(weft_spawn(cur, body_task, (void *)(uintptr_t)id), WEFT_OK);
-        }
-    }
-    for (unsigned i = 0; i < nth; i++)
-        pthread_join(th[i], NULL);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
-    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
-    cur = NULL;
-}
+#include "sync_common.h"
 
 /* ---- 19. mutex: 64 fibers x 10^4 increments, plus plain threads ------------ */
 
@@ -122,7 +62,6 @@ WT_TEST(sync, t19_mutex_counter, .timeout = 600)
 
 /* ---- 20. condition variable and event with timeouts 0, 1 us, 1 ms ----------- */
 
-static const uint64_t timeouts[] = { 0, 1000, 1000000 };
 
 /* Event pairs: in each round the signaller signals once, racing the
  * waiter's timeout; afterwards exactly one of "the wait returned OK" and
@@ -232,6 +171,7 @@ static void t20_cond_body(unsigned id)
             uint64_t t0 = now_ns();
             int rc = (i % 11 == 5) ? weft_cond_wait(&c20, &m20) : weft_cond_wait_for(&c20, &m20, t);
             uint64_t waited = now_ns() - t0;
+            WT_ASSERT(!weft_mutex_trylock(&m20), "cond wait returned (%d) without the mutex", rc);
             WT_ASSERT_EQ(owner20, 0);                     /* nobody else is inside */
             owner20 = id + 1;
             if (rc == WEFT_ETIMEDOUT)
@@ -335,444 +275,6 @@ WT_TEST(sync, t20_signal_wakes_exactly_one, .timeout = 300)
     }
 }
 
-/* ---- 21. channels: 4 producers x 4 consumers, exactly once, FIFO ------------ */
-
-typedef struct msg21 { uint32_t producer, seq; } msg21;
-
-#define PROD21 4
-#define CONS21 4
-static weft_chan *ch21;
-static unsigned per21;
-static _Atomic unsigned char *seen21;     /* [producer * per21 + seq] */
-static weft_waitgroup producers21;
-static atomic_long closed_seen21;
-
-static bool t21_thread(unsigned id) { return id == 1 || id == 6; }
-
-static void t21_body(unsigned id)
-{
-    if (id < PROD21) {
-        for (uint32_t i = 0; i < per21; i++) {
-            msg21 m = { id, i };
-            int rc;
-            if (i % 5 == 1) {
-                /* try_ succeeds against a blocked peer; if every peer
-                 * is trying too (rendezvous), fall back to blocking. */
-                for (int tries = 0; (rc = weft_chan_try_send(ch21, &m)) == WEFT_EAGAIN; tries++) {
-                    if (tries == 20) {
-                        rc = weft_chan_send(ch21, &m);
-                        break;
-                    }
-                    weft_yield();
-                }
-            } else if (i % 5 == 2) {
-                while ((rc = weft_chan_send_for(ch21, &m, 1000)) == WEFT_ETIMEDOUT)
-                    ;
-            } else {
-                rc = weft_chan_send(ch21, &m);
-            }
-            WT_ASSERT_EQ(rc, WEFT_OK);
-        }
-        weft_waitgroup_done(&producers21);
-        return;
-    }
-    uint32_t last[PROD21];
-    for (int p = 0; p < PROD21; p++)
-        last[p] = UINT32_MAX;
-    for (unsigned n = 0;; n++) {
-        msg21 m;
-        int rc;
-        if (n % 4 == 1) {
-            for (int tries = 0; (rc = weft_chan_try_recv(ch21, &m)) == WEFT_EAGAIN; tries++) {
-                if (tries == 20) {
-                    rc = weft_chan_recv(ch21, &m);
-                    break;
-                }
-                weft_yield();
-            }
-        } else if (n % 4 == 2) {
-            for (int tries = 0; (rc = weft_chan_recv_for(ch21, &m, timeouts[n % 3])) == WEFT_ETIMEDOUT; tries++) {
-                if (tries == 20) {
-                    rc = weft_chan_recv(ch21, &m);
-                    break;
-                }
-                weft_yield();   /* a 0 timeout only polls */
-            }
-        } else {
-            rc = weft_chan_recv(ch21, &m);
-        }
-        if (rc == WEFT_ECLOSED)
-            break;
-        WT_ASSERT_EQ(rc, WEFT_OK);
-        WT_ASSERT(m.producer < PROD21 && m.seq < per21, "garbage message %u/%u", m.producer, m.seq);
-        WT_ASSERT(last[m.producer] == UINT32_MAX || m.seq > last[m.producer],
-                  "producer %u: seq %u after %u (FIFO broken)", m.producer, m.seq, last[m.producer]);
-        last[m.producer] = m.seq;
-        unsigned char before = atomic_fetch_add(&seen21[(size_t)m.producer * per21 + m.seq], 1);
-        WT_ASSERT_EQ(before, 0);
-    }
-    atomic_fetch_add(&closed_seen21, 1);
-}
-
-/* Closes the channel once every producer is done: on its own thread so
- * that the consumers drain first and see WEFT_ECLOSED after. */
-static void *closer21(void *arg)
-{
-    WT_ASSERT_EQ(weft_waitgroup_wait(&producers21), WEFT_OK);
-    weft_chan_close(ch21);
-    return NULL;
-}
-
-WT_TEST(sync, t21_channel_4x4_exactly_once_fifo, .timeout = 900)
-{
-    static const size_t caps[] = { 0, 1, 64 };
-    uint64_t total = wt_scaled(1000000, 20000);
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        for (size_t c = 0; c < 3; c++) {
-            per21 = (unsigned)(total / PROD21 / (c == 2 ? 1 : 4));   /* the unbuffered runs are slower */
-            seen21 = calloc((size_t)PROD21 * per21, 1);
-            WT_ASSERT_EQ(weft_chan_create(&ch21, sizeof(msg21), caps[c]), WEFT_OK);
-            weft_waitgroup_init(&producers21, PROD21);
-            atomic_store(&closed_seen21, 0);
-            uint64_t t0 = now_ns();
-            pthread_t closer;
-            pthread_create(&closer, NULL, closer21, NULL);
-            run_mixed(worker_counts[k], PROD21 + CONS21, t21_thread, t21_body);
-            pthread_join(closer, NULL);
-            WT_ASSERT_EQ(atomic_load(&closed_seen21), CONS21);
-            for (size_t i = 0; i < (size_t)PROD21 * per21; i++)
-                if (seen21[i] != 1)
-                    WT_FAIL("message %zu/%zu seen %d times", i / per21, i % per21, seen21[i]);
-            msg21 m;
-            WT_ASSERT_EQ(weft_chan_recv(ch21, &m), WEFT_ECLOSED);
-            WT_ASSERT_EQ(weft_chan_send(ch21, &m), WEFT_ECLOSED);
-            weft_chan_destroy(ch21);
-            weft_waitgroup_destroy(&producers21);
-            free((void *)seen21);
-            fprintf(stderr, "t21: %u workers, capacity %zu, %u messages: 0 lost, 0 duplicated, "
-                    "FIFO per producer (%.2f s)\n", worker_counts[k], caps[c], PROD21 * per21,
-                    (double)(now_ns() - t0) * 1e-9);
-        }
-    }
-}
-
-/* ---- channel semantics ------------------------------------------------------ */
-
-WT_TEST(sync, chan_try_forms_and_bad_arguments)
-{
-    weft_chan *ch;
-    int v = 7, out = 0;
-    WT_ASSERT_EQ(weft_chan_create(NULL, 4, 1), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_chan_create(&ch, SIZE_MAX / 2, 4), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_chan_create(&ch, sizeof(int), 2), WEFT_OK);
-    WT_ASSERT_EQ(weft_chan_send(NULL, &v), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_chan_send(ch, NULL), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_chan_recv(ch, NULL), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_chan_try_recv(ch, &out), WEFT_EAGAIN);
-    for (int i = 0; i < 2; i++) {
-        v = 10 + i;
-        WT_ASSERT_EQ(weft_chan_try_send(ch, &v), WEFT_OK);
-    }
-    WT_ASSERT_EQ(weft_chan_try_send(ch, &v), WEFT_EAGAIN);   /* full */
-    WT_ASSERT_EQ(weft_chan_send_for(ch, &v, 0), WEFT_ETIMEDOUT);
-    WT_ASSERT_EQ(weft_chan_try_recv(ch, &out), WEFT_OK);
-    WT_ASSERT_EQ(out, 10);
-    WT_ASSERT_EQ(weft_chan_recv_for(ch, &out, 0), WEFT_OK);
-    WT_ASSERT_EQ(out, 11);
-    WT_ASSERT_EQ(weft_chan_try_recv(ch, &out), WEFT_EAGAIN);   /* empty */
-    weft_chan_destroy(ch);
-
-    /* Rendezvous: try_ succeeds only against a blocked peer. */
-    WT_ASSERT_EQ(weft_chan_create(&ch, sizeof(int), 0), WEFT_OK);
-    WT_ASSERT_EQ(weft_chan_try_send(ch, &v), WEFT_EAGAIN);
-    WT_ASSERT_EQ(weft_chan_try_recv(ch, &out), WEFT_EAGAIN);
-    weft_chan_destroy(ch);
-
-    /* Elements of size 0 carry only the event. */
-    WT_ASSERT_EQ(weft_chan_create(&ch, 0, 1), WEFT_OK);
-    WT_ASSERT_EQ(weft_chan_try_send(ch, NULL), WEFT_OK);
-    WT_ASSERT_EQ(weft_chan_try_recv(ch, NULL), WEFT_OK);
-    weft_chan_destroy(ch);
-}
-
-/* Timed forms on an empty (or, for send, rendezvous) channel: each ends
- * in WEFT_ETIMEDOUT no sooner than asked. */
-static void check_chan_timeouts(void *arg)
-{
-    weft_chan *ch;
-    int out;
-    for (size_t cap = 0; cap <= 1; cap++) {
-        WT_ASSERT_EQ(weft_chan_create(&ch, sizeof(int), cap), WEFT_OK);
-        for (int i = 0; i < 3; i++) {
-            uint64_t t0 = now_ns();
-            WT_ASSERT_EQ(weft_chan_recv_for(ch, &out, timeouts[i]), WEFT_ETIMEDOUT);
-            WT_ASSERT(now_ns() - t0 >= timeouts[i]);
-            int v = 1;
-            if (cap == 0) {
-                t0 = now_ns();
-                WT_ASSERT_EQ(weft_chan_send_for(ch, &v, timeouts[i]), WEFT_ETIMEDOUT);
-                WT_ASSERT(now_ns() - t0 >= timeouts[i]);
-            }
-        }
-        int v = 3;
-        if (cap) {
-            WT_ASSERT_EQ(weft_chan_send_for(ch, &v, 1000), WEFT_OK);
-            WT_ASSERT_EQ(weft_chan_recv_for(ch, &out, 1000), WEFT_OK);
-            WT_ASSERT_EQ(out, 3);
-        }
-        weft_chan_destroy(ch);
-    }
-}
-
-WT_TEST(sync, chan_timeouts_0_1us_1ms, .timeout = 120)
-{
-    check_chan_timeouts(NULL);                       /* a plain thread: futex */
-    for (size_t k = 0; k < NCOUNTS; k++) {           /* tasks: the worker's timers */
-        cur = make(worker_counts[k]);
-        for (int i = 0; i < 4; i++)
-            WT_ASSERT_EQ(weft_spawn(cur, check_chan_timeouts, NULL), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
-        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
-    }
-}
-
-/* Rendezvous: the sender returns only after a receiver took the element,
- * from fibers and threads, and values pass intact. */
-static weft_chan *rv;
-static atomic_int receiving;
-static void rv_sender(void *arg)
-{
-    for (int i = 0; i < 1000; i++) {
-        int v = i;
-        WT_ASSERT_EQ(weft_chan_send(rv, &v), WEFT_OK);
-        WT_ASSERT(atomic_load(&receiving) > i, "send %d returned before its receive began", i);
-    }
-}
-static void *rv_receiver(void *arg)
-{
-    for (int i = 0; i < 1000; i++) {
-        if (i % 10 == 0) {
-            struct timespec ts = { 0, 20000 };
-            nanosleep(&ts, NULL);   /* make the sender wait for us */
-        }
-        atomic_fetch_add(&receiving, 1);
-        int v = -1;
-        WT_ASSERT_EQ(weft_chan_recv(rv, &v), WEFT_OK);
-        WT_ASSERT_EQ(v, i);
-    }
-    return NULL;
-}
-
-WT_TEST(sync, chan_rendezvous_hand_off, .timeout = 120)
-{
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
-        WT_ASSERT_EQ(weft_chan_create(&rv, sizeof(int), 0), WEFT_OK);
-        atomic_store(&receiving, 0);
-        pthread_t t;
-        WT_ASSERT_EQ(weft_spawn(cur, rv_sender, NULL), WEFT_OK);
-        pthread_create(&t, NULL, rv_receiver, NULL);
-        pthread_join(t, NULL);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
-        weft_chan_destroy(rv);
-        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
-    }
-}
-
-/* Close: blocked receivers and senders fail with ECLOSED; buffered
- * elements still drain; later sends fail; closing twice is harmless. */
-static weft_chan *cl;
-static atomic_int cl_closed_recv, cl_closed_send;
-static void cl_recv(void *arg)
-{
-    int v;
-    if (weft_chan_recv(cl, &v) == WEFT_ECLOSED)
-        atomic_fetch_add(&cl_closed_recv, 1);
-}
-static void cl_send(void *arg)
-{
-    int v = 5;
-    if (weft_chan_send(cl, &v) == WEFT_ECLOSED)
-        atomic_fetch_add(&cl_closed_send, 1);
-}
-static void *cl_recv_thread(void *arg) { cl_recv(arg); return NULL; }
-static void *cl_send_thread(void *arg) { cl_send(arg); return NULL; }
-
-/* Gives the peers time to block. The test holds either way: a peer that
- * arrives after close gets WEFT_ECLOSED too; this makes the blocked case
- * the common one. */
-static void let_them_block(void)
-{
-    struct timespec ts = { 0, 30000000 };
-    nanosleep(&ts, NULL);
-}
-
-WT_TEST(sync, chan_close_semantics, .timeout = 120)
-{
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
-        /* Receivers blocked on an empty channel. */
-        WT_ASSERT_EQ(weft_chan_create(&cl, sizeof(int), 4), WEFT_OK);
-        atomic_store(&cl_closed_recv, 0);
-        pthread_t t;
-        for (int i = 0; i < 5; i++)
-            WT_ASSERT_EQ(weft_spawn(cur, cl_recv, NULL), WEFT_OK);
-        pthread_create(&t, NULL, cl_recv_thread, NULL);
-        let_them_block();
-        weft_chan_close(cl);
-        weft_chan_close(cl);
-        pthread_join(t, NULL);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
-        WT_ASSERT_EQ(atomic_load(&cl_closed_recv), 6);
-        weft_chan_destroy(cl);
-
-        /* Senders blocked on a full (or rendezvous) channel. */
-        for (size_t cap = 0; cap <= 2; cap += 2) {
-            WT_ASSERT_EQ(weft_chan_create(&cl, sizeof(int), cap), WEFT_OK);
-            int v = 1;
-            for (size_t i = 0; i < cap; i++)
-                WT_ASSERT_EQ(weft_chan_send(cl, &v), WEFT_OK);
-            atomic_store(&cl_closed_send, 0);
-            for (int i = 0; i < 5; i++)
-                WT_ASSERT_EQ(weft_spawn(cur, cl_send, NULL), WEFT_OK);
-            pthread_create(&t, NULL, cl_send_thread, NULL);
-            let_them_block();
-            weft_chan_close(cl);
-            pthread_join(t, NULL);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
-            WT_ASSERT_EQ(atomic_load(&cl_closed_send), 6);   /* blocked at close: not delivered */
-            for (size_t i = 0; i < cap; i++) {                /* the buffer drains */
-                int out = 0;
-                WT_ASSERT_EQ(weft_chan_try_recv(cl, &out), WEFT_OK);
-                WT_ASSERT_EQ(out, 1);
-            }
-            int out;
-            WT_ASSERT_EQ(weft_chan_try_recv(cl, &out), WEFT_ECLOSED);
-            WT_ASSERT_EQ(weft_chan_recv(cl, &out), WEFT_ECLOSED);
-            WT_ASSERT_EQ(weft_chan_recv_for(cl, &out, 1000000), WEFT_ECLOSED);
-            WT_ASSERT_EQ(weft_chan_try_send(cl, &v), WEFT_ECLOSED);
-            weft_chan_destroy(cl);
-        }
-        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
-    }
-}
-
-/* Receivers that time out constantly race senders: every message still
- * arrives exactly once (the claim on a waiter and its timeout exclude
- * each other). */
-static weft_chan *race;
-static unsigned per_race;
-static atomic_long got_race, timeouts_race;
-static _Atomic unsigned char *seen_race;
-
-static bool race_thread(unsigned id) { return id == 0 || id == 3; }
-
-static void race_body(unsigned id)
-{
-    if (id < 2) {
-        for (unsigned i = 0; i < per_race; i++) {
-            unsigned v = id * per_race + i;
-            WT_ASSERT_EQ(weft_chan_send(race, &v), WEFT_OK);
-        }
-        return;
-    }
-    for (;;) {
-        if (atomic_load(&got_race) >= (long)per_race * 2)
-            return;
-        unsigned v;
-        int rc = weft_chan_recv_for(race, &v, id % 2 ? 1000 : 3000);
-        if (rc == WEFT_ETIMEDOUT) {
-            atomic_fetch_add(&timeouts_race, 1);
-            continue;
-        }
-        WT_ASSERT_EQ(rc, WEFT_OK);
-        WT_ASSERT(v < per_race * 2);
-        WT_ASSERT_EQ(atomic_fetch_add(&seen_race[v], 1), 0);
-        atomic_fetch_add(&got_race, 1);
-    }
-}
-
-WT_TEST(sync, chan_timeouts_race_senders_exactly_once, .timeout = 600)
-{
-    per_race = (unsigned)wt_scaled(50000, 2000);
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        WT_ASSERT_EQ(weft_chan_create(&race, sizeof(unsigned), 0), WEFT_OK);
-        seen_race = calloc(per_race * 2, 1);
-        atomic_store(&got_race, 0);
-        atomic_store(&timeouts_race, 0);
-        run_mixed(worker_counts[k], 6, race_thread, race_body);
-        WT_ASSERT_EQ(atomic_load(&got_race), (long)per_race * 2);
-        fprintf(stderr, "recv_for vs send: %u workers, %u messages, %ld timeouts: 0 lost, 0 duplicated\n",
-                worker_counts[k], per_race * 2, atomic_load(&timeouts_race));
-        free((void *)seen_race);
-        weft_chan_destroy(race);
-    }
-}
-
-/* ---- run next: a ping-pong pair does not starve the deque ------------------- */
-
-static weft_chan *ping, *pong;
-static atomic_int exchanged, victim_after;
-static unsigned pp_rounds;
-
-static void pp_victim(void *arg)
-{
-    atomic_store(&victim_after, atomic_load(&exchanged));
-}
-
-static void pp_partner(void *arg)
-{
-    int v;
-    for (unsigned i = 0; i < pp_rounds; i++) {
-        WT_ASSERT_EQ(weft_chan_recv(ping, &v), WEFT_OK);
-        atomic_fetch_add(&exchanged, 1);
-        WT_ASSERT_EQ(weft_chan_send(pong, &v), WEFT_OK);
-    }
-}
-
-static void pp_start(void *arg)
-{
-    /* The partner first (it blocks in recv), then the victim into the
-     * deque, then ping-pong from here. */
-    WT_ASSERT_EQ(weft_spawn_hint(cur, pp_partner, NULL, WEFT_HINT_NEXT), WEFT_OK);
-    weft_yield();
-    WT_ASSERT_EQ(weft_spawn(cur, pp_victim, NULL), WEFT_OK);
-    int v = 1;
-    for (unsigned i = 0; i < pp_rounds; i++) {
-        WT_ASSERT_EQ(weft_chan_send(ping, &v), WEFT_OK);
-        WT_ASSERT_EQ(weft_chan_recv(pong, &v), WEFT_OK);
-        atomic_fetch_add(&exchanged, 1);
-    }
-}
-
-WT_TEST(sync, run_next_respects_lifo_budget, .timeout = 120)
-{
-    static const unsigned budgets[] = { 1, 3, 8 };
-    pp_rounds = 1000;
-    for (int b = 0; b < 3; b++) {
-        weft_config c;
-        weft_config_init(&c);
-        c.workers = 1;
-        c.lifo_budget = budgets[b];
-        WT_ASSERT_EQ(weft_sched_create(&cur, &c), WEFT_OK);
-        WT_ASSERT_EQ(weft_chan_create(&ping, sizeof(int), 0), WEFT_OK);
-        WT_ASSERT_EQ(weft_chan_create(&pong, sizeof(int), 0), WEFT_OK);
-        atomic_store(&exchanged, 0);
-        atomic_store(&victim_after, -1);
-        WT_ASSERT_EQ(weft_spawn(cur, pp_start, NULL), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
-        int after = atomic_load(&victim_after);
-        fprintf(stderr, "lifo_budget %u: the deque task ran after %d ping-pong resumptions\n",
-                budgets[b], after);
-        WT_ASSERT(after >= 0 && after <= (int)budgets[b] + 2,
-                  "deque task waited %d resumptions (budget %u)", after, budgets[b]);
-        WT_ASSERT_EQ(atomic_load(&exchanged), 2 * (int)pp_rounds);
-        weft_chan_destroy(ping);
-        weft_chan_destroy(pong);
-        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
-    }
-}
-
 /* Fibers waking each other through ordinary wakes (the ready FIFO), or
  * a fiber looping on short timed waits, switch without passing through
  * the worker's loop: after global_interval resumptions in a row the loop
@@ -842,6 +344,130 @@ WT_TEST(sync, ready_fibers_do_not_starve_tasks, .timeout = 120)
         weft_event_destroy(&fb);
         weft_event_destroy(&never);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* ---- try_ forms and timed waits from tasks and threads ----------------------- */
+
+/* trylock fails while anyone holds the mutex (a task suspended in a
+ * wait, or a plain thread), from tasks and threads alike, and succeeds
+ * once it is free. */
+static weft_mutex tl_m;
+static weft_event tl_held, tl_release;
+static atomic_int tl_failed;
+
+static void tl_holder(void *arg)
+{
+    weft_mutex_lock(&tl_m);
+    weft_event_signal(&tl_held);
+    WT_ASSERT_EQ(weft_event_wait(&tl_release), WEFT_OK);   /* a task: holds it while suspended */
+    weft_mutex_unlock(&tl_m);
+}
+static void *tl_holder_thread(void *arg) { tl_holder(arg); return NULL; }
+
+static void tl_trier(void *arg)
+{
+    WT_ASSERT(!weft_mutex_trylock(&tl_m), "trylock took a mutex someone holds");
+    atomic_fetch_add(&tl_failed, 1);
+}
+static void *tl_trier_thread(void *arg) { tl_trier(arg); return NULL; }
+
+WT_TEST(sync, mutex_trylock_fails_while_held, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cur = make(worker_counts[k]);
+        weft_mutex_init(&tl_m);
+        for (int round = 0; round < 20; round++) {
+            bool holder_thread = round % 2;
+            weft_event_init(&tl_held, false, false);
+            weft_event_init(&tl_release, false, false);
+            atomic_store(&tl_failed, 0);
+            WT_ASSERT(weft_mutex_trylock(&tl_m));          /* free: ours at once */
+            weft_mutex_unlock(&tl_m);
+            pthread_t h, t;
+            if (holder_thread)
+                pthread_create(&h, NULL, tl_holder_thread, NULL);
+            else
+                WT_ASSERT_EQ(weft_spawn(cur, tl_holder, NULL), WEFT_OK);
+            WT_ASSERT_EQ(weft_event_wait(&tl_held), WEFT_OK);
+            for (int i = 0; i < 4; i++)
+                WT_ASSERT_EQ(weft_spawn(cur, tl_trier, NULL), WEFT_OK);
+            pthread_create(&t, NULL, tl_trier_thread, NULL);
+            tl_trier(NULL);
+            pthread_join(t, NULL);
+            while (atomic_load(&tl_failed) < 6)
+                sched_yield();
+            weft_event_signal(&tl_release);
+            if (holder_thread)
+                pthread_join(h, NULL);
+            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT(weft_mutex_trylock(&tl_m), "trylock failed on a free mutex");
+            weft_mutex_unlock(&tl_m);
+            weft_event_destroy(&tl_held);
+            weft_event_destroy(&tl_release);
+        }
+        weft_mutex_destroy(&tl_m);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* Every timed form with nothing to wake it, at 0, 1 us and 1 ms, from
+ * tasks and plain threads at once: weft_sleep returns OK, the waits
+ * WEFT_ETIMEDOUT, none sooner than asked (no upper bound is checked),
+ * and a timed-out condition wait holds the mutex. */
+static weft_mutex tw_m;
+static weft_cond tw_c;
+static weft_event tw_e;
+static weft_waitgroup tw_g;
+static atomic_long tw_waits;
+
+static bool tw_thread(unsigned id) { return id % 4 == 1; }
+
+static void tw_check(const char *what, unsigned id, int rc, int want, uint64_t t0, uint64_t t)
+{
+    uint64_t waited = now_ns() - t0;
+    WT_ASSERT(rc == want, "%s(%llu ns), caller %u: %s", what, (unsigned long long)t, id,
+              weft_err_name(rc));
+    WT_ASSERT(waited >= t, "%s(%llu ns), caller %u: returned after %llu ns", what,
+              (unsigned long long)t, id, (unsigned long long)waited);
+    atomic_fetch_add(&tw_waits, 1);
+}
+
+static void tw_body(unsigned id)
+{
+    for (unsigned r = 0; r < 12; r++) {
+        uint64_t t = timeouts[(r + id) % 3];
+        uint64_t t0 = now_ns();
+        tw_check("weft_sleep", id, weft_sleep(t), WEFT_OK, t0, t);
+        t0 = now_ns();
+        tw_check("event_wait_for", id, weft_event_wait_for(&tw_e, t), WEFT_ETIMEDOUT, t0, t);
+        t0 = now_ns();
+        tw_check("waitgroup_wait_for", id, weft_waitgroup_wait_for(&tw_g, t), WEFT_ETIMEDOUT, t0, t);
+        weft_mutex_lock(&tw_m);
+        t0 = now_ns();
+        tw_check("cond_wait_for", id, weft_cond_wait_for(&tw_c, &tw_m, t), WEFT_ETIMEDOUT, t0, t);
+        WT_ASSERT(!weft_mutex_trylock(&tw_m), "cond_wait_for(%llu ns) timed out without the mutex",
+                  (unsigned long long)t);
+        weft_mutex_unlock(&tw_m);
+    }
+}
+
+WT_TEST(sync, timed_waits_0_1us_1ms_lower_bounds, .timeout = 300)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_mutex_init(&tw_m);
+        weft_cond_init(&tw_c);
+        weft_event_init(&tw_e, false, false);
+        weft_waitgroup_init(&tw_g, 1);                   /* never done */
+        atomic_store(&tw_waits, 0);
+        run_mixed(worker_counts[k], 8, tw_thread, tw_body);
+        WT_ASSERT_EQ(atomic_load(&tw_waits), 8 * 12 * 4);
+        weft_waitgroup_done(&tw_g);
+        WT_ASSERT_EQ(weft_waitgroup_wait_for(&tw_g, 0), WEFT_OK);
+        weft_waitgroup_destroy(&tw_g);
+        weft_event_destroy(&tw_e);
+        weft_cond_destroy(&tw_c);
+        weft_mutex_destroy(&tw_m);
     }
 }
 
