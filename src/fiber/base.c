@@ -40,6 +40,13 @@ void weft__panic(const char *fmt, ...)
     abort();
 }
 
+void weft__misuse(const char *call, const char *kind, const void *obj, uint32_t tag)
+{
+    weft__panic("%s: %s %p %s", call, kind, obj,
+                tag == WEFT__TAG_DEAD ? "used after it was destroyed"
+                                      : "used before it was initialized (or overwritten)");
+}
+
 static void *default_alloc(size_t size, void *ctx)
 {
     (void)ctx;

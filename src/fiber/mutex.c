@@ -79,6 +79,7 @@ enum {
 typedef struct mutex_impl {
     atomic_uint state;
     weft__spin lock;          /* guards sema and q */
+    uint32_t tag;             /* WEFT__TAG_MUTEX while alive */
     unsigned sema;
     weft__waitq q;
 } mutex_impl;
@@ -96,6 +97,7 @@ void weft_mutex_init(weft_mutex *p)
     mutex_impl *m = mutex_of(p);
     atomic_init(&m->state, 0);
     weft__spin_init(&m->lock);
+    m->tag = WEFT__TAG_MUTEX;
     m->sema = 0;
     m->q = (weft__waitq){ 0 };
 }
@@ -194,6 +196,7 @@ static void lock_slow(mutex_impl *m, weft_mutex *p)
 void weft_mutex_lock(weft_mutex *p)
 {
     mutex_impl *m = mutex_of(p);
+    WEFT__CHECK_TAG(m->tag, WEFT__TAG_MUTEX, "mutex_lock", "mutex", p);
     unsigned expect = 0;
     if (WEFT_LIKELY(atomic_compare_exchange_weak_explicit(&m->state, &expect, M_LOCKED,
             memory_order_acquire, memory_order_relaxed)))   /* acquire: pairs with unlock's release fetch_sub */
@@ -204,6 +207,7 @@ void weft_mutex_lock(weft_mutex *p)
 bool weft_mutex_trylock(weft_mutex *p)
 {
     mutex_impl *m = mutex_of(p);
+    WEFT__CHECK_TAG(m->tag, WEFT__TAG_MUTEX, "mutex_trylock", "mutex", p);
     unsigned old = atomic_load_explicit(&m->state, memory_order_relaxed);   /* relaxed: the CAS decides */
     if (old & (M_LOCKED | M_STARVING))
         return false;
@@ -236,6 +240,7 @@ static void unlock_slow(mutex_impl *m, weft_mutex *p, unsigned new)
 void weft_mutex_unlock(weft_mutex *p)
 {
     mutex_impl *m = mutex_of(p);
+    WEFT__CHECK_TAG(m->tag, WEFT__TAG_MUTEX, "mutex_unlock", "mutex", p);
     unsigned new = atomic_fetch_sub_explicit(&m->state, M_LOCKED,
                                              memory_order_release) - M_LOCKED;   /* release: pairs with the next owner's acquire */
     if (WEFT_UNLIKELY(new != 0))
@@ -245,10 +250,12 @@ void weft_mutex_unlock(weft_mutex *p)
 void weft_mutex_destroy(weft_mutex *p)
 {
     mutex_impl *m = mutex_of(p);
+    WEFT__CHECK_TAG(m->tag, WEFT__TAG_MUTEX, "mutex_destroy", "mutex", p);
     unsigned s = atomic_load_explicit(&m->state, memory_order_relaxed);   /* relaxed: a misuse check */
     if (WEFT_UNLIKELY(s != 0))
         weft__panic("mutex_destroy: mutex %p destroyed while %s (%u waiting)", (void *)p,
                     (s & M_LOCKED) ? "locked" : "in use", s >> M_WAITER_SHIFT);
+    m->tag = WEFT__TAG_DEAD;
 }
 
 /* For the condition variable: is p held by someone? */
@@ -261,6 +268,7 @@ static bool mutex_held(weft_mutex *p)
 
 typedef struct cond_impl {
     weft__spin lock;
+    uint32_t tag;             /* WEFT__TAG_COND while alive */
     weft__waitq q;
 } cond_impl;
 
@@ -276,6 +284,7 @@ void weft_cond_init(weft_cond *p)
 {
     cond_impl *c = cond_of(p);
     weft__spin_init(&c->lock);
+    c->tag = WEFT__TAG_COND;
     c->q = (weft__waitq){ 0 };
 }
 
@@ -305,6 +314,8 @@ static void cond_unlock_fn(void *p)
 
 static int cond_wait(weft_cond *p, weft_mutex *m, uint64_t timeout_ns)
 {
+    WEFT__CHECK_TAG(cond_of(p)->tag, WEFT__TAG_COND, "cond_wait", "condition variable", p);
+    WEFT__CHECK_TAG(mutex_of(m)->tag, WEFT__TAG_MUTEX, "cond_wait", "mutex", m);
     if (WEFT_UNLIKELY(!mutex_held(m)))
         weft__panic("cond_wait: condition variable %p waited on with mutex %p not locked",
                     (void *)p, (void *)m);
@@ -334,6 +345,7 @@ int weft_cond_wait_for(weft_cond *p, weft_mutex *m, uint64_t timeout_ns)
 void weft_cond_signal(weft_cond *p)
 {
     cond_impl *c = cond_of(p);
+    WEFT__CHECK_TAG(c->tag, WEFT__TAG_COND, "cond_signal", "condition variable", p);
     weft__spin_lock(&c->lock);
     weft__waiter *w = weft__waitq_claim(&c->q);
     weft__spin_unlock(&c->lock);
@@ -343,6 +355,7 @@ void weft_cond_signal(weft_cond *p)
 void weft_cond_broadcast(weft_cond *p)
 {
     cond_impl *c = cond_of(p);
+    WEFT__CHECK_TAG(c->tag, WEFT__TAG_COND, "cond_broadcast", "condition variable", p);
     weft__spin_lock(&c->lock);
     weft__waiter *all = weft__waitq_claim_all(&c->q, NULL);
     weft__spin_unlock(&c->lock);
@@ -352,10 +365,12 @@ void weft_cond_broadcast(weft_cond *p)
 void weft_cond_destroy(weft_cond *p)
 {
     cond_impl *c = cond_of(p);
+    WEFT__CHECK_TAG(c->tag, WEFT__TAG_COND, "cond_destroy", "condition variable", p);
     weft__spin_lock(&c->lock);
     bool waiting = !weft__waitq_empty(&c->q);
     weft__spin_unlock(&c->lock);
     if (WEFT_UNLIKELY(waiting))
         weft__panic("cond_destroy: condition variable %p destroyed while tasks or threads wait on it",
                     (void *)p);
+    c->tag = WEFT__TAG_DEAD;
 }

@@ -87,6 +87,7 @@ static inline int64_t wg_count(uint64_t v)
 typedef struct wg_impl {
     _Atomic uint64_t state;
     weft__spin lock;
+    uint32_t tag;             /* WEFT__TAG_WAITGROUP while alive */
     weft__waitq q;
 } wg_impl;
 
@@ -111,12 +112,14 @@ void weft_waitgroup_init(weft_waitgroup *p, int64_t count)
     wg_range(p, count);
     atomic_init(&g->state, (uint64_t)count << WG_SHIFT);
     weft__spin_init(&g->lock);
+    g->tag = WEFT__TAG_WAITGROUP;
     g->q = (weft__waitq){ 0 };
 }
 
 void weft_waitgroup_add(weft_waitgroup *p, int64_t delta)
 {
     wg_impl *g = wg_of(p);
+    WEFT__CHECK_TAG(g->tag, WEFT__TAG_WAITGROUP, "waitgroup_add", "wait group", p);
     wg_range(p, delta);
     uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed), nv;   /* relaxed: the CAS decides */
     int64_t old, now;
@@ -161,6 +164,7 @@ void weft_waitgroup_done(weft_waitgroup *p)
 static int wg_wait(weft_waitgroup *p, uint64_t timeout_ns)
 {
     wg_impl *g = wg_of(p);
+    WEFT__CHECK_TAG(g->tag, WEFT__TAG_WAITGROUP, "waitgroup_wait", "wait group", p);
     uint64_t v = atomic_load_explicit(&g->state, memory_order_acquire);   /* acquire: pairs with the adders' acq_rel */
     if (wg_count(v) <= 0) {
         WAIT_RELEASERS(&g->state, WG_RELEASERS);
@@ -202,10 +206,12 @@ int weft_waitgroup_wait_for(weft_waitgroup *p, uint64_t timeout_ns)
 void weft_waitgroup_destroy(weft_waitgroup *p)
 {
     wg_impl *g = wg_of(p);
+    WEFT__CHECK_TAG(g->tag, WEFT__TAG_WAITGROUP, "waitgroup_destroy", "wait group", p);
     uint64_t v = atomic_load_explicit(&g->state, memory_order_acquire);   /* acquire: a misuse check */
     if (WEFT_UNLIKELY(v & (WG_WAITERS | WG_RELEASERS)))
         weft__panic("waitgroup_destroy: wait group %p destroyed while tasks or threads wait on it "
                     "(count %lld)", (void *)p, (long long)wg_count(v));
+    g->tag = WEFT__TAG_DEAD;
 }
 
 /* ---- event ----------------------------------------------------------------- */
@@ -220,6 +226,7 @@ void weft_waitgroup_destroy(weft_waitgroup *p)
 typedef struct ev_impl {
     atomic_uint state;
     weft__spin lock;
+    uint32_t tag;             /* WEFT__TAG_EVENT while alive */
     bool manual;
     weft__waitq q;
 } ev_impl;
@@ -237,6 +244,7 @@ void weft_event_init(weft_event *p, bool manual_reset, bool signalled)
     ev_impl *e = ev_of(p);
     atomic_init(&e->state, signalled ? EV_SIGNALLED : 0u);
     weft__spin_init(&e->lock);
+    e->tag = WEFT__TAG_EVENT;
     e->manual = manual_reset;
     e->q = (weft__waitq){ 0 };
 }
@@ -244,6 +252,7 @@ void weft_event_init(weft_event *p, bool manual_reset, bool signalled)
 void weft_event_signal(weft_event *p)
 {
     ev_impl *e = ev_of(p);
+    WEFT__CHECK_TAG(e->tag, WEFT__TAG_EVENT, "event_signal", "event", p);
     unsigned v = atomic_load_explicit(&e->state, memory_order_relaxed), nv;   /* relaxed: the CAS decides */
     do {
         if (!(v & EV_WAITERS)) {
@@ -283,12 +292,14 @@ void weft_event_signal(weft_event *p)
 
 void weft_event_clear(weft_event *p)
 {
+    WEFT__CHECK_TAG(ev_of(p)->tag, WEFT__TAG_EVENT, "event_clear", "event", p);
     atomic_fetch_and_explicit(&ev_of(p)->state, ~EV_SIGNALLED,
                               memory_order_relaxed);   /* relaxed: clearing publishes nothing */
 }
 
 bool weft_event_test(weft_event *p)
 {
+    WEFT__CHECK_TAG(ev_of(p)->tag, WEFT__TAG_EVENT, "event_test", "event", p);
     return atomic_load_explicit(&ev_of(p)->state, memory_order_acquire) & EV_SIGNALLED;   /* acquire: pairs with the release in signal */
 }
 
@@ -309,6 +320,7 @@ static bool ev_take(ev_impl *e, unsigned *v)
 static int ev_wait(weft_event *p, uint64_t timeout_ns)
 {
     ev_impl *e = ev_of(p);
+    WEFT__CHECK_TAG(e->tag, WEFT__TAG_EVENT, "event_wait", "event", p);
     unsigned v = atomic_load_explicit(&e->state, memory_order_acquire);   /* acquire: pairs with the release in signal */
     if (ev_take(e, &v)) {
         WAIT_RELEASERS(&e->state, EV_RELEASERS);
@@ -351,7 +363,9 @@ int weft_event_wait_for(weft_event *p, uint64_t timeout_ns)
 
 void weft_event_destroy(weft_event *p)
 {
+    WEFT__CHECK_TAG(ev_of(p)->tag, WEFT__TAG_EVENT, "event_destroy", "event", p);
     unsigned v = atomic_load_explicit(&ev_of(p)->state, memory_order_acquire);   /* acquire: a misuse check */
     if (WEFT_UNLIKELY(v & (EV_WAITERS | EV_RELEASERS)))
         weft__panic("event_destroy: event %p destroyed while tasks or threads wait on it", (void *)p);
+    ev_of(p)->tag = WEFT__TAG_DEAD;
 }

@@ -522,6 +522,11 @@ WT_TEST(sync, waitgroup_fan_in, .timeout = 300)
     }
 }
 
+/* Misuse checks of debug builds (and WEFT_CHECKS builds) are on here. */
+#if !defined(NDEBUG) || defined(WEFT_CHECKS)
+# define CHECKS_ON 1
+#endif
+
 static void wg_negative(void *arg)
 {
     weft_waitgroup g;
@@ -537,7 +542,7 @@ WT_TEST(sync, waitgroup_negative_total)
 {
     char buf[1024];
     int st = wt_run_child(wg_negative, NULL, buf, sizeof buf);
-#ifdef NDEBUG
+#ifndef CHECKS_ON
     WT_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", buf);
     WT_ASSERT(strstr(buf, "wait=0") != NULL, "%s", buf);
     WT_ASSERT(strstr(buf, "again=-6") != NULL, "%s", buf);   /* -1 + 2 = 1 > 0: waits again */
@@ -973,3 +978,71 @@ WT_TEST(sync, misuse_aborts_with_a_message)
     WT_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %#x: %s", st, buf);
     WT_ASSERT(strstr(buf, "is not locked") != NULL, "%s", buf);
 }
+
+/* ---- use after destroy (checked builds) ------------------------------------------- */
+
+#ifdef CHECKS_ON
+static void mutex_after_destroy(void *arg)
+{
+    weft_mutex m;
+    weft_mutex_init(&m);
+    weft_mutex_destroy(&m);
+    weft_mutex_lock(&m);
+}
+
+static void event_after_destroy(void *arg)
+{
+    weft_event e;
+    weft_event_init(&e, false, false);
+    weft_event_destroy(&e);
+    weft_event_signal(&e);
+}
+
+static void waitgroup_after_destroy(void *arg)
+{
+    weft_waitgroup g;
+    weft_waitgroup_init(&g, 0);
+    weft_waitgroup_destroy(&g);
+    weft_waitgroup_add(&g, 1);
+}
+
+static void cond_after_destroy(void *arg)
+{
+    weft_cond c;
+    weft_mutex m;
+    weft_cond_init(&c);
+    weft_mutex_init(&m);
+    weft_cond_destroy(&c);
+    weft_cond_broadcast(&c);
+}
+
+static void mutex_never_initialized(void *arg)
+{
+    weft_mutex m;
+    memset(&m, 0x5a, sizeof m);
+    weft_mutex_unlock(&m);
+}
+
+WT_TEST(sync, use_after_destroy_aborts_naming_the_object)
+{
+    static const struct {
+        void (*fn)(void *);
+        const char *want;
+    } cases[] = {
+        { mutex_after_destroy, "mutex_lock: mutex 0x" },
+        { event_after_destroy, "event_signal: event 0x" },
+        { waitgroup_after_destroy, "waitgroup_add: wait group 0x" },
+        { cond_after_destroy, "cond_broadcast: condition variable 0x" },
+    };
+    char buf[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int st = wt_run_child(cases[i].fn, NULL, buf, sizeof buf);
+        WT_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "case %zu: status %#x: %s", i, st, buf);
+        WT_ASSERT(strstr(buf, cases[i].want) && strstr(buf, "used after it was destroyed"),
+                  "case %zu: %s", i, buf);
+    }
+    int st = wt_run_child(mutex_never_initialized, NULL, buf, sizeof buf);
+    WT_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %#x: %s", st, buf);
+    WT_ASSERT(strstr(buf, "used before it was initialized") != NULL, "%s", buf);
+}
+#endif
