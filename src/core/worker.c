@@ -997,7 +997,11 @@ int weft_sleep(uint64_t ns)
             ;
         return WEFT_OK;
     }
-    sleep_timer st = { .timer = { .deadline = weft__now_ns() + ns, .fire = sleep_fire },
+    uint64_t now = weft__now_ns();
+    /* A sleep past the clock's range lasts "forever" (until the end of
+     * the clock), not a wrapped, short deadline. */
+    uint64_t deadline = ns < UINT64_MAX - now ? now + ns : UINT64_MAX;
+    sleep_timer st = { .timer = { .deadline = deadline, .fire = sleep_fire },
                        .fiber = w->cur };
     weft__timer_arm(w, &st.timer);
     weft__suspend(w);
