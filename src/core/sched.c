@@ -243,6 +243,17 @@ int weft_sched_destroy(weft_sched *s)
 
 /* ---- binding ------------------------------------------------------------------- */
 
+/* Takes w out of s->bound[]. Caller holds bound_lock. */
+static void bound_remove(weft_sched *s, weft__worker *w)
+{
+    for (unsigned i = 0; i < s->nbound; i++) {
+        if (s->bound[i] == w) {
+            s->bound[i] = s->bound[--s->nbound];
+            return;
+        }
+    }
+}
+
 int weft_sched_bind(weft_sched *s)
 {
     if (!s)
@@ -279,8 +290,10 @@ int weft_sched_bind(weft_sched *s)
 
     rc = weft__fiber_thread_enter(&w->host);
     if (rc != WEFT_OK) {
+        /* Other threads may have bound since: remove w itself, not the
+         * last entry. */
         pthread_mutex_lock(&s->bound_lock);
-        s->nbound--;
+        bound_remove(s, w);
         pthread_mutex_unlock(&s->bound_lock);
         weft__worker_fini(w);
         weft__free(w, sizeof *w);
@@ -309,12 +322,7 @@ void weft_sched_unbind(void)
     if (s->nworkers == 0)
         weft_wait_until(idle_pred, s);
     pthread_mutex_lock(&s->bound_lock);
-    for (unsigned i = 0; i < s->nbound; i++) {
-        if (s->bound[i] == w) {
-            s->bound[i] = s->bound[--s->nbound];
-            break;
-        }
-    }
+    bound_remove(s, w);
     /* Keep its counts: idle accounting sums over every worker ever. */
     s->retired_spawned += w->spawned;
     s->retired_completed += w->completed;
@@ -323,6 +331,9 @@ void weft_sched_unbind(void)
     weft__fiber_thread_leave();
     weft__tls_worker = NULL;
     weft__worker_wait_wakers(w);   /* a thread that woke one of our fibers may still be leaving */
+    /* Records from w's slabs may be queued or pooled anywhere by now:
+     * its slabs and free records stay with s until destroy. */
+    weft__task_pool_retire(s, &w->pool);
     weft__worker_fini(w);
     weft__free(w, sizeof *w);
 }

@@ -4,6 +4,9 @@
  *   pool        a worker's free records: owner only.
  *   spare       records shared between pools and with threads that have
  *               no pool (external spawns): under spare_lock.
+ *   spare_slabs slabs made for the spare list, and those of pools retired
+ *               by unbind (their records live on elsewhere): under
+ *               spare_lock; freed by destroy.
  *   spawned, completed (per worker)
  *               written by their worker only (relaxed load + release
  *               store: no locked instruction on the spawn path); read by
@@ -147,6 +150,28 @@ void weft__task_pool_fini(weft_sched *s, weft__task_pool *p)
 {
     (void)s;
     slabs_free(p->slabs);
+    memset(p, 0, sizeof *p);
+}
+
+void weft__task_pool_retire(weft_sched *s, weft__task_pool *p)
+{
+    pthread_mutex_lock(&s->spare_lock);
+    if (p->slabs) {
+        slab *last = p->slabs;
+        while (last->next)
+            last = last->next;
+        last->next = s->spare_slabs;
+        s->spare_slabs = p->slabs;
+    }
+    if (p->free) {
+        weft__task *last = p->free;
+        while (TASK_NEXT(last))
+            last = TASK_NEXT(last);
+        last->node.next = (weft__node *)(void *)s->spare;
+        s->spare = p->free;
+        atomic_store_explicit(&s->nspare, atomic_load_explicit(&s->nspare, memory_order_relaxed) + p->count, memory_order_relaxed);   /* under spare_lock */
+    }
+    pthread_mutex_unlock(&s->spare_lock);
     memset(p, 0, sizeof *p);
 }
 
