@@ -138,7 +138,9 @@ struct weft__worker {
 /* ---- the scheduler ------------------------------------------------------ */
 
 struct weft_sched {
-    weft_config cfg;
+    weft_config cfg;                     /* checked; cfg.allocator resolved at
+                                            create: every allocation of s,
+                                            s included, and every free */
     unsigned nworkers;
     weft__worker *workers;               /* nworkers of them */
     unsigned *coprimes;                  /* strides for victim order */
