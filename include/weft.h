@@ -68,7 +68,8 @@ WEFT_API const char *weft_err_name(int err);
 /* Every heap allocation weft makes goes through one of these hooks:
  *  - a scheduler's: weft_config.allocator, for everything the scheduler
  *    makes (the scheduler itself, its workers and bound threads, queues,
- *    task records, timer heaps), from create to destroy;
+ *    task records, timer heaps, weft_parallel_reduce's scratch blocks),
+ *    from create to destroy;
  *  - the process-wide one (weft_set_allocator), for graphs and channels
  *    (made without a scheduler), and for a scheduler whose config leaves
  *    both hooks NULL: it keeps the one set when it was created.
@@ -83,11 +84,12 @@ WEFT_API const char *weft_err_name(int err);
  *
  * When alloc returns NULL: the call that needed the memory fails with
  * WEFT_ENOMEM and changes nothing (a create leaves *out NULL). This holds
- * for create, bind, spawn, the graph calls and weft_chan_create. Two
- * allocations have no caller to fail back to, and abort with a message
- * instead: growing a worker's timer heap past 256 timed waits armed at
- * once on it, and (not an allocation through the hook) mapping a new
- * fiber stack when a task blocks and the worker has no idle fiber. */
+ * for create, bind, spawn, the graph calls, the parallel helpers and
+ * weft_chan_create. Two allocations have no caller to fail back to, and
+ * abort with a message instead: growing a worker's timer heap past 256
+ * timed waits armed at once on it, and (not an allocation through the
+ * hook) mapping a new fiber stack when a task blocks and the worker has
+ * no idle fiber. */
 typedef struct weft_allocator {
     void *(*alloc)(size_t size, void *ctx);
     void (*free)(void *ptr, size_t size, void *ctx);
