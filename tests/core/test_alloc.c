@@ -87,6 +87,64 @@ static void spawn_parents(weft_sched *s, int n)
     }
 }
 
+/* ---- the parallel helpers, on the scheduler under test ---- */
+
+#define PN 100000
+static atomic_ulong for_iters;
+
+static void for_body(size_t b, size_t e, void *arg)
+{
+    atomic_fetch_add(&for_iters, e - b);
+}
+
+/* A result of a cache line: 1021 slots of it are ~64 KiB of scratch,
+ * which weft_parallel_reduce allocates. */
+static void sum_body(size_t b, size_t e, void *partial, void *arg)
+{
+    uint64_t *p = partial;
+    for (size_t i = b; i < e; i++)
+        p[i % 8] += i;
+}
+
+static void sum_combine(void *into, const void *from, void *arg)
+{
+    uint64_t *a = into;
+    const uint64_t *b = from;
+    for (int i = 0; i < 8; i++)
+        a[i] += b[i];
+}
+
+/* A parallel_for and a parallel_reduce on s: ENOMEM runs nothing and
+ * writes no result; the retry runs in full. */
+static void loops(weft_sched *s)
+{
+    for (int tries = 0;; tries++) {
+        atomic_store(&for_iters, 0);
+        int rc = weft_parallel_for(s, 0, PN, 0, for_body, NULL);
+        if (rc == WEFT_OK)
+            break;
+        WT_ASSERT_EQ(rc, WEFT_ENOMEM);
+        WT_ASSERT_EQ(atomic_load(&for_iters), 0);
+        WT_ASSERT(tries == 0, "parallel_for failed twice in a row");
+    }
+    WT_ASSERT_EQ(atomic_load(&for_iters), PN);
+    uint64_t identity[8] = { 0 }, result[8];
+    for (int tries = 0;; tries++) {
+        memset(result, 0xab, sizeof result);
+        int rc = weft_parallel_reduce(s, 0, PN, 0, result, sizeof result, identity,
+                                      sum_body, sum_combine, NULL);
+        if (rc == WEFT_OK)
+            break;
+        WT_ASSERT_EQ(rc, WEFT_ENOMEM);
+        WT_ASSERT(result[0] == 0xababababababababull, "a failed reduce wrote its result");
+        WT_ASSERT(tries == 0, "parallel_reduce failed twice in a row");
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < 8; i++)
+        total += result[i];
+    WT_ASSERT_EQ(total, (uint64_t)PN * (PN - 1) / 2);
+}
+
 struct sched_case {
     walloc *a;
     unsigned workers;
@@ -94,7 +152,8 @@ struct sched_case {
 };
 
 /* Create, bind, spawn (from the bound thread, from workers, from outside),
- * wait, unbind, destroy. */
+ * parallel loops (from the bound thread, from outside), wait, unbind,
+ * destroy. */
 static void sched_body(void *arg)
 {
     const struct sched_case *k = arg;
@@ -128,12 +187,14 @@ static void sched_body(void *arg)
     WT_ASSERT(weft_sched_current() == s);
     spawn_parents(s, 10);
     WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    loops(s);
     weft_sched_unbind();
 
     if (k->workers) {
         /* From outside: records come from the spares. */
         spawn_parents(s, 10);
         WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        loops(s);
     }
     WT_ASSERT_EQ(atomic_load(&ran), atomic_load(&spawned));
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
