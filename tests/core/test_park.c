@@ -460,6 +460,45 @@ static uint64_t fiber_switches(weft_sched *s)
     return n;
 }
 
+/* Task records come in slabs and stay until destroy; a worker whose pool
+ * runs dry takes spares, and makes a slab only if there are none. How
+ * many records a round holds at once depends on timing (a preempted
+ * worker lets the other run ahead), so warm-up rounds alone may fall
+ * short of the most a later round needs. Holding both workers in a spin
+ * while 8192 tasks are queued from outside makes that many records at
+ * once: more than a round can hold (16 x 200 children in flight, 136
+ * tasks from outside, a full pool of 128 on the other worker), so a dry
+ * pool always finds spares. */
+static atomic_int held, hold_released;
+
+static void hold(void *arg)
+{
+    atomic_fetch_add(&held, 1);
+    while (!atomic_load(&hold_released))
+        sched_yield();
+}
+
+static void nop(void *arg)
+{
+}
+
+static void presize_records(void)
+{
+    atomic_store(&held, 0);
+    atomic_store(&hold_released, 0);
+    for (unsigned i = 0; i < weft_sched_workers(cur); i++)
+        WT_ASSERT_EQ(weft_spawn(cur, hold, NULL), WEFT_OK);
+    uint64_t end = now_ns() + 10000000000ull;
+    while (atomic_load(&held) != (int)weft_sched_workers(cur)) {
+        WT_ASSERT(now_ns() < end, "the workers never all took a hold task");
+        sched_yield();
+    }
+    for (int i = 0; i < 8192; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, nop, NULL), WEFT_OK);
+    atomic_store(&hold_released, 1);
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+}
+
 /* One round: n spawn/run (16 spawners), n/10 timed suspend/resume (100
  * sleepers) and n/10 event waits (PAIRS28 pairs). */
 static void round28(long n)
@@ -490,6 +529,7 @@ WT_TEST(park, t28_no_allocation_on_hot_path, .timeout = 300)
         weft_event_init(&pairs28[i].pong, false, false);
     }
     long n = (long)wt_scaled(1000000, 10000);
+    presize_records();
     /* Warm up: pools, fibers, timer heaps reach their working size. The
      * rounds are as long as the measured one, so that as many sleepers
      * overlap on a worker (timers armed at once) as will there. Until two
