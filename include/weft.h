@@ -65,18 +65,40 @@ WEFT_API const char *weft_err_name(int err);
 
 /* ---- allocation ----------------------------------------------------- */
 
-/* Every allocation weft makes goes through these hooks (weft_config, or
- * weft_set_allocator for allocations made outside a scheduler). alloc
- * returns memory aligned to at least 64 bytes for sizes >= 64, or NULL. */
+/* Every heap allocation weft makes goes through one of these hooks:
+ *  - a scheduler's: weft_config.allocator, for everything the scheduler
+ *    makes (the scheduler itself, its workers and bound threads, queues,
+ *    task records, timer heaps, weft_parallel_reduce's scratch blocks),
+ *    from create to destroy;
+ *  - the process-wide one (weft_set_allocator), for graphs and channels
+ *    (made without a scheduler), and for a scheduler whose config leaves
+ *    both hooks NULL: it keeps the one set when it was created.
+ * Not through a hook: fiber stacks (each fiber, its struct included, is
+ * one mmap with a guard page), the alternate signal stacks of worker and
+ * bound threads (mmap), and the threads themselves (pthread_create).
+ *
+ * alloc returns memory aligned to at least 64 bytes for sizes >= 64, or
+ * NULL. free gets every block back through the allocator that made it,
+ * with the size alloc was asked for. Both may be called from any thread
+ * at once, workers included; neither may call into weft.
+ *
+ * When alloc returns NULL: the call that needed the memory fails with
+ * WEFT_ENOMEM and changes nothing (a create leaves *out NULL). This holds
+ * for create, bind, spawn, the graph calls, the parallel helpers and
+ * weft_chan_create. Two allocations have no caller to fail back to, and
+ * abort with a message instead: growing a worker's timer heap past 256
+ * timed waits armed at once on it, and (not an allocation through the
+ * hook) mapping a new fiber stack when a task blocks and the worker has
+ * no idle fiber. */
 typedef struct weft_allocator {
     void *(*alloc)(size_t size, void *ctx);
     void (*free)(void *ptr, size_t size, void *ctx);
     void *ctx;
 } weft_allocator;
 
-/* Sets the process-wide allocator used where no scheduler is involved
- * (graphs, channels, schedulers themselves). NULL restores malloc/free.
- * Callable from: any thread, before any weft object exists. */
+/* Sets the process-wide allocator (see above). NULL, or a NULL hook,
+ * restores malloc/free. Callable from: any thread, before any weft object
+ * that uses it exists. */
 WEFT_API void weft_set_allocator(const weft_allocator *a);
 
 /* ---- fibers --------------------------------------------------------- */
@@ -122,6 +144,10 @@ typedef struct weft_config {
     void (*on_worker_start)(unsigned worker, void *ctx);
     void (*on_worker_stop)(unsigned worker, void *ctx);
     void *hook_ctx;
+    weft_allocator allocator;  /* every allocation of this scheduler (see
+                                  "allocation" above); both hooks NULL
+                                  (default) = the process-wide allocator;
+                                  only one set = WEFT_EINVAL */
 } weft_config;
 
 WEFT_API void weft_config_init(weft_config *cfg);   /* documented defaults */

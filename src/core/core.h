@@ -138,7 +138,9 @@ struct weft__worker {
 /* ---- the scheduler ------------------------------------------------------ */
 
 struct weft_sched {
-    weft_config cfg;
+    weft_config cfg;                     /* checked; cfg.allocator resolved at
+                                            create: every allocation of s,
+                                            s included, and every free */
     unsigned nworkers;
     weft__worker *workers;               /* nworkers of them */
     unsigned *coprimes;                  /* strides for victim order */
@@ -197,7 +199,12 @@ extern WEFT_TLS weft__worker *weft__tls_worker;
 /* task.c */
 weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w);  /* NULL: ENOMEM */
 void weft__task_free_slow(weft_sched *s, weft__worker *w, weft__task *t);
+/* Frees p's slabs. Callable from: destroy, once no record is in use. */
 void weft__task_pool_fini(weft_sched *s, weft__task_pool *p);
+/* Hands p's slabs and free records to s's spares, leaving p empty: for a
+ * pool whose owner leaves (unbind) while records of its slabs may be
+ * queued or pooled elsewhere. Callable from: p's owner. */
+void weft__task_pool_retire(weft_sched *s, weft__task_pool *p);
 void weft__spares_fini(weft_sched *s);
 bool weft__sched_is_idle(weft_sched *s);
 /* Scratch memory for the layers above (parallel_reduce's partials): a

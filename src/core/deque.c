@@ -73,15 +73,16 @@
 # define thief_fence() ck_pr_fence_memory()
 #endif
 
-int weft__deque_init(weft__deque *d, unsigned capacity)
+int weft__deque_init(weft__deque *d, unsigned capacity, const weft_allocator *a)
 {
     if (capacity < 2 || (capacity & (capacity - 1)) != 0)
         return WEFT_EINVAL;
-    weft__node **buf = weft__alloc((size_t)capacity * sizeof *buf);
+    weft__node **buf = weft__alloc_with(a, (size_t)capacity * sizeof *buf);
     if (buf == NULL)
         return WEFT_ENOMEM;
     d->buf = buf;
     d->mask = capacity - 1;
+    d->alloc = a;
     ck_pr_store_64(&d->top, 0);     /* unshared yet; sharing the deque (thread start, or a release by the caller) publishes it */
     ck_pr_store_64(&d->bottom, 0);  /* same */
     return 0;
@@ -89,7 +90,7 @@ int weft__deque_init(weft__deque *d, unsigned capacity)
 
 void weft__deque_fini(weft__deque *d)
 {
-    weft__free(d->buf, (size_t)(d->mask + 1) * sizeof *d->buf);
+    weft__free_with(d->alloc, d->buf, (size_t)(d->mask + 1) * sizeof *d->buf);
     d->buf = NULL;
 }
 

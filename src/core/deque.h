@@ -27,15 +27,17 @@ typedef struct weft__deque {
     _Alignas(WEFT_CACHELINE) uint64_t bottom; /* owner's end: owner writes, all read */
     _Alignas(WEFT_CACHELINE) weft__node **buf; /* read-only after init */
     uint64_t mask;                           /* capacity - 1; read-only after init */
+    const weft_allocator *alloc;             /* made buf; read-only after init */
 } weft__deque;
 
 /* capacity: a power of two >= 2, else WEFT_EINVAL; WEFT_ENOMEM if the
- * buffer cannot be allocated (nothing changed). The deque holds exactly
- * capacity items.
+ * buffer cannot be allocated from a (NULL: the process-wide allocator;
+ * else it must outlive the deque) and nothing changed. The deque holds
+ * exactly capacity items.
  * Callable from: any thread, before the deque is shared. */
-int weft__deque_init(weft__deque *d, unsigned capacity);
+int weft__deque_init(weft__deque *d, unsigned capacity, const weft_allocator *a);
 
-/* Frees the buffer. Items still queued are not touched (the deque does
+/* Frees the buffer (to the allocator init took). Items still queued are not touched (the deque does
  * not own them). Callable from: any thread, once no thread uses the deque. */
 void weft__deque_fini(weft__deque *d);
 

@@ -88,19 +88,20 @@
 
 #include "inject.h"
 
-int weft__inject_init(weft__inject *q, unsigned capacity)
+int weft__inject_init(weft__inject *q, unsigned capacity, const weft_allocator *a)
 {
     if (capacity < 4 || (capacity & (capacity - 1)) != 0)
         return WEFT_EINVAL;
-    ck_ring_buffer_t *slots = weft__alloc((size_t)capacity * sizeof *slots);
+    ck_ring_buffer_t *slots = weft__alloc_with(a, (size_t)capacity * sizeof *slots);
     if (slots == NULL)
         return WEFT_ENOMEM;
     if (pthread_mutex_init(&q->lock, NULL) != 0) {
-        weft__free(slots, (size_t)capacity * sizeof *slots);
+        weft__free_with(a, slots, (size_t)capacity * sizeof *slots);
         return WEFT_ENOMEM;
     }
     ck_ring_init(&q->ring, capacity);
     q->slots = slots;
+    q->alloc = a;
     q->head = NULL;
     q->tail = NULL;
     q->spilled = 0;
@@ -112,7 +113,7 @@ int weft__inject_init(weft__inject *q, unsigned capacity)
 void weft__inject_fini(weft__inject *q)
 {
     pthread_mutex_destroy(&q->lock);
-    weft__free(q->slots, (size_t)ck_ring_capacity(&q->ring) * sizeof *q->slots);
+    weft__free_with(q->alloc, q->slots, (size_t)ck_ring_capacity(&q->ring) * sizeof *q->slots);
     q->slots = NULL;
 }
 

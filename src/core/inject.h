@@ -29,6 +29,7 @@ typedef struct weft__inject {
     /* private: see the Synchronization block in inject.c. */
     ck_ring_t ring;                  /* SPMC: producer under lock; c_head | p_tail | size, mask padded apart by CK */
     ck_ring_buffer_t *slots;         /* capacity slots; read-only after init */
+    const weft_allocator *alloc;     /* made slots; read-only after init */
     _Alignas(WEFT_CACHELINE) unsigned over_len; /* items on the overflow list; written under lock, read by all */
     pthread_mutex_t lock;            /* serializes producers; guards head, tail, the statistics, every write of over_len */
     weft__node *head;                /* overflow list, oldest first; under lock */
@@ -45,11 +46,12 @@ typedef struct weft__inject_stats {
 
 /* capacity: ring slots, a power of two >= 4, else WEFT_EINVAL. ck_ring
  * keeps one slot free, so capacity - 1 items fit before pushes spill to the
- * overflow list. WEFT_ENOMEM if the ring cannot be allocated (nothing
- * changed). Callable from: any thread, before the queue is shared. */
-int weft__inject_init(weft__inject *q, unsigned capacity);
+ * overflow list. WEFT_ENOMEM if the ring cannot be allocated from a (NULL:
+ * the process-wide allocator; else it must outlive the queue) and nothing
+ * changed. Callable from: any thread, before the queue is shared. */
+int weft__inject_init(weft__inject *q, unsigned capacity, const weft_allocator *a);
 
-/* Frees the ring. Items still queued are not touched (the queue does not
+/* Frees the ring (to the allocator init took). Items still queued are not touched (the queue does not
  * own them). Callable from: any thread, once no thread uses the queue. */
 void weft__inject_fini(weft__inject *q);
 

@@ -58,7 +58,8 @@ static int check_config(weft_config *c)
         return WEFT_EINVAL;
     if (c->shuffle && c->workers > 1)
         return WEFT_EINVAL;   /* more threads would add their own order */
-    return WEFT_OK;
+    weft_allocator user = c->allocator;
+    return weft__allocator_resolve(&c->allocator, &user);
 }
 
 static unsigned gcd(unsigned a, unsigned b)
@@ -80,16 +81,21 @@ unsigned weft__coprimes(unsigned n, unsigned *out)
     return k;
 }
 
+/* Frees what create made so far: the first `inited` workers, the arrays,
+ * the struct. Queues and parking are undone by the caller. */
 static void destroy_partial(weft_sched *s, unsigned inited)
 {
+    weft_allocator a = s->cfg.allocator;   /* s itself goes back through it */
     for (unsigned i = 0; i < inited; i++)
         weft__worker_fini(&s->workers[i]);
     if (s->workers)
-        weft__free(s->workers, sizeof(weft__worker) * (s->nworkers ? s->nworkers : 1));
+        weft__free_with(&a, s->workers, sizeof(weft__worker) * (s->nworkers ? s->nworkers : 1));
     if (s->coprimes)
-        weft__free(s->coprimes, sizeof(unsigned) * (s->nworkers ? s->nworkers : 1));
+        weft__free_with(&a, s->coprimes, sizeof(unsigned) * (s->nworkers ? s->nworkers : 1));
     weft__spares_fini(s);
-    weft__free(s, sizeof *s);
+    pthread_mutex_destroy(&s->spare_lock);
+    pthread_mutex_destroy(&s->bound_lock);
+    weft__free_with(&a, s, sizeof *s);
 }
 
 int weft_sched_create(weft_sched **out, const weft_config *cfg)
@@ -107,7 +113,9 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         return rc;
 
     weft__park_setup_fences();
-    weft_sched *s = weft__calloc(sizeof *s);
+    /* From here on every allocation goes through c.allocator (resolved by
+     * check_config), which s keeps in s->cfg for destroy. */
+    weft_sched *s = weft__calloc_with(&c.allocator, sizeof *s);
     if (!s)
         return WEFT_ENOMEM;
     s->cfg = c;
@@ -115,14 +123,14 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
     pthread_mutex_init(&s->spare_lock, NULL);
     pthread_mutex_init(&s->bound_lock, NULL);
     size_t n = s->nworkers ? s->nworkers : 1;
-    s->workers = weft__alloc(sizeof(weft__worker) * n);
-    s->coprimes = weft__alloc(sizeof(unsigned) * n);
+    s->workers = weft__alloc_with(&s->cfg.allocator, sizeof(weft__worker) * n);
+    s->coprimes = weft__alloc_with(&s->cfg.allocator, sizeof(unsigned) * n);
     if (!s->workers || !s->coprimes) {
         destroy_partial(s, 0);
         return WEFT_ENOMEM;
     }
     s->ncoprimes = weft__coprimes((unsigned)n, s->coprimes);
-    rc = weft__inject_init(&s->global, 1024);
+    rc = weft__inject_init(&s->global, 1024, &s->cfg.allocator);
     if (rc != WEFT_OK) {
         destroy_partial(s, 0);
         return rc;
@@ -230,18 +238,30 @@ int weft_sched_destroy(weft_sched *s)
     }
     weft__park_fini(s);
     weft__inject_fini(&s->global);
+    weft_allocator a = s->cfg.allocator;   /* s itself goes back through it */
     if (s->bound)
-        weft__free(s->bound, sizeof *s->bound * s->bound_cap);
+        weft__free_with(&a, s->bound, sizeof *s->bound * s->bound_cap);
     pthread_mutex_destroy(&s->spare_lock);
     pthread_mutex_destroy(&s->bound_lock);
-    weft__free(s->workers, sizeof(weft__worker) * (s->nworkers ? s->nworkers : 1));
-    weft__free(s->coprimes, sizeof(unsigned) * (s->nworkers ? s->nworkers : 1));
+    weft__free_with(&a, s->workers, sizeof(weft__worker) * (s->nworkers ? s->nworkers : 1));
+    weft__free_with(&a, s->coprimes, sizeof(unsigned) * (s->nworkers ? s->nworkers : 1));
     weft__spares_fini(s);
-    weft__free(s, sizeof *s);
+    weft__free_with(&a, s, sizeof *s);
     return WEFT_OK;
 }
 
 /* ---- binding ------------------------------------------------------------------- */
+
+/* Takes w out of s->bound[]. Caller holds bound_lock. */
+static void bound_remove(weft_sched *s, weft__worker *w)
+{
+    for (unsigned i = 0; i < s->nbound; i++) {
+        if (s->bound[i] == w) {
+            s->bound[i] = s->bound[--s->nbound];
+            return;
+        }
+    }
+}
 
 int weft_sched_bind(weft_sched *s)
 {
@@ -249,27 +269,28 @@ int weft_sched_bind(weft_sched *s)
         return WEFT_EINVAL;
     if (weft__tls_worker)
         return WEFT_EBUSY;   /* already a worker or bound */
-    weft__worker *w = weft__alloc(sizeof *w);
+    const weft_allocator *a = &s->cfg.allocator;
+    weft__worker *w = weft__alloc_with(a, sizeof *w);
     if (!w)
         return WEFT_ENOMEM;
     int rc = weft__worker_init(s, w, s->nworkers, true);
     if (rc != WEFT_OK) {
-        weft__free(w, sizeof *w);
+        weft__free_with(a, w, sizeof *w);
         return rc;
     }
     pthread_mutex_lock(&s->bound_lock);
     if (s->nbound == s->bound_cap) {
         unsigned cap = s->bound_cap ? s->bound_cap * 2 : 4;
-        weft__worker **nb = weft__alloc(sizeof *nb * cap);
+        weft__worker **nb = weft__alloc_with(a, sizeof *nb * cap);
         if (!nb) {
             pthread_mutex_unlock(&s->bound_lock);
             weft__worker_fini(w);
-            weft__free(w, sizeof *w);
+            weft__free_with(a, w, sizeof *w);
             return WEFT_ENOMEM;
         }
         if (s->bound) {
             memcpy(nb, s->bound, sizeof *nb * s->nbound);
-            weft__free(s->bound, sizeof *nb * s->bound_cap);
+            weft__free_with(a, s->bound, sizeof *nb * s->bound_cap);
         }
         s->bound = nb;
         s->bound_cap = cap;
@@ -279,11 +300,13 @@ int weft_sched_bind(weft_sched *s)
 
     rc = weft__fiber_thread_enter(&w->host);
     if (rc != WEFT_OK) {
+        /* Other threads may have bound since: remove w itself, not the
+         * last entry. */
         pthread_mutex_lock(&s->bound_lock);
-        s->nbound--;
+        bound_remove(s, w);
         pthread_mutex_unlock(&s->bound_lock);
         weft__worker_fini(w);
-        weft__free(w, sizeof *w);
+        weft__free_with(a, w, sizeof *w);
         return rc;
     }
     w->bound_state.w = w;
@@ -309,12 +332,7 @@ void weft_sched_unbind(void)
     if (s->nworkers == 0)
         weft_wait_until(idle_pred, s);
     pthread_mutex_lock(&s->bound_lock);
-    for (unsigned i = 0; i < s->nbound; i++) {
-        if (s->bound[i] == w) {
-            s->bound[i] = s->bound[--s->nbound];
-            break;
-        }
-    }
+    bound_remove(s, w);
     /* Keep its counts: idle accounting sums over every worker ever. */
     s->retired_spawned += w->spawned;
     s->retired_completed += w->completed;
@@ -323,8 +341,11 @@ void weft_sched_unbind(void)
     weft__fiber_thread_leave();
     weft__tls_worker = NULL;
     weft__worker_wait_wakers(w);   /* a thread that woke one of our fibers may still be leaving */
+    /* Records from w's slabs may be queued or pooled anywhere by now:
+     * its slabs and free records stay with s until destroy. */
+    weft__task_pool_retire(s, &w->pool);
     weft__worker_fini(w);
-    weft__free(w, sizeof *w);
+    weft__free_with(&s->cfg.allocator, w, sizeof *w);
 }
 
 weft_sched *weft_sched_current(void)

@@ -4,6 +4,9 @@
  *   pool        a worker's free records: owner only.
  *   spare       records shared between pools and with threads that have
  *               no pool (external spawns): under spare_lock.
+ *   spare_slabs slabs made for the spare list, and those of pools retired
+ *               by unbind (their records live on elsewhere): under
+ *               spare_lock; freed by destroy.
  *   spawned, completed (per worker)
  *               written by their worker only (relaxed load + release
  *               store: no locked instruction on the spawn path); read by
@@ -34,9 +37,9 @@ typedef struct slab {
     weft__task tasks[WEFT__SLAB_TASKS];
 } slab;
 
-static weft__task *slab_new(void **slabs)
+static weft__task *slab_new(weft_sched *s, void **slabs)
 {
-    slab *sl = weft__alloc(sizeof(slab));
+    slab *sl = weft__alloc_with(&s->cfg.allocator, sizeof(slab));
     if (!sl)
         return NULL;
     sl->next = *slabs;
@@ -51,11 +54,11 @@ static weft__task *slab_new(void **slabs)
     return head;
 }
 
-static void slabs_free(void *slabs)
+static void slabs_free(weft_sched *s, void *slabs)
 {
     for (slab *sl = slabs, *next; sl; sl = next) {
         next = sl->next;
-        weft__free(sl, sizeof(slab));
+        weft__free_with(&s->cfg.allocator, sl, sizeof(slab));
     }
 }
 
@@ -86,7 +89,7 @@ weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
             if (atomic_load_explicit(&s->nspare, memory_order_relaxed))   /* a peek: only decides whether to lock */
                 refill(s, p, WEFT__SLAB_TASKS);
             if (!p->free) {
-                p->free = slab_new(&p->slabs);
+                p->free = slab_new(s, &p->slabs);
                 if (!p->free)
                     return NULL;
                 p->count = WEFT__SLAB_TASKS;
@@ -100,7 +103,7 @@ weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
     /* No pool on this thread: take from the spares. */
     pthread_mutex_lock(&s->spare_lock);
     if (!s->spare) {
-        s->spare = slab_new(&s->spare_slabs);
+        s->spare = slab_new(s, &s->spare_slabs);
         if (s->spare)
             atomic_store_explicit(&s->nspare, WEFT__SLAB_TASKS, memory_order_relaxed);   /* under spare_lock */
     }
@@ -145,8 +148,29 @@ void weft__task_free_slow(weft_sched *s, weft__worker *w, weft__task *t)
 
 void weft__task_pool_fini(weft_sched *s, weft__task_pool *p)
 {
-    (void)s;
-    slabs_free(p->slabs);
+    slabs_free(s, p->slabs);
+    memset(p, 0, sizeof *p);
+}
+
+void weft__task_pool_retire(weft_sched *s, weft__task_pool *p)
+{
+    pthread_mutex_lock(&s->spare_lock);
+    if (p->slabs) {
+        slab *last = p->slabs;
+        while (last->next)
+            last = last->next;
+        last->next = s->spare_slabs;
+        s->spare_slabs = p->slabs;
+    }
+    if (p->free) {
+        weft__task *last = p->free;
+        while (TASK_NEXT(last))
+            last = TASK_NEXT(last);
+        last->node.next = (weft__node *)(void *)s->spare;
+        s->spare = p->free;
+        atomic_store_explicit(&s->nspare, atomic_load_explicit(&s->nspare, memory_order_relaxed) + p->count, memory_order_relaxed);   /* under spare_lock */
+    }
+    pthread_mutex_unlock(&s->spare_lock);
     memset(p, 0, sizeof *p);
 }
 
@@ -177,7 +201,7 @@ void *weft__scratch_get(weft_sched *s, size_t size, size_t *cap)
         c *= 2;
     if (c < size)
         return NULL;
-    void *p = weft__alloc(c);
+    void *p = weft__alloc_with(&s->cfg.allocator, c);
     if (p)
         *cap = c;
     return p;
@@ -198,9 +222,9 @@ void weft__spares_fini(weft_sched *s)
     while (s->scratch) {
         struct weft__scratch *b = s->scratch;
         s->scratch = b->next;
-        weft__free(b, b->cap);
+        weft__free_with(&s->cfg.allocator, b, b->cap);
     }
-    slabs_free(s->spare_slabs);
+    slabs_free(s, s->spare_slabs);
     s->spare_slabs = NULL;
     s->spare = NULL;
     atomic_store_explicit(&s->nspare, 0, memory_order_relaxed);

@@ -112,12 +112,13 @@ void weft__timer_arm(weft__worker *w, weft__timer *t)
 {
     if (w->ntimers == w->timer_cap) {
         unsigned cap = w->timer_cap ? w->timer_cap * 2 : 64;
-        weft__timer **n = weft__alloc(sizeof *n * cap);
+        weft__timer **n = weft__alloc_with(&w->s->cfg.allocator, sizeof *n * cap);
         if (!n)
-            weft__panic("timer_arm: out of memory growing the timer heap");
+            weft__panic("timer_arm: out of memory growing the timer heap past %u timers on worker %u",
+                        w->timer_cap, w->index);
         if (w->timers) {
             memcpy(n, w->timers, sizeof *n * w->ntimers);
-            weft__free(w->timers, sizeof *n * w->timer_cap);
+            weft__free_with(&w->s->cfg.allocator, w->timers, sizeof *n * w->timer_cap);
         }
         w->timers = n;
         w->timer_cap = cap;
@@ -784,7 +785,7 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->shuffle_rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) ^ 0xd1b54a32d192ed03ull;
     w->shuffle_rng += !w->shuffle_rng;   /* xorshift never leaves 0 */
     w->deque_capacity = s->cfg.local_capacity;
-    int rc = weft__deque_init(&w->deque, s->cfg.local_capacity);
+    int rc = weft__deque_init(&w->deque, s->cfg.local_capacity, &s->cfg.allocator);
     if (rc != WEFT_OK)
         return rc;
     rc = weft__fiber_pool_init(&w->fibers, s->cfg.fiber_stack_size, 64);
@@ -796,7 +797,7 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
      * and sleeps allocate nothing, the first ones included, until more
      * than 256 fibers on this worker wait with a deadline at once. */
     w->timer_cap = 256;
-    w->timers = weft__alloc(sizeof *w->timers * w->timer_cap);
+    w->timers = weft__alloc_with(&s->cfg.allocator, sizeof *w->timers * w->timer_cap);
     if (!w->timers) {
         weft__fiber_pool_fini(&w->fibers);
         weft__deque_fini(&w->deque);
@@ -817,7 +818,7 @@ void weft__worker_fini(weft__worker *w)
     weft__deque_fini(&w->deque);
     weft__task_pool_fini(w->s, &w->pool);
     if (w->timers)
-        weft__free(w->timers, sizeof *w->timers * w->timer_cap);
+        weft__free_with(&w->s->cfg.allocator, w->timers, sizeof *w->timers * w->timer_cap);
     w->timers = NULL;
 }
 

@@ -74,21 +74,52 @@ void weft_set_allocator(const weft_allocator *a)
         allocator = (weft_allocator){ default_alloc, default_free, NULL };
 }
 
-void *weft__alloc(size_t size)
+void *weft__alloc_with(const weft_allocator *a, size_t size)
 {
-    return allocator.alloc(size, allocator.ctx);
+    if (!a)
+        a = &allocator;
+    return a->alloc(size, a->ctx);
 }
 
-void *weft__calloc(size_t size)
+void *weft__calloc_with(const weft_allocator *a, size_t size)
 {
-    void *p = allocator.alloc(size, allocator.ctx);
+    void *p = weft__alloc_with(a, size);
     if (p)
         memset(p, 0, size);
     return p;
 }
 
+void weft__free_with(const weft_allocator *a, void *ptr, size_t size)
+{
+    if (!a)
+        a = &allocator;
+    if (ptr)
+        a->free(ptr, size, a->ctx);
+}
+
+void *weft__alloc(size_t size)
+{
+    return weft__alloc_with(NULL, size);
+}
+
+void *weft__calloc(size_t size)
+{
+    return weft__calloc_with(NULL, size);
+}
+
 void weft__free(void *ptr, size_t size)
 {
-    if (ptr)
-        allocator.free(ptr, size, allocator.ctx);
+    weft__free_with(NULL, ptr, size);
+}
+
+int weft__allocator_resolve(weft_allocator *a, const weft_allocator *user)
+{
+    if (user && (user->alloc || user->free)) {
+        if (!user->alloc || !user->free)
+            return WEFT_EINVAL;
+        *a = *user;
+    } else {
+        *a = allocator;
+    }
+    return WEFT_OK;
 }

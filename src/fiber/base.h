@@ -93,10 +93,23 @@ _Noreturn void weft__panic(const char *fmt, ...) __attribute__((format(printf, 1
 
 /* ---- allocation ------------------------------------------------------ */
 
-/* Through the process-wide allocator (weft_set_allocator). Sizes of 64
- * bytes and more come back cache-line aligned. NULL on failure. */
+/* Through the process-wide allocator (weft_set_allocator): graphs,
+ * channels. Sizes of 64 bytes and more come back cache-line aligned. NULL
+ * on failure. */
 void *weft__alloc(size_t size);
 void *weft__calloc(size_t size);
 void  weft__free(void *ptr, size_t size);
+
+/* Through allocator a (a scheduler's), or the process-wide one if a is
+ * NULL. A block goes back to the allocator that made it, with the size
+ * it was asked for. */
+void *weft__alloc_with(const weft_allocator *a, size_t size);
+void *weft__calloc_with(const weft_allocator *a, size_t size);
+void  weft__free_with(const weft_allocator *a, void *ptr, size_t size);
+
+/* Fills *a from a user's allocator: a copy of it, or of the process-wide
+ * allocator as it is now if both hooks are NULL. WEFT_EINVAL if only one
+ * hook is set. */
+int   weft__allocator_resolve(weft_allocator *a, const weft_allocator *user);
 
 #endif /* WEFT_BASE_H */

@@ -93,7 +93,7 @@ static void step(weft__deque *d, int op, unsigned arg, unsigned *next_id)
  * items wrap around the end of the buffer when offset is not 0). */
 static void build(weft__deque *d, unsigned cap, unsigned offset, unsigned k, unsigned *next_id)
 {
-    WT_ASSERT_EQ(weft__deque_init(d, cap), WEFT_OK);
+    WT_ASSERT_EQ(weft__deque_init(d, cap, NULL), WEFT_OK);
     model_reset(cap);
     for (unsigned i = 0; i < offset; i++) {
         step(d, 0, 0, next_id);
@@ -179,7 +179,7 @@ static void random_ops(unsigned cap, unsigned ops)
     uint64_t rng = wt_seed() ^ cap;
     unsigned next_id = 0;
     weft__deque d;
-    WT_ASSERT_EQ(weft__deque_init(&d, cap), WEFT_OK);
+    WT_ASSERT_EQ(weft__deque_init(&d, cap, NULL), WEFT_OK);
     model_reset(cap);
     for (unsigned i = 0; i < ops && m.hi < (1u << 20) - 1; i++) {
         unsigned r = (unsigned)(wt_rand(&rng) % 100);
@@ -202,11 +202,11 @@ static void random_ops(unsigned cap, unsigned ops)
 WT_TEST(deque, init_rejects_bad_capacity)
 {
     weft__deque d;
-    WT_ASSERT_EQ(weft__deque_init(&d, 0), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft__deque_init(&d, 1), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft__deque_init(&d, 3), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft__deque_init(&d, 6), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft__deque_init(&d, 2), WEFT_OK);
+    WT_ASSERT_EQ(weft__deque_init(&d, 0, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft__deque_init(&d, 1, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft__deque_init(&d, 3, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft__deque_init(&d, 6, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft__deque_init(&d, 2, NULL), WEFT_OK);
     weft__deque_fini(&d);
 }
 
@@ -219,9 +219,12 @@ WT_TEST(deque, init_reports_enomem)
     weft_set_allocator(&a);
     weft__deque d;
     weft__inject q;
-    WT_ASSERT_EQ(weft__deque_init(&d, 64), WEFT_ENOMEM);
-    WT_ASSERT_EQ(weft__inject_init(&q, 64), WEFT_ENOMEM);
+    WT_ASSERT_EQ(weft__deque_init(&d, 64, NULL), WEFT_ENOMEM);
+    WT_ASSERT_EQ(weft__inject_init(&q, 64, NULL), WEFT_ENOMEM);
     weft_set_allocator(NULL);
+    /* An allocator of their own (a scheduler's) instead of the process's. */
+    WT_ASSERT_EQ(weft__deque_init(&d, 64, &a), WEFT_ENOMEM);
+    WT_ASSERT_EQ(weft__inject_init(&q, 64, &a), WEFT_ENOMEM);
 }
 
 WT_TEST(deque, t01_every_fill_level_cap2)   { every_fill_level(2); }
@@ -245,11 +248,11 @@ static void pop_expect(weft__inject *q, unsigned max, unsigned first, unsigned c
 WT_TEST(inject, init_rejects_bad_capacity)
 {
     weft__inject q;
-    WT_ASSERT_EQ(weft__inject_init(&q, 0), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft__inject_init(&q, 2), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft__inject_init(&q, 3), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft__inject_init(&q, 6), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft__inject_init(&q, 4), WEFT_OK);
+    WT_ASSERT_EQ(weft__inject_init(&q, 0, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft__inject_init(&q, 2, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft__inject_init(&q, 3, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft__inject_init(&q, 6, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft__inject_init(&q, 4, NULL), WEFT_OK);
     WT_ASSERT(weft__inject_empty(&q), "the queue should be empty");
     weft__inject_fini(&q);
 }
@@ -259,7 +262,7 @@ WT_TEST(inject, fifo_across_overflow_cap4)
 {
     items_init();
     weft__inject q;
-    WT_ASSERT_EQ(weft__inject_init(&q, 4), WEFT_OK);
+    WT_ASSERT_EQ(weft__inject_init(&q, 4, NULL), WEFT_OK);
     WT_ASSERT(weft__inject_empty(&q), "the queue should be empty");
     pop_expect(&q, 8, 0, 0);
 
@@ -315,7 +318,7 @@ WT_TEST(inject, random_ops_against_fifo_model_cap4)
     items_init();
     uint64_t rng = wt_seed() ^ 0x1234;
     weft__inject q;
-    WT_ASSERT_EQ(weft__inject_init(&q, 4), WEFT_OK);
+    WT_ASSERT_EQ(weft__inject_init(&q, 4, NULL), WEFT_OK);
     unsigned lo = 0, hi = 0;       /* ids in flight: [lo, hi), mod MAX_ITEMS */
     weft__node *v[16];
     for (unsigned i = 0; i < 300000; i++) {

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "alloc_util.h"
 #include "core.h"
 #include "sched_util.h"
 #include "wtest.h"
@@ -376,16 +377,16 @@ WT_TEST(park, t18_spawn_racing_destroy, .timeout = 600)
 
 /* ---- 28. no allocation on the hot path ------------------------------------------------ */
 
-static atomic_long allocs;
-static _Atomic size_t sizes[8];
-static void *count_alloc(size_t size, void *ctx)
+/* The scheduler gets an allocator of its own in weft_config; the
+ * process-wide one is a second counting allocator, which the scheduler
+ * must never call. Both check that every block comes back to its maker
+ * with the right size (alloc_util.h). */
+static walloc cfg_alloc = WALLOC_INIT("config"), proc_alloc = WALLOC_INIT("process-wide");
+
+static long allocs(void)
 {
-    long k = atomic_fetch_add(&allocs, 1);
-    atomic_store(&sizes[k % 8], size);
-    void *p = NULL;
-    return posix_memalign(&p, 64, size < 64 ? 64 : size) == 0 ? p : NULL;
+    return atomic_load(&cfg_alloc.calls) + atomic_load(&proc_alloc.calls);
 }
-static void count_free(void *p, size_t size, void *ctx) { free(p); }
 
 struct batch { atomic_long left; };
 
@@ -413,48 +414,155 @@ static void spawn_many(void *arg)
     }
 }
 
-/* arg suspend/resume cycles (a 1 us sleep each). */
+/* arg suspend/resume cycles on a timer (a 1 us sleep each). */
 static void sleep_cycles(void *arg)
 {
     for (long i = 0; i < (long)(intptr_t)arg; i++)
         WT_ASSERT_EQ(weft_sleep(1000), WEFT_OK);
 }
 
-WT_TEST(park, t28_no_allocation_on_hot_path, .timeout = 300)
+/* Suspend/resume on an event: two fibers hand a turn back and forth
+ * through two auto-reset events. An event is never set when its waiter
+ * arrives before the signal, and waiting does not spin: such a wait
+ * suspends the fiber, and the signal resumes it. */
+#define PAIRS28 10
+static struct pingpong {
+    weft_event ping, pong;
+    long rounds;
+} pairs28[PAIRS28];
+
+static void pinger(void *arg)
 {
-    weft_allocator a = { count_alloc, count_free, NULL };
-    weft_set_allocator(&a);
-    cur = make_sched(2);
-    long n = (long)wt_scaled(1000000, 10000);
-    /* Warm up: pools, fibers, timer heaps reach their working size. The
-     * sleepers run as long as in the measured round, so that as many of
-     * them overlap on a worker (timers armed at once) as will there. */
-    /* Until two rounds in a row allocate nothing: records spread between
-     * the workers' pools settle by timing, not after a fixed count. */
-    int quiet = 0;
-    for (int round = 0; round < 40 && quiet < 2; round++) {
-        long at = atomic_load(&allocs);
-        for (int i = 0; i < 16; i++)
-            WT_ASSERT_EQ(weft_spawn(cur, spawn_many, (void *)(intptr_t)(n / 16)), WEFT_OK);
-        for (int i = 0; i < 100; i++)
-            WT_ASSERT_EQ(weft_spawn(cur, sleep_cycles, (void *)(intptr_t)(n / 1000)), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
-        quiet = atomic_load(&allocs) == at ? quiet + 1 : 0;
+    struct pingpong *p = arg;
+    for (long i = 0; i < p->rounds; i++) {
+        weft_event_signal(&p->ping);
+        WT_ASSERT_EQ(weft_event_wait(&p->pong), WEFT_OK);
     }
-    WT_ASSERT(quiet == 2, "allocations never settled during warm-up");
-    long before = atomic_load(&allocs);
+}
+
+static void ponger(void *arg)
+{
+    struct pingpong *p = arg;
+    for (long i = 0; i < p->rounds; i++) {
+        WT_ASSERT_EQ(weft_event_wait(&p->ping), WEFT_OK);
+        weft_event_signal(&p->pong);
+    }
+}
+
+static uint64_t fiber_switches(weft_sched *s)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < weft_sched_workers(s); i++) {
+        weft_worker_stats st;
+        WT_ASSERT_EQ(weft_sched_stats(s, i, &st), WEFT_OK);
+        n += st.fiber_switches;
+    }
+    return n;
+}
+
+/* Task records come in slabs and stay until destroy; a worker whose pool
+ * runs dry takes spares, and makes a slab only if there are none. How
+ * many records a round holds at once depends on timing (a preempted
+ * worker lets the other run ahead), so warm-up rounds alone may fall
+ * short of the most a later round needs. Holding both workers in a spin
+ * while 8192 tasks are queued from outside makes that many records at
+ * once: more than a round can hold (16 x 200 children in flight, 136
+ * tasks from outside, a full pool of 128 on the other worker), so a dry
+ * pool always finds spares. */
+static atomic_int held, hold_released;
+
+static void hold(void *arg)
+{
+    atomic_fetch_add(&held, 1);
+    while (!atomic_load(&hold_released))
+        sched_yield();
+}
+
+static void nop(void *arg)
+{
+}
+
+static void presize_records(void)
+{
+    atomic_store(&held, 0);
+    atomic_store(&hold_released, 0);
+    for (unsigned i = 0; i < weft_sched_workers(cur); i++)
+        WT_ASSERT_EQ(weft_spawn(cur, hold, NULL), WEFT_OK);
+    uint64_t end = now_ns() + 10000000000ull;
+    while (atomic_load(&held) != (int)weft_sched_workers(cur)) {
+        WT_ASSERT(now_ns() < end, "the workers never all took a hold task");
+        sched_yield();
+    }
+    for (int i = 0; i < 8192; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, nop, NULL), WEFT_OK);
+    atomic_store(&hold_released, 1);
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+}
+
+/* One round: n spawn/run (16 spawners), n/10 timed suspend/resume (100
+ * sleepers) and n/10 event waits (PAIRS28 pairs). */
+static void round28(long n)
+{
+    for (int i = 0; i < PAIRS28; i++) {
+        pairs28[i].rounds = n / 10 / (2 * PAIRS28);
+        WT_ASSERT_EQ(weft_spawn(cur, ponger, &pairs28[i]), WEFT_OK);
+        WT_ASSERT_EQ(weft_spawn(cur, pinger, &pairs28[i]), WEFT_OK);
+    }
     for (int i = 0; i < 16; i++)
         WT_ASSERT_EQ(weft_spawn(cur, spawn_many, (void *)(intptr_t)(n / 16)), WEFT_OK);
-    /* 100 fibers, each suspended and resumed n / 1000 times. */
     for (int i = 0; i < 100; i++)
         WT_ASSERT_EQ(weft_spawn(cur, sleep_cycles, (void *)(intptr_t)(n / 1000)), WEFT_OK);
     WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
-    long during = atomic_load(&allocs) - before;
-    fprintf(stderr, "%ld spawn/run and %ld suspend/resume after warm-up: %ld allocations\n",
-            n, n / 10, during);
+}
+
+WT_TEST(park, t28_no_allocation_on_hot_path, .timeout = 300)
+{
+    weft_set_allocator(walloc_hooks(&proc_alloc));
+    weft_config c;
+    weft_config_init(&c);
+    c.workers = 2;
+    c.allocator = *walloc_hooks(&cfg_alloc);
+    WT_ASSERT_EQ(weft_sched_create(&cur, &c), WEFT_OK);
+    WT_ASSERT(atomic_load(&cfg_alloc.calls) > 0, "the scheduler did not use its allocator");
+    for (int i = 0; i < PAIRS28; i++) {
+        weft_event_init(&pairs28[i].ping, false, false);
+        weft_event_init(&pairs28[i].pong, false, false);
+    }
+    long n = (long)wt_scaled(1000000, 10000);
+    presize_records();
+    /* Warm up: pools, fibers, timer heaps reach their working size. The
+     * rounds are as long as the measured one, so that as many sleepers
+     * overlap on a worker (timers armed at once) as will there. Until two
+     * rounds in a row allocate nothing: records spread between the
+     * workers' pools settle by timing, not after a fixed count. */
+    int quiet = 0;
+    for (int round = 0; round < 40 && quiet < 2; round++) {
+        long at = allocs();
+        round28(n);
+        quiet = allocs() == at ? quiet + 1 : 0;
+    }
+    WT_ASSERT(quiet == 2, "allocations never settled during warm-up");
+    long before = allocs();
+    uint64_t switches = fiber_switches(cur);
+    round28(n);
+    long during = allocs() - before;
+    switches = fiber_switches(cur) - switches;
+    fprintf(stderr, "%ld spawn/run, %ld timed and %ld event suspend/resume after warm-up "
+            "(%llu fiber switches): %ld allocations\n",
+            n, n / 10, n / 10, (unsigned long long)switches, during);
     if (during)
-        fprintf(stderr, "last sizes: %zu %zu %zu %zu\n", sizes[0], sizes[1], sizes[2], sizes[3]);
+        fprintf(stderr, "last sizes asked: %zu (config), %zu (process-wide)\n",
+                atomic_load(&cfg_alloc.last_size), atomic_load(&proc_alloc.last_size));
     WT_ASSERT_EQ(during, 0);
+    WT_ASSERT(switches >= (uint64_t)n / 10, "only %llu fiber switches", (unsigned long long)switches);
     WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    for (int i = 0; i < PAIRS28; i++) {
+        weft_event_destroy(&pairs28[i].ping);
+        weft_event_destroy(&pairs28[i].pong);
+    }
+    /* Everything went through the scheduler's allocator, and came back. */
+    WT_ASSERT_EQ(atomic_load(&proc_alloc.calls), 0);
+    WT_ASSERT_EQ(atomic_load(&cfg_alloc.blocks), 0);
+    WT_ASSERT_EQ(atomic_load(&cfg_alloc.bytes), 0);
     weft_set_allocator(NULL);
 }

@@ -180,6 +180,59 @@ WT_TEST(sched, single_threaded_mode_runs_on_bound_thread, .timeout = 120)
     free(hits);
 }
 
+/* A bound thread's task records outlive its binding: the tasks it spawned
+ * were run (and their records pooled) by workers, or, in single-threaded
+ * mode, records went to the spares. Using them after unbind must be safe
+ * (ASan catches a freed slab). */
+static atomic_long counted;
+static void count_one(void *arg)
+{
+    atomic_fetch_add_explicit(&counted, 1, memory_order_relaxed);
+}
+
+static void spawn_counted(void *arg)
+{
+    for (int i = 0; i < 300; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, count_one, NULL), WEFT_OK);
+}
+
+WT_TEST(sched, records_outlive_unbind, .timeout = 120)
+{
+    unsigned counts[] = { 0, 2 };
+    for (int k = 0; k < 2; k++) {
+        atomic_store(&counted, 0);
+        cur = make_sched(counts[k]);
+        long want = 0;
+        for (int round = 0; round < 3; round++) {
+            WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+            for (int i = 0; i < 1000; i++)
+                WT_ASSERT_EQ(weft_spawn(cur, count_one, NULL), WEFT_OK);
+            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            weft_sched_unbind();
+            want += 1000;
+            if (counts[k] == 0) {
+                /* External spawns take spare records; the next binding
+                 * runs them. */
+                for (int i = 0; i < 1000; i++)
+                    WT_ASSERT_EQ(weft_spawn(cur, count_one, NULL), WEFT_OK);
+                want += 1000;
+                continue;
+            }
+            for (int i = 0; i < 50; i++)
+                WT_ASSERT_EQ(weft_spawn(cur, spawn_counted, NULL), WEFT_OK);
+            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            want += 50 * 300;
+        }
+        if (counts[k] == 0) {
+            WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            weft_sched_unbind();
+        }
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&counted), want);
+    }
+}
+
 /* ---- sleep ------------------------------------------------------------------- */
 
 static atomic_int slept;

@@ -180,8 +180,8 @@ WT_TEST(queues, t02_owner_vs_3_thieves_with_overflow, .timeout = 300)
     t2.n = wt_scaled(2000000, 20000);
     begin("test 2 owner vs 3 thieves", t2.n, "items");
     uint64_t rng = wt_seed() ^ 2;
-    WT_ASSERT_EQ(weft__deque_init(&t2.d, DEQUE_CAP), WEFT_OK);
-    WT_ASSERT_EQ(weft__inject_init(&t2.q, INJECT_CAP), WEFT_OK);
+    WT_ASSERT_EQ(weft__deque_init(&t2.d, DEQUE_CAP, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft__inject_init(&t2.q, INJECT_CAP, NULL), WEFT_OK);
     t2.items = xcalloc(t2.n, sizeof *t2.items);
     for (int w = 0; w <= T2_THIEVES; w++)
         t2.seen[w] = xcalloc(t2.n, 1);
@@ -340,7 +340,7 @@ static void race_rounds(const char *name, unsigned per_round)
     begin(name, rounds, "rounds");
     printf("  %u item(s) per round, %d thieves\n", per_round, T3_THIEVES);
     uint64_t rng = wt_seed() ^ (3 + per_round);
-    WT_ASSERT_EQ(weft__deque_init(&t3.d, DEQUE_CAP), WEFT_OK);
+    WT_ASSERT_EQ(weft__deque_init(&t3.d, DEQUE_CAP, NULL), WEFT_OK);
     t3.items = xcalloc(t3.n, sizeof *t3.items);
     for (int w = 0; w <= T3_THIEVES; w++)
         t3.seen[w] = xcalloc(t3.n, 1);
@@ -532,7 +532,7 @@ WT_TEST(queues, t04_global_ring_4_producers_2_grabbers, .timeout = 300)
     t4.per = wt_scaled(250000, 5000);
     uint64_t total = t4.per * T4_PRODUCERS;
     begin("test 4 global ring 4 producers x 2 grabbers", total, "items");
-    WT_ASSERT_EQ(weft__inject_init(&t4.q, INJECT_CAP), WEFT_OK);
+    WT_ASSERT_EQ(weft__inject_init(&t4.q, INJECT_CAP, NULL), WEFT_OK);
     t4.items = xcalloc(total, sizeof *t4.items);
     for (int g = 0; g < T4_GRABBERS; g++)
         t4.seen[g] = xcalloc(total, 1);
