@@ -143,7 +143,28 @@ typedef struct weft_config {
                                   false */
     void (*on_worker_start)(unsigned worker, void *ctx);
     void (*on_worker_stop)(unsigned worker, void *ctx);
-    void *hook_ctx;
+    void *hook_ctx;            /* ctx of on_worker_start, _stop and on_stall */
+    /* Stall report ("why is my graph hung?"). When not 0, a watchdog
+     * thread reports once when no task has completed for watchdog_ns
+     * while fibers are blocked in tasks, and again only after a task
+     * completes (or none is blocked) and it stalls anew. The report lists
+     * each blocked fiber: what it waits on (wait group, event, mutex,
+     * condition variable, channel send or receive, graph, sleep,
+     * wait_until) with the object's address, the task it runs (a graph
+     * task by name, else the function's address) and its worker; then
+     * each worker: running, looking for work or parked, and its queues.
+     * Fibers of weft's own threads are listed (workers, and a bound
+     * thread when workers = 0); threads blocked elsewhere are not. A long
+     * sleep or timed wait counts as blocked: pick a period above them.
+     * Text for people, one line per item; the layout may change.
+     * 0 (default) = off: nothing is tracked or started. Otherwise at
+     * least 1 ms (1000000), else weft_sched_create returns WEFT_EINVAL. */
+    uint64_t watchdog_ns;
+    /* Receives each report (NUL-terminated, valid during the call) on the
+     * watchdog thread, with hook_ctx. It may call weft functions that do
+     * not wait for s to end (not weft_sched_destroy(s)). NULL (default):
+     * the report goes to stderr. */
+    void (*on_stall)(const char *report, void *ctx);
     weft_allocator allocator;  /* every allocation of this scheduler (see
                                   "allocation" above); both hooks NULL
                                   (default) = the process-wide allocator;

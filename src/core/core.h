@@ -10,7 +10,8 @@
  *
  * Files: sched.c (create/destroy/bind, config, stats), worker.c (the loop,
  * picking, stealing, suspending fibers, timers), park.c (two-phase
- * parking), task.c (records, spawn, wait_idle).
+ * parking), task.c (records, spawn, wait_idle), stall.c (what blocked
+ * fibers wait on, the stall watchdog, state dumps).
  */
 #ifndef WEFT_CORE_H
 #define WEFT_CORE_H
@@ -24,6 +25,7 @@
 #include "fiber.h"
 #include "inject.h"
 #include "node.h"
+#include "spin.h"
 #include "wait.h"
 
 /* ---- task records --------------------------------------------------- */
@@ -62,12 +64,27 @@ typedef struct weft__task_pool {
 
 typedef struct weft__worker weft__worker;
 
+/* What a fiber blocks on and which task it runs, for stall reports
+ * (stall.c). Kept only while the worker tracks (weft__worker.track):
+ * written by the fiber's own thread, read by reports under the worker's
+ * reg_lock while the fiber is listed. */
+typedef struct weft__blocked {
+    struct weft__blocked *prev, *next;  /* the worker's list, under reg_lock */
+    weft__fiber *fiber;
+    const char *what;           /* "event", "sleep", ...; NULL: not blocked */
+    const void *obj;            /* the primitive, or wait_until's ctx */
+    uint64_t deadline;          /* CLOCK_MONOTONIC ns; 0 = none */
+    weft_fn task_fn;            /* the task running on the fiber; NULL = none */
+    void *task_arg;
+} weft__blocked;
+
 typedef struct weft__fstate {
     weft__worker *w;            /* the worker this fiber is pinned to */
     unsigned depth;             /* inline runs nested in wait_until */
     bool (*pred)(void *);       /* while suspended in wait_until: the poll */
     void *pred_ctx;
     weft__fiber *poll_next;     /* link in the worker's poll list */
+    weft__blocked blk;          /* stall reports */
 } weft__fstate;
 
 /* ---- timers ---------------------------------------------------------- */
@@ -108,6 +125,7 @@ struct weft__worker {
     struct weft_sched *s;
     unsigned index;                      /* 0..workers-1; bound: >= workers */
     bool bound;                          /* a bound thread, not a worker */
+    bool track;                          /* keep blocked_list (stall.c); set at init */
     bool searching;
     unsigned tick;
     unsigned lifo_streak;
@@ -133,6 +151,12 @@ struct weft__worker {
     uint64_t completed;                  /* tasks completed here (atomic store) */
     pthread_t thread;
     weft__stats stats;
+
+    /* Stall reports (stall.c); untouched unless track. */
+    weft__spin reg_lock;                 /* owner, and reports */
+    weft__blocked *blocked_list;         /* fibers suspended in weft__suspend, under reg_lock */
+    unsigned nblocked;                   /* its length, under reg_lock */
+    _Atomic(uintptr_t) run_fn, run_arg;  /* the task running now, 0 = none */
 } __attribute__((aligned(WEFT_CACHELINE)));
 
 /* ---- the scheduler ------------------------------------------------------ */
@@ -176,6 +200,11 @@ struct weft_sched {
 
     atomic_bool shutdown;                /* destroy started: external spawn refused */
     atomic_bool exiting;                 /* workers may leave their loops */
+
+    /* Stall reports (stall.c). */
+    bool track;                          /* workers list their blocked fibers */
+    struct weft__watchdog *watchdog;     /* NULL unless cfg.watchdog_ns */
+    weft_sched *live_prev, *live_next;   /* every live scheduler, under stall.c's lock */
 };
 
 /* ---- steal order ------------------------------------------------------------ */
@@ -260,6 +289,38 @@ uint64_t weft__now_ns(void);
 extern const weft__host weft__core_host;
 void weft__timer_arm(weft__worker *w, weft__timer *t);
 bool weft__timer_disarm(weft__worker *w, weft__timer *t);
+
+/* stall.c */
+/* Test seam: schedulers created from now on track blocked fibers even
+ * with the watchdog off, for weft__sched_dump_all (the test harness). */
+extern bool weft__stall_track_all;
+/* Lists s among the live schedulers and starts its watchdog thread if
+ * cfg.watchdog_ns asks for one; ENOMEM leaves nothing behind. Callable
+ * from: create, once the workers run. */
+int  weft__stall_start(weft_sched *s);
+/* Stops the watchdog and unlists s. Callable from: destroy, before the
+ * workers are freed. */
+void weft__stall_stop(weft_sched *s);
+/* The tracking hooks, called only when w->track. Callable from: owner. */
+void weft__track_note(weft__worker *w, const char *what, const void *obj, uint64_t deadline);
+void weft__track_suspend(weft__worker *w, weft__fiber *self);
+void weft__track_resume(weft__worker *w, weft__fiber *self);
+void weft__track_run(weft__worker *w, weft_fn fn, void *arg);
+/* The running task goes on as another (a graph continuation): reports
+ * show fn(arg) until the task that weft__track_run started returns. */
+void weft__track_task(weft__worker *w, weft_fn fn, void *arg);
+/* Lets a layer above name its tasks in reports: tasks whose function is
+ * `entry` are shown as `kind` and, while blocked, by describe(arg, buf,
+ * cap), called under the worker's reg_lock (so the task cannot end). At
+ * most 4 entries. Callable from: any thread. */
+typedef void (*weft__describe_fn)(void *arg, char *buf, size_t cap);
+void weft__task_namer_add(weft_fn entry, const char *kind, weft__describe_fn describe);
+/* Writes the state of s (blocked fibers if tracked, workers, queues). */
+void weft__sched_dump(weft_sched *s, FILE *out);
+/* weft__sched_dump for every live scheduler; waits at most about a
+ * second for any lock. For the test harness on a hang. Callable from:
+ * any thread that is not a worker. */
+void weft__sched_dump_all(FILE *out);
 
 /* park.c */
 int  weft__park_init(weft_sched *s);

@@ -58,6 +58,8 @@ static int check_config(weft_config *c)
         return WEFT_EINVAL;
     if (c->shuffle && c->workers > 1)
         return WEFT_EINVAL;   /* more threads would add their own order */
+    if (c->watchdog_ns != 0 && c->watchdog_ns < 1000000)
+        return WEFT_EINVAL;
     weft_allocator user = c->allocator;
     return weft__allocator_resolve(&c->allocator, &user);
 }
@@ -120,6 +122,7 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         return WEFT_ENOMEM;
     s->cfg = c;
     s->nworkers = c.workers;
+    s->track = c.watchdog_ns != 0 || weft__stall_track_all;
     pthread_mutex_init(&s->spare_lock, NULL);
     pthread_mutex_init(&s->bound_lock, NULL);
     size_t n = s->nworkers ? s->nworkers : 1;
@@ -157,6 +160,8 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
             }
         }
     }
+    if (rc == WEFT_OK)
+        rc = weft__stall_start(s);   /* the watchdog, if asked for */
     if (rc != WEFT_OK) {
         /* Stop the threads that did start: nothing was queued yet. */
         atomic_store(&s->exiting, true);
@@ -232,6 +237,7 @@ int weft_sched_destroy(weft_sched *s)
          * exiting; it re-checks exiting after announcing idle. */
         pthread_join(s->workers[i].thread, NULL);
     }
+    weft__stall_stop(s);
     for (unsigned i = 0; i < s->nworkers; i++) {
         weft__worker_wait_wakers(&s->workers[i]);   /* a thread that woke a fiber may still be leaving */
         weft__worker_fini(&s->workers[i]);

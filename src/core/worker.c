@@ -392,9 +392,14 @@ void weft__suspend(weft__worker *w)
     weft__fiber *next = next_fiber(w);
     if (next == self)
         return;   /* made ready before it could leave */
+    bool track = w->track;   /* one load: kept in a register across the switch */
+    if (WEFT_UNLIKELY(track))
+        weft__track_suspend(w, self);
     w->blocked++;
     switch_to(w, next);
     w->blocked--;
+    if (WEFT_UNLIKELY(track))
+        weft__track_resume(w, self);
 }
 
 /* ---- picking work ------------------------------------------------------------------ */
@@ -566,7 +571,10 @@ static void run_task(weft__worker *w, weft__task *t)
     void *arg = t->arg;
     WEFT_TSAN_ACQUIRE(t);
     weft__task_free(w->s, w, t);   /* read out: the record is free for the task's children */
-    fn(arg);
+    if (WEFT_UNLIKELY(w->track))
+        weft__track_run(w, fn, arg);   /* fn(arg), noted for stall reports */
+    else
+        fn(arg);
     /* Still on the same worker: a task that blocked resumed here. */
     __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
     WEFT__STAT(w, tasks_run, 1);
@@ -747,6 +755,8 @@ static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
 {
     weft__worker *w = weft__tls_worker;
     wt->fiber = w->cur;
+    if (WEFT_UNLIKELY(w->track))
+        weft__track_note(w, wt->what, wt->obj, wt->deadline);
     /* Safe to unlock before switching: a notifier's wake only queues this
      * fiber on its own worker, which cannot look before we are out. */
     if (!wt->deadline) {
@@ -781,6 +791,7 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->s = s;
     w->index = index;
     w->bound = bound;
+    w->track = s->track;
     w->rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) + 0x632be59bd9b4e019ull * (index + 1);
     w->shuffle_rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) ^ 0xd1b54a32d192ed03ull;
     w->shuffle_rng += !w->shuffle_rng;   /* xorshift never leaves 0 */
@@ -1004,6 +1015,8 @@ int weft_sleep(uint64_t ns)
     uint64_t deadline = ns < UINT64_MAX - now ? now + ns : UINT64_MAX;
     sleep_timer st = { .timer = { .deadline = deadline, .fire = sleep_fire },
                        .fiber = w->cur };
+    if (WEFT_UNLIKELY(w->track))
+        weft__track_note(w, "sleep", NULL, st.timer.deadline);
     weft__timer_arm(w, &st.timer);
     weft__suspend(w);
     return WEFT_OK;

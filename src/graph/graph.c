@@ -58,11 +58,21 @@ static void *arena_alloc(weft_graph *g, size_t bytes)
 
 /* ---- create and destroy ---------------------------------------------------- */
 
+static void describe_task(void *arg, char *buf, size_t cap);
+
+static pthread_once_t namer_once = PTHREAD_ONCE_INIT;
+
+static void add_namer(void)
+{
+    weft__task_namer_add(weft__node_entry, "graph task", describe_task);
+}
+
 int weft_graph_create(weft_graph **out)
 {
     if (!out)
         return WEFT_EINVAL;
     *out = NULL;
+    pthread_once(&namer_once, add_namer);   /* stall reports name graph tasks */
     weft_graph *g = weft__calloc(sizeof *g);
     if (!g)
         return WEFT_ENOMEM;
@@ -292,6 +302,32 @@ void weft_task_set_name(weft_task *t, const char *name)
     g->names[t->index] = copy;
 out:
     weft__graph_unlock(g);
+}
+
+/* Stall reports (core's namer interface): the task's name in quotes
+ * (control characters as '?') or its number, then its and its graph's
+ * addresses. Callable from: a report, under the reg_lock of the worker on
+ * which a fiber blocked inside t: t's run is in flight, so t and g stay. */
+static void describe_task(void *arg, char *buf, size_t cap)
+{
+    weft_task *t = arg;
+    weft_graph *g = t->g;
+    size_t n = 0;
+    weft__graph_lock(g);
+    const char *name = g->names && t->index < g->names_cap ? g->names[t->index] : NULL;
+    if (name && cap > 2) {
+        buf[n++] = '"';
+        for (; *name && n + 2 < cap; name++)
+            buf[n++] = (unsigned char)*name < 0x20 || *name == 0x7f ? '?' : *name;
+        buf[n++] = '"';
+        buf[n] = '\0';
+    } else {
+        int k = snprintf(buf, cap, "#%u", t->index);
+        n = k < 0 ? 0 : (size_t)k;
+    }
+    weft__graph_unlock(g);
+    if (n < cap)
+        snprintf(buf + n, cap - n, " (task %p of graph %p)", (void *)t, (void *)g);
 }
 
 /* ---- the check, once per change ---------------------------------------------- */

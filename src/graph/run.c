@@ -233,6 +233,8 @@ void weft__node_entry(void *arg)
             break;
         weft__count_inline(w);
         t = next;
+        if (WEFT_UNLIKELY(w->track))
+            weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
     }
     /* Step 4, for every sink this fiber visited; the last touch of g
      * unless it ends the run. */

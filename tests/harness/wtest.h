@@ -10,6 +10,12 @@
  *
  * Options understood by both: .timeout (seconds), .signal (expected
  * terminating signal), .exit_code, .disabled, .description.
+ *
+ * Every test has a watchdog (wtest_watchdog.c): shortly before its
+ * timeout (.timeout, else WEFT_TEST_TIMEOUT, else 120 s) a test still
+ * running prints the state of every live scheduler: blocked fibers, what
+ * they wait on, their tasks, the workers. Under Criterion, WT_TEST sets
+ * .init for it: tests do not set their own.
  */
 #ifndef WEFT_WTEST_H
 #define WEFT_WTEST_H
@@ -22,16 +28,17 @@
 #include <string.h>
 #include <time.h>
 
-#ifdef WEFT_TEST_CRITERION
+/* Starts the calling process's watchdog for test suite::name (timeout_s
+ * <= 0: the default) and makes schedulers created from now on track
+ * their blocked fibers for its dump. The runners call it; a test may call
+ * it in a child of its own. */
+void wt_watchdog_arm(const char *suite, const char *name, double timeout_s);
+/* Stops and restarts the watchdog thread (same deadline), so that
+ * wt_run_child forks a single-threaded process. Harness only. */
+void wt__watchdog_pause(void);
+void wt__watchdog_resume(void);
 
-#include <criterion/criterion.h>
-
-#define WT_TEST(...) Test(__VA_ARGS__)
-#define WT_ASSERT(...) cr_assert(__VA_ARGS__)
-#define WT_FAIL(...) cr_assert_fail(__VA_ARGS__)
-
-#else /* plain runner */
-
+/* A test's options, as both runners take them. */
 struct wt_opts {
     int unused_;
     double timeout;
@@ -40,6 +47,23 @@ struct wt_opts {
     bool disabled;
     const char *description;
 };
+
+#ifdef WEFT_TEST_CRITERION
+
+#include <criterion/criterion.h>
+
+/* Criterion runs .init in the test's own process, before the body. The
+ * options are read from a copy of our own: the test's Criterion data is
+ * not reachable from there. */
+#define WT_TEST(suite, name, ...)                                            \
+    static const struct wt_opts wt_opts_##suite##_##name = { 0, __VA_ARGS__ };\
+    static void wt_init_##suite##_##name(void)                               \
+    { wt_watchdog_arm(#suite, #name, wt_opts_##suite##_##name.timeout); }    \
+    Test(suite, name, .init = wt_init_##suite##_##name, ##__VA_ARGS__)
+#define WT_ASSERT(...) cr_assert(__VA_ARGS__)
+#define WT_FAIL(...) cr_assert_fail(__VA_ARGS__)
+
+#else /* plain runner */
 
 struct wt_test {
     const char *suite;

@@ -15,7 +15,9 @@ int wt_run_child(void (*fn)(void *), void *arg, char *buf, size_t cap)
     if (pipe(fds) != 0)
         return -1;
     fflush(NULL);
+    wt__watchdog_pause();   /* fork single-threaded; each side gets its watchdog back */
     pid_t pid = fork();
+    wt__watchdog_resume();
     if (pid < 0)
         return -1;
     if (pid == 0) {

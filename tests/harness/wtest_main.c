@@ -2,7 +2,8 @@
  *
  * Runs every registered test in a forked child (a crash or a hang fails
  * that test only), kills a child that outlives its timeout (default 120 s,
- * WEFT_TEST_TIMEOUT overrides) and ends with the line "N passed, N failed".
+ * WEFT_TEST_TIMEOUT overrides; the child's watchdog prints weft's state
+ * first) and ends with the line "N passed, N failed".
  * Arguments: substrings; only tests whose "suite::name" contains one run.
  * WEFT_TEST_NOFORK=1 runs tests in-process (for a debugger).
  */
@@ -99,12 +100,13 @@ static bool run_one(const struct wt_test *t, double default_timeout, char *why, 
         snprintf(why, cap, "fork: %s", strerror(errno));
         return false;
     }
+    double limit = t->opts->timeout > 0 ? t->opts->timeout : default_timeout;
     if (pid == 0) {
+        wt_watchdog_arm(t->suite, t->name, limit);   /* dumps weft's state just before the kill */
         t->fn();
         fflush(NULL);
         _exit(0);
     }
-    double limit = t->opts->timeout > 0 ? t->opts->timeout : default_timeout;
     double start = now_s();
     int status = 0;
     bool timed_out = false;

@@ -1,0 +1,283 @@
+/* Stall reports (issue 7, item 4) and the tests' own watchdog (item 1):
+ * a graph hung on purpose is reported once per stall, naming the task and
+ * what it waits on; a scheduler that keeps completing tasks is never
+ * reported; a hung test prints the scheduler's state before it is killed. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "weft.h"
+#include "wtest.h"
+
+#define MS 1000000ull
+
+/* ---- capturing reports ------------------------------------------------------- */
+
+typedef struct capture {
+    pthread_mutex_t lock;
+    char text[16384];                 /* the latest report */
+    atomic_uint reports;
+    weft_event *signal_on_report;     /* if set: the callback signals it */
+} capture;
+
+static void capture_init(capture *c)
+{
+    memset(c, 0, sizeof *c);
+    pthread_mutex_init(&c->lock, NULL);
+}
+
+static void on_stall(const char *report, void *ctx)
+{
+    capture *c = ctx;
+    pthread_mutex_lock(&c->lock);
+    snprintf(c->text, sizeof c->text, "%s", report);
+    pthread_mutex_unlock(&c->lock);
+    atomic_fetch_add(&c->reports, 1);
+    if (c->signal_on_report)
+        weft_event_signal(c->signal_on_report);
+}
+
+static void sleep_ms(unsigned ms)
+{
+    usleep(ms * 1000u);
+}
+
+/* Waits up to timeout_ms for the report count to reach n. */
+static bool wait_reports(capture *c, unsigned n, unsigned timeout_ms)
+{
+    for (unsigned waited = 0; atomic_load(&c->reports) < n; waited += 5) {
+        if (waited >= timeout_ms)
+            return false;
+        sleep_ms(5);
+    }
+    return true;
+}
+
+/* The latest report contains needle. */
+static bool reported(capture *c, const char *needle)
+{
+    pthread_mutex_lock(&c->lock);
+    bool found = strstr(c->text, needle) != NULL;
+    pthread_mutex_unlock(&c->lock);
+    return found;
+}
+
+static weft_sched *make_watched(unsigned workers, uint64_t period_ns, capture *c)
+{
+    weft_config cfg;
+    weft_config_init(&cfg);
+    cfg.workers = workers;
+    cfg.watchdog_ns = period_ns;
+    cfg.on_stall = c ? on_stall : NULL;
+    cfg.hook_ctx = c;
+    weft_sched *s = NULL;
+    WT_ASSERT_EQ(weft_sched_create(&s, &cfg), WEFT_OK);
+    return s;
+}
+
+/* ---- a graph that hangs on purpose ------------------------------------------ */
+
+static void nothing(void *arg)
+{
+    (void)arg;
+}
+
+static void wait_event(void *arg)
+{
+    WT_ASSERT_EQ(weft_event_wait(arg), WEFT_OK);
+}
+
+/* prepare -> <name> (waits on ev) -> finish */
+static weft_graph *hanging_graph(weft_event *ev, const char *name)
+{
+    weft_graph *g = NULL;
+    WT_ASSERT_EQ(weft_graph_create(&g), WEFT_OK);
+    weft_task *prepare = weft_graph_add(g, nothing, NULL);
+    weft_task *hang = weft_graph_add(g, wait_event, ev);
+    weft_task *finish = weft_graph_add(g, nothing, NULL);
+    WT_ASSERT(prepare && hang && finish);
+    weft_task_set_name(prepare, "prepare");
+    weft_task_set_name(hang, name);
+    weft_task_set_name(finish, "finish");
+    WT_ASSERT_EQ(weft_task_precede(prepare, hang), WEFT_OK);
+    WT_ASSERT_EQ(weft_task_precede(hang, finish), WEFT_OK);
+    return g;
+}
+
+WT_TEST(stall, watchdog_period_below_1ms_is_refused, .timeout = 30)
+{
+    weft_config cfg;
+    weft_config_init(&cfg);
+    WT_ASSERT_EQ(cfg.watchdog_ns, 0);
+    WT_ASSERT(cfg.on_stall == NULL);
+    cfg.workers = 1;
+    cfg.watchdog_ns = MS - 1;
+    weft_sched *s = NULL;
+    WT_ASSERT_EQ(weft_sched_create(&s, &cfg), WEFT_EINVAL);
+    WT_ASSERT(s == NULL);
+    cfg.watchdog_ns = MS;
+    WT_ASSERT_EQ(weft_sched_create(&s, &cfg), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+WT_TEST(stall, stall_report_names_task_and_event, .timeout = 60)
+{
+    capture c;
+    capture_init(&c);
+    weft_sched *s = make_watched(2, 100 * MS, &c);
+    weft_event ev;
+    weft_event_init(&ev, true, false);
+    weft_graph *g = hanging_graph(&ev, "waits-for-signal");
+    char ev_line[64];
+    snprintf(ev_line, sizeof ev_line, "waits on event %p", (void *)&ev);
+
+    for (unsigned round = 1; round <= 2; round++) {
+        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+        WT_ASSERT(wait_reports(&c, round, 10000), "no stall report within 10 s (round %u)", round);
+        WT_ASSERT(reported(&c, "weft: stall: no task has completed"), "report:\n%s", c.text);
+        WT_ASSERT(reported(&c, "graph task \"waits-for-signal\""), "report:\n%s", c.text);
+        WT_ASSERT(reported(&c, ev_line), "no '%s' in the report:\n%s", ev_line, c.text);
+        WT_ASSERT(reported(&c, "1 fiber is blocked"), "report:\n%s", c.text);
+        WT_ASSERT(!reported(&c, "\"prepare\"") && !reported(&c, "\"finish\""), "report:\n%s", c.text);
+        /* Once per stall: four more periods bring nothing new. */
+        sleep_ms(400);
+        WT_ASSERT_EQ(atomic_load(&c.reports), round);
+        weft_event_signal(&ev);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
+        weft_event_clear(&ev);   /* the next round hangs again: a new stall */
+    }
+    fprintf(stderr, "an example report:\n%s", c.text);
+    WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    weft_event_destroy(&ev);
+}
+
+WT_TEST(stall, stall_report_silent_while_tasks_complete, .timeout = 60)
+{
+    capture c;
+    capture_init(&c);
+    weft_sched *s = make_watched(2, 300 * MS, &c);
+    weft_event ev;
+    weft_event_init(&ev, true, false);
+    weft_graph *g = hanging_graph(&ev, "blocked-throughout");
+    WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+    /* A fiber stays blocked, but tasks keep completing: five periods, a
+     * task every 10 ms, no report. */
+    for (unsigned i = 0; i < 150; i++) {
+        WT_ASSERT_EQ(weft_spawn(s, nothing, NULL), WEFT_OK);
+        sleep_ms(10);
+    }
+    WT_ASSERT(atomic_load(&c.reports) == 0, "reported while tasks completed:\n%s", c.text);
+    /* The control: once the tasks stop, the same hang is reported, so the
+     * silence above came from the progress. */
+    WT_ASSERT(wait_reports(&c, 1, 10000), "no stall report after progress stopped");
+    WT_ASSERT(reported(&c, "graph task \"blocked-throughout\""), "report:\n%s", c.text);
+    weft_event_signal(&ev);
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    weft_event_destroy(&ev);
+}
+
+/* Single-threaded mode: the bound thread waits for the graph and a fiber
+ * of its loop waits on the event; the report lists both, and the callback
+ * (on the watchdog thread) ends the hang by signalling the event. */
+WT_TEST(stall, stall_report_lists_bound_thread_and_graph_wait, .timeout = 60)
+{
+    capture c;
+    capture_init(&c);
+    weft_sched *s = make_watched(0, 100 * MS, &c);
+    WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+    weft_event ev;
+    weft_event_init(&ev, true, false);
+    c.signal_on_report = &ev;
+    weft_graph *g = hanging_graph(&ev, "single-threaded");
+    WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);   /* returns once the callback signals */
+    WT_ASSERT_EQ(atomic_load(&c.reports), 1);
+    char line[64];
+    snprintf(line, sizeof line, "waits on graph %p", (void *)g);
+    WT_ASSERT(reported(&c, line), "no '%s' in the report:\n%s", line, c.text);
+    snprintf(line, sizeof line, "waits on event %p", (void *)&ev);
+    WT_ASSERT(reported(&c, line), "no '%s' in the report:\n%s", line, c.text);
+    WT_ASSERT(reported(&c, "graph task \"single-threaded\""), "report:\n%s", c.text);
+    WT_ASSERT(reported(&c, "on bound thread 0"), "report:\n%s", c.text);
+    WT_ASSERT(reported(&c, "2 fibers are blocked"), "report:\n%s", c.text);
+    WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+    weft_sched_unbind();
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    weft_event_destroy(&ev);
+}
+
+/* ---- reports that go to stderr, and the harness's dump ----------------------- */
+
+static void hang_with_default_report(void *arg)
+{
+    (void)arg;
+    weft_sched *s = make_watched(2, 100 * MS, NULL);
+    weft_event ev;
+    weft_event_init(&ev, true, false);
+    weft_graph *g = hanging_graph(&ev, "reported-on-stderr");
+    WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+    sleep_ms(600);
+    weft_event_signal(&ev);
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    weft_event_destroy(&ev);
+}
+
+static unsigned occurrences(const char *hay, const char *needle)
+{
+    unsigned n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+static char child_out[65536];
+
+WT_TEST(stall, stall_report_goes_to_stderr_without_a_callback, .timeout = 60)
+{
+    int status = wt_run_child(hang_with_default_report, NULL, child_out, sizeof child_out);
+    WT_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x; its stderr:\n%s",
+              status, child_out);
+    WT_ASSERT_EQ(occurrences(child_out, "weft: stall:"), 1);
+    WT_ASSERT(strstr(child_out, "graph task \"reported-on-stderr\""), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "waits on event 0x"), "stderr:\n%s", child_out);
+}
+
+/* A test that hangs: arms its own watchdog for 1 s, as a runner would,
+ * with no watchdog in the scheduler's config, and never returns. */
+static void hung_test(void *arg)
+{
+    (void)arg;
+    wt_watchdog_arm("stall", "hung_on_purpose", 1.0);
+    weft_config cfg;
+    weft_config_init(&cfg);
+    cfg.workers = 2;
+    weft_sched *s = NULL;
+    WT_ASSERT_EQ(weft_sched_create(&s, &cfg), WEFT_OK);
+    static weft_event ev;
+    weft_event_init(&ev, true, false);
+    weft_graph *g = hanging_graph(&ev, "hung-on-purpose");
+    WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+    weft_graph_wait(g);
+    WT_FAIL("the graph was never meant to finish");
+}
+
+WT_TEST(stall, hung_test_prints_scheduler_state, .timeout = 60)
+{
+    int status = wt_run_child(hung_test, NULL, child_out, sizeof child_out);
+    WT_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 124, "child status %#x; its stderr:\n%s",
+              status, child_out);
+    WT_ASSERT(strstr(child_out, "wtest: stall::hung_on_purpose is still running"), "stderr:\n%s",
+              child_out);
+    WT_ASSERT(strstr(child_out, "weft: scheduler 0x"), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "graph task \"hung-on-purpose\""), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "waits on event 0x"), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "worker 1: "), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "timed out; exiting"), "stderr:\n%s", child_out);
+}
