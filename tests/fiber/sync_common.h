@@ -12,29 +12,13 @@
 
 #include "weft.h"
 #include "wtest.h"
+#include "../core/sched_util.h"
 
 /* Timeouts every timed form is tried with: a poll, 1 us and 1 ms. */
 static const uint64_t timeouts[] = { 0, 1000, 1000000 };
 
 static const unsigned worker_counts[] = { 1, 2, 4 };
 #define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline weft_sched *make(unsigned workers)
-{
-    weft_config c;
-    weft_config_init(&c);
-    c.workers = workers;
-    weft_sched *s = NULL;
-    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
-    return s;
-}
 
 static weft_sched *cur;
 
@@ -59,7 +43,7 @@ static inline void *body_thread(void *arg)
 static inline void run_mixed(unsigned workers, unsigned n, bool (*is_thread)(unsigned id), body_fn body)
 {
     cur_body = body;
-    cur = make(workers);
+    cur = make_sched(workers);
     pthread_t th[64];
     unsigned nth = 0;
     for (unsigned id = 0; id < n; id++) {

@@ -111,7 +111,7 @@ WT_TEST(sync, t21_channel_4x4_exactly_once_fifo, .timeout = 900)
             WT_ASSERT_EQ(weft_chan_create(&ch21, sizeof(msg21), caps[c]), WEFT_OK);
             weft_waitgroup_init(&producers21, PROD21);
             atomic_store(&closed_seen21, 0);
-            uint64_t t0 = now_ns();
+            uint64_t t0 = wt_now_ns();
             pthread_t closer;
             pthread_create(&closer, NULL, closer21, NULL);
             run_mixed(worker_counts[k], PROD21 + CONS21, t21_thread, t21_body);
@@ -128,7 +128,7 @@ WT_TEST(sync, t21_channel_4x4_exactly_once_fifo, .timeout = 900)
             free((void *)seen21);
             fprintf(stderr, "t21: %u workers, capacity %zu, %u messages: 0 lost, 0 duplicated, "
                     "FIFO per producer (%.2f s)\n", worker_counts[k], caps[c], PROD21 * per21,
-                    (double)(now_ns() - t0) * 1e-9);
+                    (double)(wt_now_ns() - t0) * 1e-9);
         }
     }
 }
@@ -181,14 +181,14 @@ static void check_chan_timeouts(void *arg)
     for (size_t cap = 0; cap <= 1; cap++) {
         WT_ASSERT_EQ(weft_chan_create(&ch, sizeof(int), cap), WEFT_OK);
         for (int i = 0; i < 3; i++) {
-            uint64_t t0 = now_ns();
+            uint64_t t0 = wt_now_ns();
             WT_ASSERT_EQ(weft_chan_recv_for(ch, &out, timeouts[i]), WEFT_ETIMEDOUT);
-            WT_ASSERT(now_ns() - t0 >= timeouts[i]);
+            WT_ASSERT(wt_now_ns() - t0 >= timeouts[i]);
             int v = 1;
             if (cap == 0) {
-                t0 = now_ns();
+                t0 = wt_now_ns();
                 WT_ASSERT_EQ(weft_chan_send_for(ch, &v, timeouts[i]), WEFT_ETIMEDOUT);
-                WT_ASSERT(now_ns() - t0 >= timeouts[i]);
+                WT_ASSERT(wt_now_ns() - t0 >= timeouts[i]);
             }
         }
         int v = 3;
@@ -205,7 +205,7 @@ WT_TEST(sync, chan_timeouts_0_1us_1ms, .timeout = 120)
 {
     check_chan_timeouts(NULL);                       /* a plain thread: futex */
     for (size_t k = 0; k < NCOUNTS; k++) {           /* tasks: the worker's timers */
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         for (int i = 0; i < 4; i++)
             WT_ASSERT_EQ(weft_spawn(cur, check_chan_timeouts, NULL), WEFT_OK);
         WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
@@ -243,7 +243,7 @@ static void *rv_receiver(void *arg)
 WT_TEST(sync, chan_rendezvous_hand_off, .timeout = 120)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         WT_ASSERT_EQ(weft_chan_create(&rv, sizeof(int), 0), WEFT_OK);
         atomic_store(&receiving, 0);
         pthread_t t;
@@ -287,7 +287,7 @@ static void let_them_block(void)
 WT_TEST(sync, chan_close_semantics, .timeout = 120)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         /* Receivers blocked on an empty channel. */
         WT_ASSERT_EQ(weft_chan_create(&cl, sizeof(int), 4), WEFT_OK);
         atomic_store(&cl_closed_recv, 0);
@@ -534,7 +534,7 @@ static void *tf_trier_thread(void *arg) { tf_trier(arg); return NULL; }
 WT_TEST(sync, chan_try_forms_against_blocked_peers, .timeout = 120)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         WT_ASSERT_EQ(weft_chan_create(&tf, sizeof(int), 0), WEFT_OK);
         for (int round = 0; round < 200; round++) {
             tf_mode = round % 2;

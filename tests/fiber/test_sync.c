@@ -92,9 +92,9 @@ static void t20_event_body(unsigned id)
     for (unsigned r = 0; r < rounds20; r++) {
         uint64_t t = timeouts[r % 3];
         WT_ASSERT_EQ(weft_chan_send(go20[p], &token), WEFT_OK);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = wt_now_ns();
         int rc = weft_event_wait_for(&ev20[p], t);
-        uint64_t waited = now_ns() - t0;
+        uint64_t waited = wt_now_ns() - t0;
         WT_ASSERT_EQ(weft_chan_recv(done20[p], &token), WEFT_OK);   /* the signal has happened */
         bool left = weft_event_test(&ev20[p]);
         if (rc == WEFT_OK) {
@@ -168,9 +168,9 @@ static void t20_cond_body(unsigned id)
         uint64_t t = timeouts[i % 3];
         weft_mutex_lock(&m20);
         while (tokens20 == 0) {
-            uint64_t t0 = now_ns();
+            uint64_t t0 = wt_now_ns();
             int rc = (i % 11 == 5) ? weft_cond_wait(&c20, &m20) : weft_cond_wait_for(&c20, &m20, t);
-            uint64_t waited = now_ns() - t0;
+            uint64_t waited = wt_now_ns() - t0;
             WT_ASSERT(!weft_mutex_trylock(&m20), "cond wait returned (%d) without the mutex", rc);
             WT_ASSERT_EQ(owner20, 0);                     /* nobody else is inside */
             owner20 = id + 1;
@@ -235,7 +235,7 @@ static void wait_woken(unsigned n)
 WT_TEST(sync, t20_signal_wakes_exactly_one, .timeout = 300)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         weft_mutex_init(&m20n);
         weft_cond_init(&c20n);
         queued20n = 0;
@@ -375,7 +375,7 @@ static void *tl_trier_thread(void *arg) { tl_trier(arg); return NULL; }
 WT_TEST(sync, mutex_trylock_fails_while_held, .timeout = 120)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         weft_mutex_init(&tl_m);
         for (int round = 0; round < 20; round++) {
             bool holder_thread = round % 2;
@@ -425,7 +425,7 @@ static bool tw_thread(unsigned id) { return id % 4 == 1; }
 
 static void tw_check(const char *what, unsigned id, int rc, int want, uint64_t t0, uint64_t t)
 {
-    uint64_t waited = now_ns() - t0;
+    uint64_t waited = wt_now_ns() - t0;
     WT_ASSERT(rc == want, "%s(%llu ns), caller %u: %s", what, (unsigned long long)t, id,
               weft_err_name(rc));
     WT_ASSERT(waited >= t, "%s(%llu ns), caller %u: returned after %llu ns", what,
@@ -437,14 +437,14 @@ static void tw_body(unsigned id)
 {
     for (unsigned r = 0; r < 12; r++) {
         uint64_t t = timeouts[(r + id) % 3];
-        uint64_t t0 = now_ns();
+        uint64_t t0 = wt_now_ns();
         tw_check("weft_sleep", id, weft_sleep(t), WEFT_OK, t0, t);
-        t0 = now_ns();
+        t0 = wt_now_ns();
         tw_check("event_wait_for", id, weft_event_wait_for(&tw_e, t), WEFT_ETIMEDOUT, t0, t);
-        t0 = now_ns();
+        t0 = wt_now_ns();
         tw_check("waitgroup_wait_for", id, weft_waitgroup_wait_for(&tw_g, t), WEFT_ETIMEDOUT, t0, t);
         weft_mutex_lock(&tw_m);
-        t0 = now_ns();
+        t0 = wt_now_ns();
         tw_check("cond_wait_for", id, weft_cond_wait_for(&tw_c, &tw_m, t), WEFT_ETIMEDOUT, t0, t);
         WT_ASSERT(!weft_mutex_trylock(&tw_m), "cond_wait_for(%llu ns) timed out without the mutex",
                   (unsigned long long)t);
@@ -497,7 +497,7 @@ static void *wg_waiter_thread(void *arg) { wg_waiter(arg); return NULL; }
 WT_TEST(sync, waitgroup_fan_in, .timeout = 300)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         for (int round = 0; round < 3; round++) {      /* reused */
             weft_waitgroup_init(&wg, 0);
             atomic_store(&wg_done, 0);
@@ -569,9 +569,9 @@ WT_TEST(sync, event_manual_and_auto_reset, .timeout = 120)
     WT_ASSERT_EQ(weft_event_wait_for(&e, 0), WEFT_OK);       /* consumes it */
     WT_ASSERT(!weft_event_test(&e));
     WT_ASSERT_EQ(weft_event_wait_for(&e, 0), WEFT_ETIMEDOUT);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = wt_now_ns();
     WT_ASSERT_EQ(weft_event_wait_for(&e, 1000000), WEFT_ETIMEDOUT);
-    WT_ASSERT(now_ns() - t0 >= 1000000);
+    WT_ASSERT(wt_now_ns() - t0 >= 1000000);
     weft_event_signal(&e);
     weft_event_signal(&e);                                    /* coalesces */
     WT_ASSERT_EQ(weft_event_wait(&e), WEFT_OK);
@@ -579,7 +579,7 @@ WT_TEST(sync, event_manual_and_auto_reset, .timeout = 120)
     weft_event_destroy(&e);
 
     for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         weft_event_init(&mev, true, false);
         atomic_store(&mev_woke, 0);
         pthread_t t;
@@ -694,7 +694,7 @@ WT_TEST(sync, objects_freed_right_after_a_wait_returns, .timeout = 300)
 {
     unsigned rounds = (unsigned)wt_scaled(3000, 200);
     for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make(worker_counts[k]);
+        cur = make_sched(worker_counts[k]);
         for (unsigned r = 0; r < rounds; r++)
             fm_round(r);
         WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
@@ -719,7 +719,7 @@ WT_TEST(sync, wake_from_a_thread_racing_destroy, .timeout = 300)
 {
     unsigned rounds = (unsigned)wt_scaled(2000, 100);
     for (unsigned r = 0; r < rounds; r++) {
-        weft_sched *s = make(1 + r % 2);
+        weft_sched *s = make_sched(1 + r % 2);
         weft_event_init(&wr_ev, false, false);
         cur = s;
         WT_ASSERT_EQ(weft_spawn(s, wr_waiter, NULL), WEFT_OK);
@@ -754,7 +754,7 @@ static void st_task(void *arg)
 
 WT_TEST(sync, single_threaded_mode_bound_thread_waits, .timeout = 120)
 {
-    cur = make(0);
+    cur = make_sched(0);
     WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
     weft_mutex_init(&st_m);
     weft_cond_init(&st_c);
@@ -770,9 +770,9 @@ WT_TEST(sync, single_threaded_mode_bound_thread_waits, .timeout = 120)
         sum += v;
     }
     WT_ASSERT_EQ(sum, 45);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = wt_now_ns();
     WT_ASSERT_EQ(weft_waitgroup_wait_for(&st_wg, 1000000), WEFT_ETIMEDOUT);   /* timer on the bound thread */
-    WT_ASSERT(now_ns() - t0 >= 1000000);
+    WT_ASSERT(wt_now_ns() - t0 >= 1000000);
     weft_mutex_lock(&st_m);
     st_stage = 1;
     weft_cond_broadcast(&st_c);
@@ -915,7 +915,7 @@ WT_TEST(sync, no_allocation_per_wait, .timeout = 300)
 {
     weft_allocator a = { count_alloc, count_free, NULL };
     weft_set_allocator(&a);
-    cur = make(2);
+    cur = make_sched(2);
     WT_ASSERT_EQ(weft_chan_create(&na_a, sizeof(unsigned), 0), WEFT_OK);
     WT_ASSERT_EQ(weft_chan_create(&na_b, sizeof(unsigned), 0), WEFT_OK);
     weft_mutex_init(&na_m);

@@ -10,13 +10,6 @@
 #include "wait.h"
 #include "wtest.h"
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void nap_us(long us)
 {
     struct timespec ts = { 0, us * 1000 };
@@ -100,9 +93,9 @@ WT_TEST(sync_threads, event_timeouts_exactly_once, .timeout = 300)
     for (unsigned r = 0; r < trounds; r++) {
         uint64_t to = timeouts[r % 3];
         weft_event_signal(&tgo);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = wt_now_ns();
         int rc = weft_event_wait_for(&tev, to);
-        uint64_t waited = now_ns() - t0;
+        uint64_t waited = wt_now_ns() - t0;
         WT_ASSERT_EQ(weft_event_wait(&tdone), WEFT_OK);
         bool left = weft_event_test(&tev);
         if (rc == WEFT_OK) {
@@ -222,12 +215,12 @@ static void *cond_party(void *arg)
                 weft_cond_signal(&cc);
         } else {
             while (ctokens == 0) {
-                uint64_t to = timeouts[i % 3], t0 = now_ns();
+                uint64_t to = timeouts[i % 3], t0 = wt_now_ns();
                 int rc = i % 7 == 3 ? weft_cond_wait(&cc, &cm) : weft_cond_wait_for(&cc, &cm, to);
                 WT_ASSERT_EQ(cowner, 0);
                 cowner = (int)id + 1;
                 if (rc == WEFT_ETIMEDOUT)
-                    WT_ASSERT(now_ns() - t0 >= to);
+                    WT_ASSERT(wt_now_ns() - t0 >= to);
                 else
                     WT_ASSERT_EQ(rc, WEFT_OK);
                 cowner = 0;
@@ -330,7 +323,7 @@ static void mini_run(void)
             running = NULL;
             continue;
         }
-        uint64_t now = now_ns();
+        uint64_t now = wt_now_ns();
         for (unsigned i = 0; i < NF; i++) {
             weft__waiter *w = timed[i];
             if (!w || now < w->deadline)
@@ -366,13 +359,13 @@ static void fiber_body(unsigned id)
             weft_event_signal(&hev);
         } else {
             WT_ASSERT_EQ(weft_chan_recv(hch, &v), WEFT_OK);
-            uint64_t to = timeouts[i % 3], t0 = now_ns();
+            uint64_t to = timeouts[i % 3], t0 = wt_now_ns();
             int rc = weft_event_wait_for(&hev, to);
             if (rc == WEFT_OK) {
                 atomic_fetch_add(&hok, 1);
             } else {
                 WT_ASSERT_EQ(rc, WEFT_ETIMEDOUT);
-                WT_ASSERT(now_ns() - t0 >= to);
+                WT_ASSERT(wt_now_ns() - t0 >= to);
                 atomic_fetch_add(&hout, 1);
             }
         }

@@ -10,19 +10,10 @@
 
 #include "weft.h"
 #include "wtest.h"
+#include "../core/sched_util.h"
 
 static const unsigned worker_counts[] = { 1, 2, 4 };
 #define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
-static weft_sched *make(unsigned workers)
-{
-    weft_config c;
-    weft_config_init(&c);
-    c.workers = workers;
-    weft_sched *s = NULL;
-    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
-    return s;
-}
 
 /* ---- tickets ------------------------------------------------------------------ */
 
@@ -152,7 +143,7 @@ WT_TEST(graph_stress, t13_random_dags, .timeout = 900)
     uint64_t rng = wt_seed();
     uint64_t graphs = wt_scaled(3000, 60);
     for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make(worker_counts[k]);
+        weft_sched *s = make_sched(worker_counts[k]);
         uint64_t tasks = 0, edges = 0, bad = 0;
         for (uint64_t i = 0; i < graphs; i++) {
             struct dag d;
@@ -186,7 +177,7 @@ WT_TEST(graph_stress, t13_large_shapes, .timeout = 900)
     while ((side + 1) * (side + 1) <= n)
         side++;
     for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make(worker_counts[k]);
+        weft_sched *s = make_sched(worker_counts[k]);
         for (int shape = 0; shape < 4; shape++) {
             struct dag d;
             const char *name;
@@ -267,7 +258,7 @@ WT_TEST(graph_stress, t16_cancel_races, .timeout = 900)
     uint64_t races = wt_scaled(10000, 200);
     uint64_t total = 0, torn = 0, with_skips = 0;
     for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make(worker_counts[k]);
+        weft_sched *s = make_sched(worker_counts[k]);
         uint64_t per = races / NCOUNTS + 1;
         for (uint64_t i = 0; i < per; i++, total++) {
             struct dag d;

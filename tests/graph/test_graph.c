@@ -11,19 +11,10 @@
 
 #include "weft.h"
 #include "wtest.h"
+#include "../core/sched_util.h"
 
 static const unsigned worker_counts[] = { 1, 2, 4 };
 #define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
-static weft_sched *make(unsigned workers)
-{
-    weft_config c;
-    weft_config_init(&c);
-    c.workers = workers;
-    weft_sched *s = NULL;
-    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
-    return s;
-}
 
 static weft_graph *new_graph(void)
 {
@@ -62,7 +53,7 @@ static void mul(void *p) { struct expr *e = p; e->product = e->ab * e->cd; }
 WT_TEST(graph, diamond_runs_in_order_and_again, .timeout = 120)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make(worker_counts[k]);
+        weft_sched *s = make_sched(worker_counts[k]);
         weft_graph *g = new_graph();
         struct expr e;
         weft_task *a = add(g, get_a, &e), *b = add(g, get_b, &e);
@@ -92,7 +83,7 @@ WT_TEST(graph, diamond_runs_in_order_and_again, .timeout = 120)
 
 WT_TEST(graph, empty_graph_and_empty_tasks, .timeout = 60)
 {
-    weft_sched *s = make(2);
+    weft_sched *s = make_sched(2);
     weft_graph *g = new_graph();
     WT_ASSERT_EQ(weft_graph_size(g), 0);
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
@@ -129,7 +120,7 @@ static void blocker(void *arg)
 WT_TEST(graph, t14_resubmission_and_busy, .timeout = 300)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make(worker_counts[k]);
+        weft_sched *s = make_sched(worker_counts[k]);
         weft_graph *g = new_graph();
         /* A fan of 16 counters between a source and a sink. */
         atomic_int n = 0;
@@ -188,7 +179,7 @@ static void stamp_b(void *p) { dup_b_at = atomic_fetch_add(&order_seq, 1) + 1; }
 WT_TEST(graph, t14_duplicate_edges_act_as_one, .timeout = 120)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make(worker_counts[k]);
+        weft_sched *s = make_sched(worker_counts[k]);
         weft_graph *g = new_graph();
         weft_task *a = add(g, stamp_a, NULL), *b = add(g, stamp_b, NULL);
         for (int i = 0; i < 5; i++)
@@ -214,7 +205,7 @@ WT_TEST(graph, resubmit_one_graph_10k_times, .timeout = 300)
 {
     unsigned counts[] = { 1, 2, 4 };
     for (size_t k = 0; k < 3; k++) {
-        weft_sched *s = make(counts[k]);
+        weft_sched *s = make_sched(counts[k]);
         weft_graph *g = new_graph();
         atomic_int n = 0;
         /* A small lattice: 3 x 3 with right and down edges. */
@@ -254,7 +245,7 @@ static char *dump(weft_graph *g)
 
 static void bad_input(unsigned workers)
 {
-    weft_sched *s = make(workers);
+    weft_sched *s = make_sched(workers);
     atomic_int n = 0;
 
     /* A 2-cycle: ECYCLE, nothing runs, and the answer is cached. */
@@ -349,7 +340,7 @@ WT_TEST(graph, t25_bad_input, .timeout = 120)
 WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make(worker_counts[k]);
+        weft_sched *s = make_sched(worker_counts[k]);
         weft_graph *g = new_graph();
         atomic_int n = 0;
         /* a -> b -> d, a -> c -> d, c -> e; cancel b: b and d skipped. */
@@ -423,7 +414,7 @@ static void cancel_from_task(void *p)
 
 WT_TEST(graph, cancel_from_inside_a_run, .timeout = 60)
 {
-    weft_sched *s = make(2);
+    weft_sched *s = make_sched(2);
     weft_graph *g = new_graph();
     atomic_int n = 0;
     struct selfc c;
@@ -455,7 +446,7 @@ WT_TEST(graph, cancel_from_inside_a_run, .timeout = 60)
 WT_TEST(graph, graph_cancel_skips_unstarted, .timeout = 60)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make(worker_counts[k]);
+        weft_sched *s = make_sched(worker_counts[k]);
         weft_graph *g = new_graph();
         atomic_int n = 0;
         atomic_store(&gate, 0);
@@ -526,7 +517,7 @@ static void nest_level(void *arg)
 WT_TEST(graph, nested_graphs_three_deep, .timeout = 120)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        nest_sched = make(worker_counts[k]);
+        nest_sched = make_sched(worker_counts[k]);
         atomic_store(&nest_leaves, 0);
         weft_graph *g = new_graph();
         for (int i = 0; i < 4; i++)
@@ -603,7 +594,7 @@ WT_TEST(graph, t15_wait_until_nested_50_deep, .timeout = 300)
 {
     wu_depth = 50;
     for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make(worker_counts[k]);
+        weft_sched *s = make_sched(worker_counts[k]);
         weft_graph *g = new_graph();
         struct chain_level tops[4];
         weft_task *join = add(g, NULL, NULL);
@@ -645,7 +636,7 @@ static void *wait_thread(void *p)
 
 WT_TEST(graph, several_threads_wait_for_one_run, .timeout = 60)
 {
-    weft_sched *s = make(2);
+    weft_sched *s = make_sched(2);
     weft_graph *g = new_graph();
     atomic_store(&gate, 0);
     atomic_store(&blocker_in, 0);
@@ -684,7 +675,7 @@ static void where(void *arg)
 
 WT_TEST(graph, single_threaded_mode_runs_on_the_bound_thread, .timeout = 60)
 {
-    weft_sched *s = make(0);
+    weft_sched *s = make_sched(0);
     WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
     main_thread = pthread_self();
     weft_graph *g = new_graph();
@@ -711,7 +702,7 @@ WT_TEST(graph, single_threaded_mode_runs_on_the_bound_thread, .timeout = 60)
 
 WT_TEST(graph, dot_dump_matches_expected, .timeout = 60)
 {
-    weft_sched *s = make(2);
+    weft_sched *s = make_sched(2);
     weft_graph *g = new_graph();
     atomic_int n = 0;
     weft_task *a = add(g, count, &n), *b = add(g, count, &n);
@@ -796,7 +787,7 @@ static void start_inner(void *arg)
 WT_TEST(graph, run_from_a_task_without_waiting, .timeout = 60)
 {
     for (size_t k = 0; k < NCOUNTS; k++) {
-        inner_s = make(worker_counts[k]);
+        inner_s = make_sched(worker_counts[k]);
         inner_g = new_graph();
         atomic_int n = 0;
         weft_task *prev = NULL;
@@ -865,7 +856,7 @@ WT_TEST(graph, task_spawns_async_work_and_waits_on_a_wait_group, .timeout = 120)
 {
     unsigned counts[] = { 1, 2, 4 };
     for (int k = 0; k < 3; k++) {
-        wg_sched = make(counts[k]);
+        wg_sched = make_sched(counts[k]);
         atomic_store(&wg_children_done, 0);
         atomic_store(&wg_seen_before_join, 0);
         weft_graph *g;
