@@ -639,6 +639,12 @@ static void loop(weft__worker *w)
                                           : !others_turn(w))
             f = take_ready(w);
         if (f) {
+            /* A ready fiber is work found: leave the searching state as
+             * for a task (the last searcher hands off). A searcher that
+             * kept its place while the fiber ran would make submitters
+             * skip waking parked workers (they count on it to find
+             * their work) and keep others from searching. */
+            weft__stop_searching(w);
             weft__fiber *self = w->cur;
             self->next = w->idle_fibers;
             w->idle_fibers = self;
@@ -660,6 +666,7 @@ static void loop(weft__worker *w)
         if (!t && w->run_next) {
             /* Over budget with nothing local to let through: go on. */
             f = take_run_next(w);
+            weft__stop_searching(w);   /* as for a ready fiber above */
             weft__fiber *self = w->cur;
             self->next = w->idle_fibers;
             w->idle_fibers = self;

@@ -566,3 +566,52 @@ WT_TEST(park, t28_no_allocation_on_hot_path, .timeout = 300)
     WT_ASSERT_EQ(atomic_load(&cfg_alloc.bytes), 0);
     weft_set_allocator(NULL);
 }
+
+/* ---- a resumed fiber leaves the searching state ------------------------------- *
+ * A fiber made ready from outside wakes its parked worker, which the waker
+ * counts as searching. If the worker kept that place while the fiber ran,
+ * work the fiber then queued would wake nobody (submitters leave it to
+ * the searcher) and no other worker could start searching for it: the
+ * fiber's fork-join would run on one worker. Here the resumed fiber queues
+ * one task and spins, without yielding, until the task has run: only the
+ * other worker can run it, and only if it is woken. */
+
+struct resumed {
+    weft_event go;
+    atomic_int ran;      /* the queued task ran */
+    atomic_int seen;     /* the fiber saw it in time */
+};
+
+static void mark_ran(void *arg)
+{
+    atomic_store(&((struct resumed *)arg)->ran, 1);
+}
+
+static void wait_then_fork(void *arg)
+{
+    struct resumed *r = arg;
+    weft_event_wait(&r->go);   /* suspends: the worker parks */
+    WT_ASSERT_EQ(weft_spawn(cur, mark_ran, r), WEFT_OK);
+    uint64_t end = now_ns() + 2000000000ull;
+    while (!atomic_load(&r->ran) && now_ns() < end)
+        ;   /* holds this worker: no yield, no block */
+    atomic_store(&r->seen, atomic_load(&r->ran));
+}
+
+WT_TEST(park, resumed_fiber_leaves_searching, .timeout = 120)
+{
+    cur = make_sched(2);
+    for (int round = 0; round < (int)wt_scaled(20, 3); round++) {
+        struct resumed r;
+        weft_event_init(&r.go, true, false);
+        atomic_init(&r.ran, 0);
+        atomic_init(&r.seen, 0);
+        WT_ASSERT_EQ(weft_spawn(cur, wait_then_fork, &r), WEFT_OK);
+        WT_ASSERT(all_parked(cur, 5000000000ull), "workers never all parked (round %d)", round);
+        weft_event_signal(&r.go);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT(atomic_load(&r.seen), "round %d: the task queued by a resumed fiber waited for it", round);
+        weft_event_destroy(&r.go);
+    }
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+}
