@@ -2,8 +2,8 @@
 """Build weft's release preset, run every benchmark, record the machine.
 
     benchmarks/run.py [--no-build] [--jobs N] [--machine SLUG]
-                      [--repetitions N] [--bench NAME ...] [--filter REGEX]
-                      [--no-callgrind]
+                      [--repetitions N] [--min-time SECONDS] [--interleave]
+                      [--bench NAME ...] [--filter REGEX] [--no-callgrind]
 
 Writes benchmarks/results/<machine>/:
     bench_<x>.json   Google Benchmark's JSON for each bench_<x> binary
@@ -19,6 +19,12 @@ without re-measuring the rest. --filter narrows the cases inside each
 binary run; a binary's JSON is replaced by what that run produced, and
 left alone when no case matched. callgrind counts the fiber switch when
 bench_fiber runs and the channel round trip when bench_sync runs.
+
+--interleave passes Google Benchmark's --benchmark_enable_random_interleaving:
+the repetitions of all cases of a binary run in a random order, so a change
+in the machine's load during the run spreads over every case instead of
+landing on a few; with more, shorter repetitions (--min-time, seconds per
+repetition; Google Benchmark's default is 0.5) it spreads more evenly.
 
 <machine> is a short slug of the CPU model and the core count, such as
 xeon-8375c-2c. Nothing is pinned: each case is repeated and report.py
@@ -314,6 +320,9 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the existing build/release")
     ap.add_argument("--machine", help="results folder name (default: CPU model + cores)")
     ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--min-time", type=float, help="seconds each repetition runs at least")
+    ap.add_argument("--interleave", action="store_true",
+                    help="run the repetitions of all cases in a random order")
     ap.add_argument("--jobs", type=int, help="parallel build jobs (default: the build tool's)")
     ap.add_argument("--bench", action="append", metavar="NAME",
                     help="run only bench_NAME (repeatable); the other results stay")
@@ -363,6 +372,10 @@ def main():
                "--benchmark_out_format=json"]
         if args.filter:
             cmd.append("--benchmark_filter=" + args.filter)
+        if args.min_time:
+            cmd.append("--benchmark_min_time=%g" % args.min_time)
+        if args.interleave:
+            cmd.append("--benchmark_enable_random_interleaving=true")
         sh(cmd, env=env)
         # A filter that matches nothing in this binary still truncates
         # the output file: keep the previous results then.
