@@ -13,6 +13,7 @@
 // Fibonacci follows the peers' definition: per level, spawn fib(n-1),
 // compute fib(n-2) inline, then wait; F(n+1)-1 spawns in all.
 
+#include "bench_main.hh"
 #include <benchmark/benchmark.h>
 
 #include <omp.h>
@@ -442,10 +443,5 @@ void register_all()
 int main(int argc, char **argv)
 {
     register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv))
-        return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return weft_bench_run(argc, argv);
 }

@@ -18,6 +18,7 @@
 // Public API only. libgomp's idle threads spin and slow whatever runs
 // next, so the program re-executes itself with OMP_WAIT_POLICY=passive
 // unless the variable is set.
+#include "bench_main.hh"
 #include <benchmark/benchmark.h>
 #include <omp.h>
 #include <oneapi/tbb/flow_graph.h>
@@ -293,10 +294,7 @@ struct Lazy {
 }  // namespace
 
 int main(int argc, char **argv) {
-    if (!getenv("OMP_WAIT_POLICY")) {
-        setenv("OMP_WAIT_POLICY", "passive", 1);
-        execv("/proc/self/exe", argv);   // on failure, run as we are
-    }
+    weft_bench_passive_omp(argv);
     static std::vector<std::unique_ptr<Lazy>> cases;
     auto add = [](std::string name, std::unique_ptr<Dag> (*mk)(uint32_t, uint32_t), uint32_t a, uint32_t b) {
         cases.push_back(std::make_unique<Lazy>(Lazy{Case{std::move(name), mk, a, b}, nullptr}));
@@ -325,9 +323,5 @@ int main(int argc, char **argv) {
                 [l, t](benchmark::State &st) { bench_omp(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
         }
     }
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return weft_bench_run(argc, argv);
 }

@@ -33,6 +33,7 @@
 // (WEFT_BENCH_SPIN_US=N sets spin_us, for experiments). libgomp's idle threads spin and slow whatever
 // runs next, so the program re-executes itself with
 // OMP_WAIT_POLICY=passive unless the variable is set (as bench_graph).
+#include "bench_main.hh"
 #include <benchmark/benchmark.h>
 #include <omp.h>
 #include <oneapi/tbb/blocked_range.h>
@@ -548,15 +549,7 @@ void register_all()
 
 int main(int argc, char **argv)
 {
-    if (!getenv("OMP_WAIT_POLICY")) {
-        setenv("OMP_WAIT_POLICY", "passive", 1);
-        execv("/proc/self/exe", argv);   // on failure, run as we are
-    }
+    weft_bench_passive_omp(argv);
     register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv))
-        return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return weft_bench_run(argc, argv);
 }

@@ -50,6 +50,7 @@
 // condition variable per parent); 10^6 threads is not a workload pthreads
 // can run, so it has 10^4 leaves, next to weft_10k_leaves at that size.
 
+#include "bench_main.hh"
 #include <benchmark/benchmark.h>
 
 #include <pthread.h>
@@ -610,10 +611,5 @@ void register_all()
 int main(int argc, char **argv)
 {
     register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv))
-        return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return weft_bench_run(argc, argv);
 }

@@ -1,0 +1,33 @@
+// This file is private to weft's benchmarks: what every benchmark
+// binary's main() does around registering its cases.
+#ifndef WEFT_BENCH_MAIN_HH
+#define WEFT_BENCH_MAIN_HH
+
+#include <cstdlib>
+#include <unistd.h>
+
+#include <benchmark/benchmark.h>
+
+// libgomp's idle threads spin and slow whatever runs next: binaries with
+// OpenMP baselines re-execute themselves with OMP_WAIT_POLICY=passive
+// unless the variable is set. On failure they run as they are.
+inline void weft_bench_passive_omp(char **argv)
+{
+    if (!std::getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        execv("/proc/self/exe", argv);
+    }
+}
+
+// Runs the registered cases with Google Benchmark's command line.
+inline int weft_bench_run(int argc, char **argv)
+{
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv))
+        return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
+
+#endif  // WEFT_BENCH_MAIN_HH
