@@ -73,6 +73,17 @@ static void piece_task(void *arg)
     run_piece((weft__loop *)(uintptr_t)t->data[0], (size_t)t->data[1], (size_t)t->data[2]);
 }
 
+/* Makes t the piece [b, e) of l: it runs itself (arg is the record). */
+static void set_piece(weft__task *t, weft__loop *l, size_t b, size_t e, weft__fiber *spawner)
+{
+    t->fn = piece_task;
+    t->arg = t;
+    t->spawner = spawner;
+    t->data[0] = (uint64_t)(uintptr_t)l;
+    t->data[1] = b;
+    t->data[2] = e;
+}
+
 /* Queues the piece [b, e) from w. false if no record could be had: the
  * caller keeps the chunks. */
 static bool offer(weft__loop *l, weft__worker *w, size_t b, size_t e)
@@ -80,12 +91,7 @@ static bool offer(weft__loop *l, weft__worker *w, size_t b, size_t e)
     weft__task *t = weft__task_alloc(l->s, w);
     if (WEFT_UNLIKELY(!t))
         return false;
-    t->fn = piece_task;
-    t->arg = t;
-    t->spawner = w->cur;
-    t->data[0] = (uint64_t)(uintptr_t)l;
-    t->data[1] = b;
-    t->data[2] = e;
+    set_piece(t, l, b, e, w->cur);
     atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: the push below publishes it */
     weft__submit(l->s, w, t, WEFT_HINT_NONE);
     return true;
@@ -143,12 +149,7 @@ static int loop_run(weft__loop *l, size_t nchunks)
             weft_waitgroup_destroy(&l->done);
             return WEFT_ENOMEM;
         }
-        t->fn = piece_task;
-        t->arg = t;
-        t->spawner = NULL;
-        t->data[0] = (uint64_t)(uintptr_t)l;
-        t->data[1] = 0;
-        t->data[2] = nchunks;
+        set_piece(t, l, 0, nchunks, NULL);
         int rc = weft__submit_external(s, t, WEFT_HINT_NONE);
         if (rc != WEFT_OK) {
             weft__task_free(s, NULL, t);
