@@ -116,7 +116,8 @@ typedef struct weft_sched weft_sched;
 
 typedef struct weft_config {
     unsigned workers;          /* worker threads; WEFT_WORKERS_AUTO (default)
-                                  = online CPUs; 0 = none: tasks run on the
+                                  = the CPUs the creating thread may run on
+                                  (its affinity mask); 0 = none: tasks run on the
                                   bound thread whenever it blocks */
     size_t fiber_stack_size;   /* usable bytes per fiber, default
                                   WEFT_FIBER_STACK_DEFAULT; a guard page is

@@ -177,6 +177,8 @@ struct weft_sched {
     atomic_uint nidle;
     atomic_uint nsearching;
     unsigned max_searching;
+    bool spare_cpu;                      /* fewer workers than online CPUs:
+                                            an outside waiter may spin */
 
     /* Task records for threads without a pool, and spares. */
     pthread_mutex_t spare_lock;
@@ -284,6 +286,12 @@ void weft__ready_next(weft__fiber *f);
  * finished. Callable from: destroy and unbind, before freeing w. */
 void weft__worker_wait_wakers(weft__worker *w);
 uint64_t weft__now_ns(void);
+/* For a thread that is not a worker of s and waits for work it handed to
+ * the workers: spins while !pred(ctx), up to cfg.spin_us, if a CPU is
+ * spare for it (fewer workers than online CPUs), so a short wait costs no
+ * sleep and no wakeup on either side. Returns pred(ctx); false means
+ * block. Callable from: any thread. */
+bool weft__spin_until(weft_sched *s, bool (*pred)(void *), void *ctx);
 /* Blocking for fiber-aware primitives on workers and on bound threads in
  * single-threaded mode (src/fiber/wait.h). */
 extern const weft__host weft__core_host;

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,17 @@ void weft_config_init(weft_config *cfg)
     cfg->seed = 0;
 }
 
+/* CPUs this thread may run on (its affinity mask, which a cpuset or
+ * taskset narrows), else the online count. */
+static unsigned cpu_count(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
 static bool pow2(unsigned v)
 {
     return v >= 2 && (v & (v - 1)) == 0;
@@ -40,10 +52,8 @@ static bool pow2(unsigned v)
 
 static int check_config(weft_config *c)
 {
-    if (c->workers == WEFT_WORKERS_AUTO) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        c->workers = n > 0 ? (unsigned)n : 1;
-    }
+    if (c->workers == WEFT_WORKERS_AUTO)
+        c->workers = cpu_count();
     if (c->workers > 4096)
         return WEFT_EINVAL;
     if (c->fiber_stack_size == 0)
@@ -122,6 +132,7 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         return WEFT_ENOMEM;
     s->cfg = c;
     s->nworkers = c.workers;
+    s->spare_cpu = cpu_count() > c.workers;
     s->track = c.watchdog_ns != 0 || weft__stall_track_all;
     pthread_mutex_init(&s->spare_lock, NULL);
     pthread_mutex_init(&s->bound_lock, NULL);

@@ -906,6 +906,24 @@ bool weft__help_until(weft__worker *w, bool (*pred)(void *), void *ctx)
     return true;
 }
 
+bool weft__spin_until(weft_sched *s, bool (*pred)(void *), void *ctx)
+{
+    if (pred(ctx))
+        return true;
+    if (!s->spare_cpu || s->cfg.spin_us == 0)
+        return false;   /* spinning would take a CPU from a worker */
+    ck_backoff_t b = CK_BACKOFF_INITIALIZER;
+    uint64_t until = weft__now_ns() + (uint64_t)s->cfg.spin_us * 1000u;
+    do {
+        ck_backoff_eb(&b);
+        if (b > 1024)
+            b = 1024;   /* a few microseconds between looks at most */
+        if (pred(ctx))
+            return true;
+    } while (weft__now_ns() < until);
+    return false;
+}
+
 int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
 {
     if (!pred)
