@@ -454,6 +454,11 @@ def summary_rows(by_group):
     return out
 
 
+SUMMARY_NOTE = ("Ratios are baseline time / weft time: above 1x weft is faster. For fib, "
+                "sequential is plain recursion without tasks, so that ratio is what a spawn "
+                "per call costs over a plain call.")
+
+
 def summary_table(by_group):
     rows = summary_rows(by_group)
     if not rows:
@@ -558,6 +563,25 @@ def counts_section(cg):
 
 # ---- cold and warm, memory ---------------------------------------------------------------
 
+def pretty_size(n):
+    """1048576 -> '2^20', 1000000 -> '10^6', 25 -> '25'."""
+    if n >= 1024 and n & (n - 1) == 0:
+        return "2^%d" % (n.bit_length() - 1)
+    k = 0
+    while n >= 10 and n % 10 == 0:
+        n //= 10
+        k += 1
+    return "10^%d" % k if n == 1 and k >= 3 else str(n * 10 ** k)
+
+
+COLDWARM_NAMES = {
+    "fib": "fib({})",
+    "spawn": "{} empty tasks spawned by a task",
+    "chain": "graph: chain of {} tasks",
+    "independent": "graph: {} independent tasks",
+}
+
+
 def coldwarm_cases(cw, by_group):
     """Per case of coldwarm.json: the medians over its processes, and the
     benchmark's own median for the same workload when it exists."""
@@ -575,7 +599,8 @@ def coldwarm_cases(cw, by_group):
                 bench = r.ns_per_item
                 break
         out.append({
-            "what": "%s %s" % (c["case"], c["size"]), "group": c["group"], "threads": c["threads"],
+            "what": COLDWARM_NAMES.get(c["case"], c["case"] + " {}").format(pretty_size(c["size"])),
+            "group": c["group"], "threads": c["threads"],
             "tasks": tasks, "processes": len(runs),
             "create": med("create_ns"), "build": med("build_ns"),
             "cold": med("cold_ns"), "cold_min": colds[0], "cold_max": colds[-1],
@@ -906,8 +931,8 @@ def markdown(results_dir, made=None, skipped=None):
         line = wake_summary(by_group)
         if line:
             out += [line[0].upper() + line[1:] + ".", ""]
-        out += ["Ratios are baseline time / weft time: above 1x weft is faster. All cases of "
-                "every group, with their spread, are in the sections below.", ""]
+        out += [SUMMARY_NOTE + " All cases of every group, with their spread, are in the "
+                "sections below.", ""]
     if skipped:
         out += ["*Plots skipped: %s.*" % skipped, ""]
     out += image(made, "summary.png") + image(made, "threads.png")
@@ -964,25 +989,32 @@ def readme_block(results_dir, readme, made):
                                                       meta.get("c_compiler", "?")), ""]
     table = summary_table(by_group)
     if table:
-        out += [table, ""]
+        out += [table, "", SUMMARY_NOTE, ""]
         line = wake_summary(by_group)
         if line:
             out += [line[0].upper() + line[1:] + ".", ""]
-    counts = count_rows(cg)
+    counts = [(op, n) for op, n, _ in count_rows(cg) if "weft__" not in op]
     if counts:
-        out += ["Instructions (callgrind, exact): " + "; ".join(
-            "%s: %s" % (op, n) for op, n, _ in counts if "weft__" not in op) + ".", ""]
-    cases = [c for c in coldwarm_cases(cw, by_group) if c["threads"] == max(
-        x["threads"] for x in coldwarm_cases(cw, by_group))] if cw else []
+        out += ["Instructions per operation, counted with callgrind (`benchmarks/icount.c`, "
+                "`examples/*_pingpong.c`):", "",
+                "| operation | instructions |", "|---|---:|"]
+        out += ["| %s | %s |" % (op.replace(": the whole ping-pong loop, per switch", ""), n)
+                for op, n in counts]
+        out.append("")
+    all_cases = coldwarm_cases(cw, by_group)
+    cases = [c for c in all_cases if c["threads"] == max(x["threads"] for x in all_cases)]
     if cases:
-        out += ["First run in a fresh process against warm runs, and memory (`benchmarks/coldwarm.c`, "
-                "%d threads):" % cases[0]["threads"], "",
-                "| workload | cold ms | warm ms | heap peak per task | RSS per task |",
-                "|---|---:|---:|---:|---:|"]
+        out += ["First run in a fresh process (cold: scheduler and graph just made; a graph's "
+                "first run also checks it) against the median warm run, and memory per task "
+                "(`benchmarks/coldwarm.c`, %d threads, medians of %d processes):" % (
+                    cases[0]["threads"], cases[0]["processes"]), "",
+                "| workload | cold ms | warm ms | cold / warm | weft heap peak per task | "
+                "RSS peak per task |",
+                "|---|---:|---:|---:|---:|---:|"]
         for c in cases:
-            out.append("| %s | %s | %s | %s | %s |" % (
-                c["what"], fmt_ms(c["cold"]), fmt_ms(c["warm"]), fmt_per_task(c["heap_peak"], c["tasks"]),
-                fmt_per_task(c["rss"], c["tasks"])))
+            out.append("| %s | %s | %s | %.1fx | %s | %s |" % (
+                c["what"], fmt_ms(c["cold"]), fmt_ms(c["warm"]), c["cold"] / c["warm"],
+                fmt_per_task(c["heap_peak"], c["tasks"]), fmt_per_task(c["rss"], c["tasks"])))
         out.append("")
     out += image(made, "summary.png", prefix) + image(made, "threads.png", prefix)
     suites = [n for n in sorted(made) if n.startswith("ratios_")]
