@@ -76,6 +76,7 @@ static uint64_t now_ns(void)
 }
 
 /* ---- the counting allocator ------------------------------------------------ */
+/* Callable from: any thread, workers included (weft's allocator contract). */
 
 static atomic_size_t g_live, g_peak;
 static atomic_ulong g_allocs;
@@ -91,6 +92,8 @@ static void *count_alloc(size_t size, void *ctx)
     } else if (!(p = malloc(size ? size : 1))) {
         return NULL;
     }
+    /* relaxed, all three: counts only, read by main once the workers are
+     * idle or joined (the runs' own waits order them). */
     size_t live = atomic_fetch_add_explicit(&g_live, size, memory_order_relaxed) + size;
     size_t peak = atomic_load_explicit(&g_peak, memory_order_relaxed);
     while (live > peak &&
@@ -104,7 +107,7 @@ static void *count_alloc(size_t size, void *ctx)
 static void count_free(void *p, size_t size, void *ctx)
 {
     (void)ctx;
-    atomic_fetch_sub_explicit(&g_live, size, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&g_live, size, memory_order_relaxed);   /* relaxed: as in count_alloc */
     free(p);
 }
 
@@ -173,7 +176,7 @@ typedef struct fibs {
 
 static bool fib_done(void *c)
 {
-    return atomic_load_explicit(&((fibs *)c)->done, memory_order_acquire);
+    return atomic_load_explicit(&((fibs *)c)->done, memory_order_acquire);   /* acquire: the child's r; pairs with release in fib */
 }
 
 static void fib(void *a)
@@ -189,7 +192,7 @@ static void fib(void *a)
         check(weft_wait_until(fib_done, &x), "wait_until");
         f->r = x.r + y.r;
     }
-    atomic_store_explicit(&f->done, true, memory_order_release);
+    atomic_store_explicit(&f->done, true, memory_order_release);   /* release: r before done; pairs with acquire in fib_done */
 }
 
 static long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }

@@ -78,20 +78,21 @@ typedef struct fan {
     atomic_long ran;
 } fan;
 
+/* Callable from: a task (the one worker). */
 static void child(void *arg)
 {
-    atomic_fetch_add_explicit(&((fan *)arg)->ran, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&((fan *)arg)->ran, 1, memory_order_relaxed);   /* relaxed: one worker; read by all_ran on this thread */
 }
 
 static bool all_ran(void *arg)
 {
     fan *f = arg;
-    return atomic_load_explicit(&f->ran, memory_order_relaxed) == f->k;
+    return atomic_load_explicit(&f->ran, memory_order_relaxed) == f->k;   /* relaxed: written on this thread (one worker) */
 }
 
 static void spawn_round(fan *f, bool counted)
 {
-    atomic_store_explicit(&f->ran, 0, memory_order_relaxed);
+    atomic_store_explicit(&f->ran, 0, memory_order_relaxed);   /* relaxed: one worker */
     if (counted)
         TOGGLE();
     for (long i = 0; i < f->k; i++)
@@ -120,18 +121,20 @@ typedef struct steal_state {
     sem_t ready, go, done;
 } steal_state;
 
+/* Callable from: a task on B. */
 static void stolen_child(void *arg)
 {
     steal_state *st = arg;
     if (weft_worker_index() != st->thief)
         die("a child ran on the worker that spawned it");
-    if (atomic_fetch_add_explicit(&st->ran, 1, memory_order_relaxed) + 1 == st->k) {
+    if (atomic_fetch_add_explicit(&st->ran, 1, memory_order_relaxed) + 1 == st->k) {   /* relaxed: only B counts; sem_post orders it for A */
         if (st->counted)
             TOGGLE();   /* off, on B */
         sem_post(&st->done);
     }
 }
 
+/* Callable from: a task on B (stolen from A). */
 static void gate(void *arg)
 {
     steal_state *st = arg;
@@ -146,7 +149,7 @@ static void gate(void *arg)
 static void steal_round(steal_state *st, bool counted)
 {
     st->counted = counted;
-    atomic_store_explicit(&st->ran, 0, memory_order_relaxed);
+    atomic_store_explicit(&st->ran, 0, memory_order_relaxed);   /* relaxed: published to B by the spawns below */
     check(weft_spawn(g_s, gate, st), "spawn gate");
     while (sem_wait(&st->ready) != 0)
         ;
@@ -178,7 +181,7 @@ typedef struct fibs {
 
 static bool fib_done(void *c)
 {
-    return atomic_load_explicit(&((fibs *)c)->done, memory_order_acquire);
+    return atomic_load_explicit(&((fibs *)c)->done, memory_order_acquire);   /* acquire: the child's r; pairs with release in fib */
 }
 
 static void fib(void *a)
@@ -194,7 +197,7 @@ static void fib(void *a)
         check(weft_wait_until(fib_done, &x), "wait_until");
         f->r = x.r + y.r;
     }
-    atomic_store_explicit(&f->done, true, memory_order_release);
+    atomic_store_explicit(&f->done, true, memory_order_release);   /* release: r before done; pairs with acquire in fib_done */
 }
 
 static long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
