@@ -437,11 +437,12 @@ def wake_table(by_group, repetitions):
 def summary_rows(by_group):
     """[(what, row, {family: [(baseline case, ratio)]})] for SUMMARY's
     groups that exist here."""
-    out = []
+    out, seen = [], set()
     for spec, case, what in SUMMARY:
         g = resolve(spec, by_group)
-        if not g:
+        if not g or (g, case) in seen:   # fib30_tMAX is fib30_t1 on one core
             continue
+        seen.add((g, case))
         r = [x for x in by_group[g] if x.case == case]
         if not r or r[0].ns_per_item is None:
             continue
@@ -450,7 +451,8 @@ def summary_rows(by_group):
             v = ratio(b.ns_per_item, r[0].ns_per_item)
             if v is not None:
                 fam.setdefault(family(b.case), []).append((b.case, v))
-        out.append((what.format(t=split_threads(g)[1]), g, r[0], fam))
+        what = re.sub(r"\b1 threads\b", "1 thread", what.format(t=split_threads(g)[1]))
+        out.append((what, g, r[0], fam))
     return out
 
 
@@ -758,9 +760,10 @@ def plots(results_dir, rows, meta):
         made[name] = (name, caption)
 
     # The summary's ratios.
-    srows = summary_rows(by_group)
-    if srows:
-        items = [(what, [c for f, _ in FAMILIES for c in fam.get(f, [])]) for what, g, r, fam in srows]
+    items = [(what, [c for f, _ in FAMILIES for c in fam.get(f, [])])
+             for what, g, r, fam in summary_rows(by_group)]
+    items = [i for i in items if i[1]]   # rows whose baselines were not run have no bars
+    if items:
         fig, ax = plt.subplots(figsize=(9, 0.42 * sum(max(len(i[1]), 1) for i in items) / 1.6 + 1.2))
         ratio_bars(ax, items, "weft against the baselines, %s (medians)" % machine)
         save(fig, "summary.png", "The summary's workloads: each baseline's time over weft's.")
@@ -892,8 +895,10 @@ def markdown(results_dir, made=None, skipped=None):
         ("C compiler", meta.get("c_compiler", "?")),
         ("C++ compiler", meta.get("cxx_compiler", "?")),
         ("build", "%s preset (%s)" % ("release", meta.get("build_type", "?"))),
-        ("git commit" + (" (last full run)" if meta.get("runs") else ""), meta.get("git_commit", "?")),
-        ("date" + (" (last full run)" if meta.get("runs") else ""), meta.get("date", ctx.get("date", "?"))),
+        ("git commit" + (" (last full run)" if meta.get("runs") else ""),
+         meta.get("git_commit") or "none: only partial runs, see the table below"),
+        ("date" + (" (last full run)" if meta.get("runs") else ""),
+         meta.get("date") or ctx.get("date", "?")),
         ("load average at start", ", ".join("%.2f" % x for x in ctx.get("load_avg", [])) or "?"),
         ("repetitions", "%s per case, medians shown; nothing pinned" % meta.get("repetitions", "?")),
         ("environment", ", ".join("%s=%s" % kv for kv in meta.get("env", {}).items()) or "—"),
@@ -903,10 +908,11 @@ def markdown(results_dir, made=None, skipped=None):
                               "that affects its own bookkeeping, not the timed code"))
     for k, v in facts:
         out.append("- **%s**: %s" % (k, v))
-    out += ["", "Reproduce: `%s` (all of it: `python3 benchmarks/run.py`; this page and its "
-            "plots alone, from the JSON here: `python3 benchmarks/report.py %s`)" % (
-                meta.get("command", "benchmarks/run.py").strip(),
-                os.path.relpath(results_dir, os.path.dirname(HERE))), ""]
+    here = os.path.relpath(results_dir, os.path.dirname(HERE))
+    cmd = (meta.get("command") or "").strip()
+    out += ["", ("Reproduce: `%s` (the last full run); " % cmd if cmd else "Reproduce: ") +
+            "everything, after `tools/build.sh deps`: `python3 benchmarks/run.py`; this page and "
+            "its plots alone, from the JSON here: `python3 benchmarks/report.py %s`" % here, ""]
     runs = meta.get("runs", {})
     if runs:
         out += ["Each binary's figures come from its own run (`run.py --bench` re-runs one):", "",
