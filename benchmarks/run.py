@@ -4,21 +4,33 @@
     benchmarks/run.py [--no-build] [--jobs N] [--machine SLUG]
                       [--repetitions N] [--min-time SECONDS] [--interleave]
                       [--bench NAME ...] [--filter REGEX] [--no-callgrind]
+                      [--no-coldwarm] [--extras-only]
 
 Writes benchmarks/results/<machine>/:
     bench_<x>.json   Google Benchmark's JSON for each bench_<x> binary
     meta.json        CPU, cores, compilers, kernel; git commit and date of
                      each binary's run ("runs")
-    callgrind.json   instructions per fiber switch and per channel round
-                     trip, counted by callgrind
-    README.md        the summary, made by report.py from the files above
+    callgrind.json   instructions per fiber switch, per channel round trip,
+                     per spawn + run, per steal + run and per fib call,
+                     counted by callgrind (benchmarks/icount.c for the
+                     last three)
+    coldwarm.json    first run against warm runs, and memory per task, of
+                     fib, 10^6 spawns, a linear chain and 10^6 independent
+                     graph tasks, each in fresh processes
+                     (benchmarks/coldwarm.c)
+    README.md, *.png the summary and its plots, made by report.py from the
+                     files above
 
 --bench sync (or bench_sync; repeatable) runs only those binaries and
 leaves the other binaries' files as they are, so one suite can be re-run
 without re-measuring the rest. --filter narrows the cases inside each
 binary run; a binary's JSON is replaced by what that run produced, and
 left alone when no case matched. callgrind counts the fiber switch when
-bench_fiber runs and the channel round trip when bench_sync runs.
+bench_fiber runs, the channel round trip when bench_sync runs, and spawn,
+steal and fib when bench_core runs; coldwarm runs when bench_core or
+bench_graph runs. --extras-only runs no bench_* binary, only all the
+callgrind counts and coldwarm (they take about two minutes), and rewrites
+the README from the rest as it is.
 
 --interleave passes Google Benchmark's --benchmark_enable_random_interleaving:
 the repetitions of all cases of a binary run in a random order, so a change
@@ -28,7 +40,8 @@ repetition; Google Benchmark's default is 0.5) it spreads more evenly.
 
 <machine> is a short slug of the CPU model and the core count, such as
 xeon-8375c-2c. Nothing is pinned: each case is repeated and report.py
-shows medians. Python 3 standard library only.
+shows medians. Python 3 standard library only (report.py draws the plots
+with matplotlib when some python3 here has it, and skips them otherwise).
 """
 
 import argparse
@@ -229,27 +242,90 @@ def callgrind_counts(path, exe):
     return total, by_addr
 
 
-def symbol_range(exe, name):
-    """[start, end) of a function in exe, from nm; None if not found."""
+def symbols(exe):
+    """[(start, end, name)] of the functions in exe, from nm; [] if nm fails."""
     try:
         out = subprocess.run(["nm", "-S", "--defined-only", exe],
                              capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
-        return None
+        return []
+    syms = []
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 4 and parts[3] == name:
+        if len(parts) == 4 and parts[2] in "tTwW":
             start = int(parts[0], 16)
-            return start, start + int(parts[1], 16)
+            syms.append((start, start + int(parts[1], 16), parts[3]))
+    return syms
+
+
+def symbol_range(exe, name):
+    """[start, end) of a function in exe, from nm; None if not found."""
+    for start, end, n in symbols(exe):
+        if n == name:
+            return start, end
     return None
 
 
-def callgrind(outdir, fiber=True, chan=True):
-    """Instructions per one-way fiber switch (fiber_pingpong) and per
-    channel round trip on one worker (chan_pingpong), each program run
-    under callgrind at two sizes so that setup cancels out of the
-    difference. Merged into callgrind.json: a part not measured keeps its
-    previous figures."""
+def cg_run(exe, args, tag, collect_atstart=True):
+    """Runs exe under callgrind; (total Ir, Ir by address in exe)."""
+    cg = os.path.join(BUILD, "callgrind.%s.%s.out" % (os.path.basename(exe), tag))
+    cmd = ["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
+           "--compress-strings=no", "--callgrind-out-file=" + cg]
+    if not collect_atstart:
+        cmd.append("--collect-atstart=no")
+    sh(cmd + [exe] + [str(a) for a in args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return callgrind_counts(cg, exe)
+
+
+def by_function(exe, counts, items, least=0.5):
+    """{function: instructions per item} from two runs' counts by address:
+    the difference of each function's own instructions over the items the
+    second run adds, biggest first, those of at least `least`."""
+    per = {}
+    for start, end, name in symbols(exe):
+        d = [sum(ir for a, ir in c[1].items() if start <= a < end) for c in counts]
+        v = (d[1] - d[0]) / items
+        if abs(v) >= least:
+            per[name] = round(v, 2)
+    return dict(sorted(per.items(), key=lambda kv: -kv[1]))
+
+
+# icount's workloads: key -> (icount's mode, sizes, rounds, items the second
+# size adds per round, what one item is). Sizes stay within the default
+# deque (256), so spawn and steal measure the deque, not the overflow to
+# the global ring. "spawn" stays within one slab of task records (64), so
+# the worker's pool serves every spawn; "spawn_many" keeps 100 to 200
+# tasks queued, so its pool also hands slabs to the scheduler's spare list
+# and takes them back.
+def _fib_spawns(n):
+    x, y = 0, 1   # spawns(n) = F(n+1) - 1
+    for _ in range(n + 1):
+        x, y = y, x + y
+    return x - 1
+
+
+ICOUNT = {
+    "spawn": ("spawn", (25, 50), 40, lambda a, b: b - a,
+              "spawn + run of an empty task from a task on 1 worker, 25 to 50 queued (the "
+              "parent's weft_wait_until runs them inline)"),
+    "spawn_many": ("spawn", (100, 200), 20, lambda a, b: b - a,
+                   "the same with 100 to 200 queued: more than a slab of task records, so "
+                   "slabs also move between the worker's pool and the spare list"),
+    "steal": ("steal", (100, 200), 20, lambda a, b: b - a,
+              "steal + run of an empty task: on 2 workers, the thief's whole loop per task "
+              "it takes from the other worker's deque (that worker's thread is asleep)"),
+    "fib": ("fib", (18, 20), 2, lambda a, b: _fib_spawns(b) - _fib_spawns(a),
+            "one call of fib with one spawn (spawn, fib's own work, the wait), 1 worker, as "
+            "bench_core's fib cases"),
+}
+
+
+def callgrind(outdir, fiber=True, chan=True, sched=True):
+    """Instructions per one-way fiber switch (fiber_pingpong), per channel
+    round trip on one worker (chan_pingpong), and per spawn, steal and fib
+    call (benchmarks/icount), each program run under callgrind at two
+    sizes so that setup cancels out of the difference. Merged into
+    callgrind.json: a part not measured keeps its previous figures."""
     path = os.path.join(outdir, "callgrind.json")
     result = {}
     if os.path.exists(path):
@@ -258,19 +334,15 @@ def callgrind(outdir, fiber=True, chan=True):
     if not shutil.which("valgrind"):
         print("callgrind: skipped (no valgrind)")
         return None
-    # Each program does one warm-up run and `runs` timed runs of n round
-    # trips.
+    tool = out_of(["valgrind", "--version"]) + " --tool=callgrind"
+    stamp = {"git_commit": commit_id(), "date": now_utc()}
+    measured = False
+    # Each pingpong program does one warm-up run and `runs` timed runs of n
+    # round trips.
     sizes, runs = (100000, 200000), 1
 
     def count(exe):
-        counts = []
-        for n in sizes:
-            cg = os.path.join(BUILD, "callgrind.%s.%d.out" % (os.path.basename(exe), n))
-            sh(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
-                "--compress-strings=no", "--callgrind-out-file=" + cg, exe, str(n), str(runs)],
-               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            counts.append(callgrind_counts(cg, exe))
-        return counts
+        return [cg_run(exe, [n, runs], n) for n in sizes]
 
     exe = os.path.join(BUILD, "examples", "fiber_pingpong")
     if fiber and os.path.exists(exe):
@@ -285,7 +357,7 @@ def callgrind(outdir, fiber=True, chan=True):
             return round((d[1] - d[0]) / switches, 2)
 
         result.update({
-            "tool": out_of(["valgrind", "--version"]) + " --tool=callgrind",
+            "tool": tool,
             "program": "examples/fiber_pingpong N %d, N = %d and %d" % (runs, *sizes),
             "method": "difference between the two runs / the one-way switches it adds",
             "per_oneway_switch": {
@@ -293,24 +365,111 @@ def callgrind(outdir, fiber=True, chan=True):
                 "weft__fiber_switch_self": in_function("weft__fiber_switch"),
                 "weft__ctx_switch_self": in_function("weft__ctx_switch"),
             },
-        })
+        }, **stamp)
+        measured = True
     exe = os.path.join(BUILD, "examples", "chan_pingpong")
     if chan and os.path.exists(exe):
         counts = count(exe)
         trips = (runs + 1) * (sizes[1] - sizes[0])
-        result["channel_round_trip"] = {
-            "tool": out_of(["valgrind", "--version"]) + " --tool=callgrind",
+        result["channel_round_trip"] = dict({
+            "tool": tool,
             "program": "examples/chan_pingpong N %d, N = %d and %d" % (runs, *sizes),
             "method": "difference between the two runs (whole process) / the round trips it adds",
             "per_round_trip_one_worker": round((counts[1][0] - counts[0][0]) / trips, 1),
-        }
-    if not result:
-        print("callgrind: skipped (no fiber_pingpong or chan_pingpong)")
+        }, **stamp)
+        measured = True
+    exe = os.path.join(BUILD, "benchmarks", "icount")
+    if sched and os.path.exists(exe):
+        sched_counts = {}
+        for key, (mode, msizes, rounds, added, what) in ICOUNT.items():
+            try:
+                counts = [cg_run(exe, [mode, n, rounds], "%s.%d" % (mode, n), collect_atstart=False)
+                          for n in msizes]
+            except subprocess.CalledProcessError as e:
+                print("callgrind: icount %s failed (%s); not counted" % (mode, e))
+                continue
+            items = rounds * added(*msizes)
+            if counts[0][0] == 0:
+                print("callgrind: icount %s counted nothing (built without valgrind/callgrind.h?)" % mode)
+                continue
+            sched_counts[key] = {
+                "what": what,
+                "program": "benchmarks/icount %s SIZE %d, SIZE = %d and %d" % (mode, rounds, *msizes),
+                "per_item": round((counts[1][0] - counts[0][0]) / items, 1),
+                "by_function": by_function(exe, counts, items),
+            }
+        if sched_counts:
+            result["scheduler"] = dict({
+                "tool": tool + " --collect-atstart=no",
+                "method": "icount switches collection on around the measured part, on the "
+                          "thread that does it, after a warm-up round; difference between "
+                          "the two sizes / the items it adds",
+                "counts": sched_counts,
+            }, **stamp)
+            measured = True
+    if not measured:
+        print("callgrind: skipped (no fiber_pingpong, chan_pingpong or icount)")
         return None
     with open(path, "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
     return result
+
+
+# ---- cold and warm runs, memory ----------------------------------------------------
+
+# coldwarm's cases: (workload, size, the benchmark group it mirrors, less
+# the _t<threads> suffix). Each runs at 1 thread and at every core.
+COLDWARM = [
+    ("fib", 25, "fib25"),
+    ("fib", 30, "fib30"),
+    ("spawn", 1000000, "spawn"),
+    ("chain", 1 << 20, "chain_2^20"),
+    ("independent", 1000000, "parallel_10^6"),
+]
+
+
+def coldwarm(outdir, cores, processes=3, warm=10):
+    """Runs benchmarks/coldwarm for each case of COLDWARM at 1 thread and
+    at `cores`, `processes` fresh processes each (a cold run is a
+    process's first), and writes coldwarm.json with every process's
+    figures; report.py takes the medians."""
+    exe = os.path.join(BUILD, "benchmarks", "coldwarm")
+    if not os.path.exists(exe):
+        print("coldwarm: skipped (no %s)" % os.path.relpath(exe, ROOT))
+        return None
+    threads = sorted({1, cores})
+    load = os.getloadavg() if hasattr(os, "getloadavg") else ()
+    out = {
+        "program": "benchmarks/coldwarm",
+        "git_commit": commit_id(),
+        "date": now_utc(),
+        "load_avg_start": [round(x, 2) for x in load],
+        "processes": processes,
+        "warm_runs": warm,
+        "cases": [],
+    }
+    for name, size, group in COLDWARM:
+        for t in threads:
+            runs = []
+            for _ in range(processes):
+                cmd = [exe, name, str(size), str(t), str(warm)]
+                print("+ " + " ".join([os.path.relpath(exe, ROOT)] + cmd[1:]), flush=True)
+                r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+                if r.returncode != 0:
+                    print("coldwarm: %s failed: %s" % (" ".join(cmd[1:]), r.stderr.strip()))
+                    break
+                runs.append(json.loads(r.stdout))
+            if runs:
+                out["cases"].append({"case": name, "size": size, "threads": t,
+                                     "group": "%s_t%d" % (group, t), "runs": runs})
+    load = os.getloadavg() if hasattr(os, "getloadavg") else ()
+    out["load_avg_end"] = [round(x, 2) for x in load]
+    path = os.path.join(outdir, "coldwarm.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    return out
 
 
 # ---- main ------------------------------------------------------------------------
@@ -327,8 +486,13 @@ def main():
     ap.add_argument("--bench", action="append", metavar="NAME",
                     help="run only bench_NAME (repeatable); the other results stay")
     ap.add_argument("--filter", help="passed to --benchmark_filter")
-    ap.add_argument("--no-callgrind", action="store_true")
+    ap.add_argument("--no-callgrind", action="store_true", help="count no instructions")
+    ap.add_argument("--no-coldwarm", action="store_true", help="do not run benchmarks/coldwarm")
+    ap.add_argument("--extras-only", action="store_true",
+                    help="run no bench_* binary: only the callgrind counts and coldwarm")
     args = ap.parse_args()
+    if args.extras_only and (args.bench or args.filter):
+        sys.exit("run.py: --extras-only runs no bench_* binary; --bench and --filter do not apply")
     args.commit = commit_id()   # before the results change the tree
 
     if not args.no_build:
@@ -362,7 +526,7 @@ def main():
 
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
     ran = []
-    for b in benches:
+    for b in ([] if args.extras_only else benches):
         out = os.path.join(outdir, b + ".json")
         tmp = out + ".new"
         cmd = [os.path.join(bindir, b),
@@ -393,16 +557,18 @@ def main():
         relativize(out)
         ran.append(b)
 
-    with open(meta_path, "w") as f:
-        json.dump(meta(info, cores, slug, args, ran, old, outdir), f, indent=2)
-        f.write("\n")
-    if not args.no_callgrind and ("bench_fiber" in ran or "bench_sync" in ran):
-        callgrind(outdir, fiber="bench_fiber" in ran, chan="bench_sync" in ran)
+    if ran or not os.path.exists(meta_path):
+        with open(meta_path, "w") as f:
+            json.dump(meta(info, cores, slug, args, ran, old, outdir), f, indent=2)
+            f.write("\n")
+    extras = args.extras_only
+    if not args.no_callgrind and (extras or {"bench_fiber", "bench_sync", "bench_core"} & set(ran)):
+        callgrind(outdir, fiber=extras or "bench_fiber" in ran, chan=extras or "bench_sync" in ran,
+                  sched=extras or "bench_core" in ran)
+    if not args.no_coldwarm and (extras or {"bench_core", "bench_graph"} & set(ran)):
+        coldwarm(outdir, cores)
 
-    readme = os.path.join(outdir, "README.md")
-    with open(readme, "w") as f:
-        f.write(report.markdown(outdir))
-    print("wrote " + os.path.relpath(readme, ROOT))
+    report.write(outdir)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ debian_packages=(
     libck-dev                         # the core (Concurrency Kit)
     libcriterion-dev                  # tests
     libbenchmark-dev libtbb-dev libomp-dev   # benchmarks
-    valgrind                          # client-request headers (optional in the build)
+    python3-matplotlib                # benchmarks/report.py's plots
+    valgrind                          # client-request headers (optional in the build); run.py's instruction counts
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user   # the aarch64 preset
     spin                              # models/
 )
