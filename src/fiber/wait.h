@@ -63,6 +63,10 @@ typedef struct weft__host {
 void weft__host_set(const weft__host *h);
 const weft__host *weft__host_get(void);
 
+/* The calling thread's host, as weft__host_set left it; read inline by
+ * weft__wait. Written by its own thread only. */
+extern WEFT_TLS const weft__host *weft__tls_host;
+
 /* Initializes w as PENDING with an optional absolute deadline (inline:
  * it is on every blocking path). */
 static inline void weft__waiter_init(weft__waiter *w, const void *obj, const char *what,
@@ -183,13 +187,35 @@ static inline void weft__wake_next(weft__waiter *w)
 /* weft__wake on each waiter of a claimed list. */
 void weft__wake_list(weft__waiter *list);
 
+/* weft__wait's two cold halves (wait.c): a hostless thread sleeps on the
+ * futex; a wait that did not end NOTIFIED (so: TIMEDOUT) unlinks itself. */
+void weft__block_thread(weft__waiter *w);
+int weft__wait_timedout(weft__waitq *q, weft__waiter *w, unsigned state,
+                        void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock);
+
 /* Blocks on w, which the caller has queued under `lock` (still held).
  * Releases the lock. Returns WEFT_OK when notified, WEFT_ETIMEDOUT when
  * the deadline passed first; in that case w is off the queue again
  * (weft__wait re-takes the lock with lock_fn to unlink it, then calls
- * unlock_fn) and the lock is not held on return. */
-int weft__wait(weft__waitq *q, weft__waiter *w,
-               void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock);
+ * unlock_fn) and the lock is not held on return. Inline: every blocking
+ * call of every primitive goes through it, and the fast path (a host,
+ * notified) is a few instructions around the host's block. */
+static inline int weft__wait(weft__waitq *q, weft__waiter *w,
+                             void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock)
+{
+    const weft__host *h = weft__tls_host;
+    w->host = h;   /* under the lock: a notifier reads it before its store */
+    if (WEFT_LIKELY(h != NULL)) {
+        h->block(w, unlock_fn, lock);
+    } else {
+        unlock_fn(lock);
+        weft__block_thread(w);
+    }
+    unsigned s = atomic_load_explicit(&w->state, memory_order_acquire);  /* acquire: pairs with the notifier's release store */
+    if (WEFT_LIKELY(s == WEFT__WAIT_NOTIFIED))
+        return WEFT_OK;
+    return weft__wait_timedout(q, w, s, lock_fn, unlock_fn, lock);
+}
 
 /* Monotonic clock in ns. */
 uint64_t weft__clock_ns(void);
