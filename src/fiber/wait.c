@@ -86,7 +86,7 @@ void weft__waitq_push_front(weft__waitq *q, weft__waiter *w)
     w->queued = true;
 }
 
-weft__waiter *weft__waitq_claim(weft__waitq *q)
+weft__waiter *weft__waitq_claim_slow(weft__waitq *q)
 {
     while (q->head) {
         weft__waiter *w = q->head;

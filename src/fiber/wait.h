@@ -135,12 +135,36 @@ static inline bool weft__waitq_empty(const weft__waitq *q)
     return q->head == NULL;
 }
 
+/* weft__waitq_claim past its inline case (wait.c): the head has a
+ * deadline, so a CAS decides the race with its timeout. */
+weft__waiter *weft__waitq_claim_slow(weft__waitq *q);
+
 /* Pops the oldest waiter that is still PENDING and marks it CLAIMED;
  * waiters found TIMEDOUT are unlinked and skipped. NULL if none. Until
  * it is released (weft__wake) the caller owns the waiter: it may read
  * and write the waiter and what its data points to (the waiter cannot
- * leave). Caller holds the primitive's lock. */
-weft__waiter *weft__waitq_claim(weft__waitq *q);
+ * leave). Caller holds the primitive's lock. Inline for the common
+ * head, one without a deadline: nothing races its claim. */
+static inline weft__waiter *weft__waitq_claim(weft__waitq *q)
+{
+    weft__waiter *w = q->head;
+    if (!w)
+        return NULL;
+    if (WEFT_UNLIKELY(w->deadline != 0))
+        return weft__waitq_claim_slow(q);
+    q->head = w->next;
+    if (w->next)
+        w->next->prev = NULL;
+    else
+        q->tail = NULL;
+    w->next = w->prev = NULL;
+    w->queued = false;
+    /* No deadline, no timeout to race with: nobody else writes the state
+     * while it is PENDING, so a store claims it. */
+    atomic_store_explicit(&w->state, WEFT__WAIT_CLAIMED,
+                          memory_order_relaxed);   /* relaxed: the lock orders the waiter's set-up before us; NOTIFIED's release store publishes the rest */
+    return w;
+}
 /* Claims every PENDING waiter in q (so: those waiting now) and returns
  * them linked through next, oldest first; *n (may be NULL) gets their
  * number. Caller holds the lock. */
