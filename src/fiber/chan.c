@@ -147,8 +147,11 @@ int chan_block(weft_chan *ch, weft__waitq *q, const char *what, uintptr_t data,
 }
 
 /* timeout_ns: 0 = do not block (fail with `busy`); WEFT__FOREVER = no
- * deadline. */
-static int chan_send(weft_chan *ch, const void *elem, uint64_t timeout_ns, int busy)
+ * deadline. Inlined into each entry point, where both are constants: the
+ * blocking send and receive then test neither, and build a waiter with no
+ * deadline without looking at the clock. */
+static inline __attribute__((always_inline))
+int chan_send(weft_chan *ch, const void *elem, uint64_t timeout_ns, int busy)
 {
     if (WEFT_UNLIKELY(!ch || (!elem && ch->elem_size)))
         return WEFT_EINVAL;
@@ -178,7 +181,8 @@ static int chan_send(weft_chan *ch, const void *elem, uint64_t timeout_ns, int b
     return chan_block(ch, &ch->sendq, "channel send", (uintptr_t)elem, timeout_ns);
 }
 
-static int chan_recv(weft_chan *ch, void *elem, uint64_t timeout_ns, int busy)
+static inline __attribute__((always_inline))
+int chan_recv(weft_chan *ch, void *elem, uint64_t timeout_ns, int busy)
 {
     if (WEFT_UNLIKELY(!ch || (!elem && ch->elem_size)))
         return WEFT_EINVAL;
