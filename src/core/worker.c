@@ -237,10 +237,10 @@ static weft__fiber *take_ready_shuffled(weft__worker *w)
  * left for the caller to weigh against local tasks. Callable from: owner. */
 static weft__fiber *take_ready(weft__worker *w)
 {
-    if (WEFT_UNLIKELY(w->s->cfg.shuffle))
+    if (WEFT_UNLIKELY(w->shuffle))
         return take_ready_shuffled(w);
     weft__fiber *f = w->run_next;
-    if (f && w->next_streak < w->s->cfg.lifo_budget) {
+    if (f && w->next_streak < w->lifo_budget) {
         w->run_next = NULL;
         w->next_streak++;
         w->fiber_streak++;
@@ -343,7 +343,7 @@ static bool local_work_waiting(weft__worker *w)
  * resumptions. Callable from: owner. */
 static bool others_turn(weft__worker *w)
 {
-    if (w->fiber_streak < w->s->cfg.global_interval)
+    if (w->fiber_streak < w->global_interval)
         return false;
     if (w->yield_head || w->pollers || local_work_waiting(w))
         return true;
@@ -352,8 +352,8 @@ static bool others_turn(weft__worker *w)
 }
 
 /* A fiber to continue on: a ready one, an idle one (to run the loop), or
- * a new one. */
-static weft__fiber *next_fiber(weft__worker *w)
+ * a new one. next_fiber's cases past its first. */
+static __attribute__((noinline)) weft__fiber *next_fiber_slow(weft__worker *w)
 {
     weft__fiber *f;
     if (!others_turn(w)) {
@@ -377,7 +377,25 @@ static weft__fiber *next_fiber(weft__worker *w)
     return f;
 }
 
-static void switch_to(weft__worker *w, weft__fiber *to)
+/* As next_fiber_slow, with its first case inline: a fiber woken by the
+ * running one (run_next) within its budget, while it is not the others'
+ * turn, goes next. That is what take_ready would pick there, so the order
+ * is next_fiber_slow's; it is the case of fibers handing work to each
+ * other (a channel ping-pong suspends through it on every message). */
+static inline __attribute__((always_inline)) weft__fiber *next_fiber(weft__worker *w)
+{
+    weft__fiber *f = w->run_next;
+    if (WEFT_LIKELY(f != NULL && w->next_streak < w->lifo_budget &&
+                    w->fiber_streak < w->global_interval && !w->shuffle)) {
+        w->run_next = NULL;
+        w->next_streak++;
+        w->fiber_streak++;
+        return f;
+    }
+    return next_fiber_slow(w);
+}
+
+static inline void switch_to(weft__worker *w, weft__fiber *to)
 {
     weft__fiber *from = w->cur;
     w->cur = to;
@@ -386,7 +404,9 @@ static void switch_to(weft__worker *w, weft__fiber *to)
     /* Back on `from`, on the same worker: fibers are pinned. */
 }
 
-void weft__suspend(weft__worker *w)
+/* weft__suspend's body, inlined into host_block: a blocking call is one
+ * frame from the primitive to the switch. */
+static inline __attribute__((always_inline)) void suspend(weft__worker *w)
 {
     weft__fiber *self = w->cur;
     weft__fiber *next = next_fiber(w);
@@ -400,6 +420,11 @@ void weft__suspend(weft__worker *w)
     w->blocked--;
     if (WEFT_UNLIKELY(track))
         weft__track_resume(w, self);
+}
+
+void weft__suspend(weft__worker *w)
+{
+    suspend(w);
 }
 
 /* ---- picking work ------------------------------------------------------------------ */
@@ -768,7 +793,7 @@ static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
      * fiber on its own worker, which cannot look before we are out. */
     if (!wt->deadline) {
         unlock(lock);
-        weft__suspend(w);
+        suspend(w);
         return;
     }
     wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
@@ -803,6 +828,9 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->shuffle_rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) ^ 0xd1b54a32d192ed03ull;
     w->shuffle_rng += !w->shuffle_rng;   /* xorshift never leaves 0 */
     w->deque_capacity = s->cfg.local_capacity;
+    w->lifo_budget = s->cfg.lifo_budget;
+    w->global_interval = s->cfg.global_interval;
+    w->shuffle = s->cfg.shuffle;
     int rc = weft__deque_init(&w->deque, s->cfg.local_capacity, &s->cfg.allocator);
     if (rc != WEFT_OK)
         return rc;
