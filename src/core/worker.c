@@ -395,18 +395,21 @@ static inline __attribute__((always_inline)) weft__fiber *next_fiber(weft__worke
     return next_fiber_slow(w);
 }
 
-static inline void switch_to(weft__worker *w, weft__fiber *to)
+/* Switches w from fiber `from`, the current one, to `to`. */
+static inline void switch_from(weft__worker *w, weft__fiber *from, weft__fiber *to)
 {
-    weft__fiber *from = w->cur;
     w->cur = to;
     WEFT__STAT(w, fiber_switches, 1);
     weft__fiber_switch(from, to);
     /* Back on `from`, on the same worker: fibers are pinned. */
 }
 
-/* weft__suspend's body, inlined into host_block: a blocking call is one
- * frame from the primitive to the switch. */
-static inline __attribute__((always_inline)) void suspend(weft__worker *w)
+static inline void switch_to(weft__worker *w, weft__fiber *to)
+{
+    switch_from(w, w->cur, to);
+}
+
+void weft__suspend(weft__worker *w)
 {
     weft__fiber *self = w->cur;
     weft__fiber *next = next_fiber(w);
@@ -416,15 +419,10 @@ static inline __attribute__((always_inline)) void suspend(weft__worker *w)
     if (WEFT_UNLIKELY(track))
         weft__track_suspend(w, self);
     w->blocked++;
-    switch_to(w, next);
+    switch_from(w, self, next);
     w->blocked--;
     if (WEFT_UNLIKELY(track))
         weft__track_resume(w, self);
-}
-
-void weft__suspend(weft__worker *w)
-{
-    suspend(w);
 }
 
 /* ---- picking work ------------------------------------------------------------------ */
@@ -783,17 +781,16 @@ static void wait_timeout(weft__timer *t)
         weft__ready(wt->fiber);
 }
 
-static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
+/* host_block's general case: the stall tracker notes what the fiber
+ * waits on (and weft__suspend lists it), a deadline arms a timer. */
+static __attribute__((noinline))
+void host_block_slow(weft__worker *w, weft__waiter *wt, void (*unlock)(void *), void *lock)
 {
-    weft__worker *w = weft__tls_worker;
-    wt->fiber = w->cur;
     if (WEFT_UNLIKELY(w->track))
         weft__track_note(w, wt->what, wt->obj, wt->deadline);
-    /* Safe to unlock before switching: a notifier's wake only queues this
-     * fiber on its own worker, which cannot look before we are out. */
     if (!wt->deadline) {
         unlock(lock);
-        suspend(w);
+        weft__suspend(w);
         return;
     }
     wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
@@ -801,6 +798,28 @@ static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
     unlock(lock);
     weft__suspend(w);
     weft__timer_disarm(w, &tm.timer);
+}
+
+/* The common case inline: no deadline, no stall tracking. It is
+ * weft__suspend without the tracking, in the same frame as the unlock. */
+static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
+{
+    weft__worker *w = weft__tls_worker;
+    weft__fiber *self = w->cur;
+    wt->fiber = self;
+    if (WEFT_UNLIKELY(wt->deadline != 0 || w->track)) {
+        host_block_slow(w, wt, unlock, lock);
+        return;
+    }
+    /* Safe to unlock before switching: a notifier's wake only queues this
+     * fiber on its own worker, which cannot look before we are out. */
+    unlock(lock);
+    weft__fiber *next = next_fiber(w);
+    if (next == self)
+        return;   /* made ready before it could leave */
+    w->blocked++;
+    switch_from(w, self, next);
+    w->blocked--;
 }
 
 static void host_wake(weft__waiter *wt)
