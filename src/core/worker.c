@@ -377,20 +377,26 @@ static __attribute__((noinline)) weft__fiber *next_fiber_slow(weft__worker *w)
     return f;
 }
 
-/* As next_fiber_slow, with its first case inline: a fiber woken by the
- * running one (run_next) within its budget, while it is not the others'
- * turn, goes next. That is what take_ready would pick there, so the order
- * is next_fiber_slow's; it is the case of fibers handing work to each
- * other (a channel ping-pong suspends through it on every message). */
+/* As next_fiber_slow, with its first cases inline: a fiber woken by the
+ * running one (run_next), while it is not the others' turn, goes next if
+ * it is within its budget, or, past it, if nothing else waits (no ready
+ * fiber, no local task, no due timer), and its streak starts over. That
+ * is what take_ready and next_fiber_slow would pick there, in the same
+ * order; it is the case of fibers handing work to each other (a channel
+ * ping-pong suspends through it on every message). */
 static inline __attribute__((always_inline)) weft__fiber *next_fiber(weft__worker *w)
 {
     weft__fiber *f = w->run_next;
-    if (WEFT_LIKELY(f != NULL && w->next_streak < w->lifo_budget &&
-                    w->fiber_streak < w->global_interval && !w->shuffle)) {
-        w->run_next = NULL;
-        w->next_streak++;
-        w->fiber_streak++;
-        return f;
+    if (WEFT_LIKELY(f != NULL && w->fiber_streak < w->global_interval && !w->shuffle)) {
+        if (WEFT_LIKELY(w->next_streak < w->lifo_budget)) {
+            w->run_next = NULL;
+            w->next_streak++;
+            w->fiber_streak++;
+            return f;
+        }
+        if (!w->ready_head && !atomic_load_explicit(&w->inbox, memory_order_relaxed) &&
+            !local_work_waiting(w))   /* relaxed: a hint, as in drain_inbox; a fiber pushed later waits its turn */
+            return take_run_next(w);
     }
     return next_fiber_slow(w);
 }
