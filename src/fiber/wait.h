@@ -157,8 +157,7 @@ static inline weft__waiter *weft__waitq_claim(weft__waitq *q)
         w->next->prev = NULL;
     else
         q->tail = NULL;
-    w->next = w->prev = NULL;
-    w->queued = false;
+    w->queued = false;   /* its links are stale now: a push sets both, claim_all sets next */
     /* No deadline, no timeout to race with: nobody else writes the state
      * while it is PENDING, so a store claims it. */
     atomic_store_explicit(&w->state, WEFT__WAIT_CLAIMED,
