@@ -650,6 +650,37 @@ static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
     return d;
 }
 
+/* Full looks at the scheduler's queues (and the clock) in spin_for_work:
+ * one every this many pauses (about a microsecond at 27 ns a pause). */
+#define WEFT__SPIN_SCAN 32
+
+/* Spins up to cfg.spin_us for work to show up; true if it did. The inbox,
+ * where a fiber of this worker lands when another thread wakes it (a
+ * channel's reply from another worker, an event set elsewhere), is
+ * polled at every pause: it is this worker's own line, read-only while
+ * nothing arrives, so the hand-off costs one cache miss instead of the
+ * rest of a back-off step (an exponential back-off capped at 4096 empty
+ * iterations, about 1.3 us, made a two-worker ping-pong wait out half a
+ * step per message: 1.2 us a round trip against 0.6 us now). Tasks
+ * anywhere else (deques, LIFO slots, the global ring) are looked for
+ * every WEFT__SPIN_SCAN pauses. Callable from: owner, with nothing
+ * runnable locally. */
+static bool spin_for_work(weft__worker *w)
+{
+    uint64_t until = weft__now_ns() + (uint64_t)w->s->cfg.spin_us * 1000u;
+    for (unsigned n = 1;; n++) {
+        if (atomic_load_explicit(&w->inbox, memory_order_relaxed))   /* relaxed: a hint; drain_inbox's exchange acquires */
+            return true;
+        if (n % WEFT__SPIN_SCAN == 0) {
+            if (weft__work_visible(w))
+                return true;
+            if (weft__now_ns() >= until)
+                return false;
+        }
+        weft__cpu_relax();
+    }
+}
+
 /* The loop every fiber of a worker runs. Returns only on the host fiber
  * when the scheduler exits (or, on a bound thread, never: it switches to
  * the host fiber once that is ready). */
@@ -732,18 +763,7 @@ static void loop(weft__worker *w)
         }
         if (idle_rounds < 64 && s->cfg.spin_us) {
             /* Spin a little before sleeping: work often comes right back. */
-            ck_backoff_t b = CK_BACKOFF_INITIALIZER;
-            uint64_t until = weft__now_ns() + (uint64_t)s->cfg.spin_us * 1000u;
-            bool found = false;
-            while (weft__now_ns() < until) {
-                if (weft__work_visible(w)) {
-                    found = true;
-                    break;
-                }
-                ck_backoff_eb(&b);
-                if (b > 4096)
-                    b = 4096;
-            }
+            bool found = spin_for_work(w);
             idle_rounds++;
             if (found)
                 continue;
