@@ -135,6 +135,9 @@ struct weft__worker {
     weft__fiber host;                    /* the thread's own stack */
     weft__fstate bound_state;            /* the host fiber's state (bound threads) */
     unsigned deque_capacity;
+    unsigned lifo_budget;                /* s->cfg's, read on every fiber switch */
+    unsigned global_interval;
+    bool shuffle;
     weft__fiber *idle_fibers;            /* parked at the loop, reusable */
     weft__fiber *ready_head, *ready_tail;/* owner's FIFO of resumable fibers */
     weft__fiber *run_next;               /* woken by the running fiber: runs next */

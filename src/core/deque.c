@@ -159,14 +159,3 @@ void weft__deque_swap_newest(weft__deque *d, uint64_t k)
     *other = n;
 }
 
-/* Callable from: any thread. */
-unsigned weft__deque_size(const weft__deque *d)
-{
-    uint64_t t = ck_pr_load_64(&d->top);
-    ck_pr_fence_load();                      /* top before bottom: a newer bottom with an older top only overestimates */
-    uint64_t b = ck_pr_load_64(&d->bottom);
-    int64_t s = (int64_t)(b - t);
-    if (s <= 0)
-        return 0;
-    return (uint64_t)s > d->mask ? (unsigned)(d->mask + 1) : (unsigned)s;
-}

@@ -61,8 +61,18 @@ unsigned weft__deque_pop_oldest(weft__deque *d, weft__node **out, unsigned max);
 void weft__deque_swap_newest(weft__deque *d, uint64_t k);
 
 /* Items queued: approximate from other threads, exact for the owner when
- * no steal is in flight. Callable from: any thread. */
-unsigned weft__deque_size(const weft__deque *d);
+ * no steal is in flight. Inline: the worker loop and a suspending fiber
+ * ask it whenever they weigh other work. Callable from: any thread. */
+static inline unsigned weft__deque_size(const weft__deque *d)
+{
+    uint64_t t = ck_pr_load_64(&d->top);
+    ck_pr_fence_load();                      /* top before bottom: a newer bottom with an older top only overestimates */
+    uint64_t b = ck_pr_load_64(&d->bottom);
+    int64_t s = (int64_t)(b - t);
+    if (s <= 0)
+        return 0;
+    return (uint64_t)s > d->mask ? (unsigned)(d->mask + 1) : (unsigned)s;
+}
 
 /* ---- owner fast paths, inline: they are most of a spawn and a join. ---- */
 

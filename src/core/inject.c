@@ -195,13 +195,6 @@ unsigned weft__inject_pop_batch(weft__inject *q, weft__node **out, unsigned max)
 }
 
 /* Callable from: any thread. */
-bool weft__inject_empty(const weft__inject *q)
-{
-    return ck_pr_load_uint(&q->over_len) == 0 &&   /* pairs with the store under lock in push_batch */
-           ck_ring_size(&q->ring) == 0;            /* CK loads c_head, then p_tail */
-}
-
-/* Callable from: any thread. */
 unsigned weft__inject_size(const weft__inject *q)
 {
     return ck_ring_size(&q->ring) + ck_pr_load_uint(&q->over_len);

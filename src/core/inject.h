@@ -73,9 +73,13 @@ unsigned weft__inject_pop_batch(weft__inject *q, weft__node **out, unsigned max)
 
 /* true if nothing is queued. May be stale; never wrong about a push that
  * completed before a sequentially consistent fence the caller executed
- * before this call (the idle protocol's recheck). Callable from: any
- * thread. */
-bool weft__inject_empty(const weft__inject *q);
+ * before this call (the idle protocol's recheck). Inline: asked
+ * whenever a worker weighs other work. Callable from: any thread. */
+static inline bool weft__inject_empty(const weft__inject *q)
+{
+    return ck_pr_load_uint(&q->over_len) == 0 &&   /* pairs with the store under lock in push_batch */
+           ck_ring_size(&q->ring) == 0;            /* CK loads c_head, then p_tail */
+}
 
 /* Items queued (ring plus overflow list); approximate while other threads
  * work on the queue. Callable from: any thread. */

@@ -237,10 +237,10 @@ static weft__fiber *take_ready_shuffled(weft__worker *w)
  * left for the caller to weigh against local tasks. Callable from: owner. */
 static weft__fiber *take_ready(weft__worker *w)
 {
-    if (WEFT_UNLIKELY(w->s->cfg.shuffle))
+    if (WEFT_UNLIKELY(w->shuffle))
         return take_ready_shuffled(w);
     weft__fiber *f = w->run_next;
-    if (f && w->next_streak < w->s->cfg.lifo_budget) {
+    if (f && w->next_streak < w->lifo_budget) {
         w->run_next = NULL;
         w->next_streak++;
         w->fiber_streak++;
@@ -343,7 +343,7 @@ static bool local_work_waiting(weft__worker *w)
  * resumptions. Callable from: owner. */
 static bool others_turn(weft__worker *w)
 {
-    if (w->fiber_streak < w->s->cfg.global_interval)
+    if (w->fiber_streak < w->global_interval)
         return false;
     if (w->yield_head || w->pollers || local_work_waiting(w))
         return true;
@@ -352,8 +352,8 @@ static bool others_turn(weft__worker *w)
 }
 
 /* A fiber to continue on: a ready one, an idle one (to run the loop), or
- * a new one. */
-static weft__fiber *next_fiber(weft__worker *w)
+ * a new one. next_fiber's cases past its first. */
+static __attribute__((noinline)) weft__fiber *next_fiber_slow(weft__worker *w)
 {
     weft__fiber *f;
     if (!others_turn(w)) {
@@ -377,13 +377,42 @@ static weft__fiber *next_fiber(weft__worker *w)
     return f;
 }
 
-static void switch_to(weft__worker *w, weft__fiber *to)
+/* As next_fiber_slow, with its first cases inline: a fiber woken by the
+ * running one (run_next), while it is not the others' turn, goes next if
+ * it is within its budget, or, past it, if nothing else waits (no ready
+ * fiber, no local task, no due timer), and its streak starts over. That
+ * is what take_ready and next_fiber_slow would pick there, in the same
+ * order; it is the case of fibers handing work to each other (a channel
+ * ping-pong suspends through it on every message). */
+static inline __attribute__((always_inline)) weft__fiber *next_fiber(weft__worker *w)
 {
-    weft__fiber *from = w->cur;
+    weft__fiber *f = w->run_next;
+    if (WEFT_LIKELY(f != NULL && w->fiber_streak < w->global_interval && !w->shuffle)) {
+        if (WEFT_LIKELY(w->next_streak < w->lifo_budget)) {
+            w->run_next = NULL;
+            w->next_streak++;
+            w->fiber_streak++;
+            return f;
+        }
+        if (!w->ready_head && !atomic_load_explicit(&w->inbox, memory_order_relaxed) &&
+            !local_work_waiting(w))   /* relaxed: a hint, as in drain_inbox; a fiber pushed later waits its turn */
+            return take_run_next(w);
+    }
+    return next_fiber_slow(w);
+}
+
+/* Switches w from fiber `from`, the current one, to `to`. */
+static inline void switch_from(weft__worker *w, weft__fiber *from, weft__fiber *to)
+{
     w->cur = to;
     WEFT__STAT(w, fiber_switches, 1);
     weft__fiber_switch(from, to);
     /* Back on `from`, on the same worker: fibers are pinned. */
+}
+
+static inline void switch_to(weft__worker *w, weft__fiber *to)
+{
+    switch_from(w, w->cur, to);
 }
 
 void weft__suspend(weft__worker *w)
@@ -396,7 +425,7 @@ void weft__suspend(weft__worker *w)
     if (WEFT_UNLIKELY(track))
         weft__track_suspend(w, self);
     w->blocked++;
-    switch_to(w, next);
+    switch_from(w, self, next);
     w->blocked--;
     if (WEFT_UNLIKELY(track))
         weft__track_resume(w, self);
@@ -621,6 +650,37 @@ static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
     return d;
 }
 
+/* Full looks at the scheduler's queues (and the clock) in spin_for_work:
+ * one every this many pauses (about a microsecond at 27 ns a pause). */
+#define WEFT__SPIN_SCAN 32
+
+/* Spins up to cfg.spin_us for work to show up; true if it did. The inbox,
+ * where a fiber of this worker lands when another thread wakes it (a
+ * channel's reply from another worker, an event set elsewhere), is
+ * polled at every pause: it is this worker's own line, read-only while
+ * nothing arrives, so the hand-off costs one cache miss instead of the
+ * rest of a back-off step (an exponential back-off capped at 4096 empty
+ * iterations, about 1.3 us, made a two-worker ping-pong wait out half a
+ * step per message: 1.2 us a round trip against 0.6 us now). Tasks
+ * anywhere else (deques, LIFO slots, the global ring) are looked for
+ * every WEFT__SPIN_SCAN pauses. Callable from: owner, with nothing
+ * runnable locally. */
+static bool spin_for_work(weft__worker *w)
+{
+    uint64_t until = weft__now_ns() + (uint64_t)w->s->cfg.spin_us * 1000u;
+    for (unsigned n = 1;; n++) {
+        if (atomic_load_explicit(&w->inbox, memory_order_relaxed))   /* relaxed: a hint; drain_inbox's exchange acquires */
+            return true;
+        if (n % WEFT__SPIN_SCAN == 0) {
+            if (weft__work_visible(w))
+                return true;
+            if (weft__now_ns() >= until)
+                return false;
+        }
+        weft__cpu_relax();
+    }
+}
+
 /* The loop every fiber of a worker runs. Returns only on the host fiber
  * when the scheduler exits (or, on a bound thread, never: it switches to
  * the host fiber once that is ready). */
@@ -703,18 +763,7 @@ static void loop(weft__worker *w)
         }
         if (idle_rounds < 64 && s->cfg.spin_us) {
             /* Spin a little before sleeping: work often comes right back. */
-            ck_backoff_t b = CK_BACKOFF_INITIALIZER;
-            uint64_t until = weft__now_ns() + (uint64_t)s->cfg.spin_us * 1000u;
-            bool found = false;
-            while (weft__now_ns() < until) {
-                if (weft__work_visible(w)) {
-                    found = true;
-                    break;
-                }
-                ck_backoff_eb(&b);
-                if (b > 4096)
-                    b = 4096;
-            }
+            bool found = spin_for_work(w);
             idle_rounds++;
             if (found)
                 continue;
@@ -758,14 +807,13 @@ static void wait_timeout(weft__timer *t)
         weft__ready(wt->fiber);
 }
 
-static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
+/* host_block's general case: the stall tracker notes what the fiber
+ * waits on (and weft__suspend lists it), a deadline arms a timer. */
+static __attribute__((noinline))
+void host_block_slow(weft__worker *w, weft__waiter *wt, void (*unlock)(void *), void *lock)
 {
-    weft__worker *w = weft__tls_worker;
-    wt->fiber = w->cur;
     if (WEFT_UNLIKELY(w->track))
         weft__track_note(w, wt->what, wt->obj, wt->deadline);
-    /* Safe to unlock before switching: a notifier's wake only queues this
-     * fiber on its own worker, which cannot look before we are out. */
     if (!wt->deadline) {
         unlock(lock);
         weft__suspend(w);
@@ -776,6 +824,28 @@ static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
     unlock(lock);
     weft__suspend(w);
     weft__timer_disarm(w, &tm.timer);
+}
+
+/* The common case inline: no deadline, no stall tracking. It is
+ * weft__suspend without the tracking, in the same frame as the unlock. */
+static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
+{
+    weft__worker *w = weft__tls_worker;
+    weft__fiber *self = w->cur;
+    wt->fiber = self;
+    if (WEFT_UNLIKELY(wt->deadline != 0 || w->track)) {
+        host_block_slow(w, wt, unlock, lock);
+        return;
+    }
+    /* Safe to unlock before switching: a notifier's wake only queues this
+     * fiber on its own worker, which cannot look before we are out. */
+    unlock(lock);
+    weft__fiber *next = next_fiber(w);
+    if (next == self)
+        return;   /* made ready before it could leave */
+    w->blocked++;
+    switch_from(w, self, next);
+    w->blocked--;
 }
 
 static void host_wake(weft__waiter *wt)
@@ -803,6 +873,9 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->shuffle_rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) ^ 0xd1b54a32d192ed03ull;
     w->shuffle_rng += !w->shuffle_rng;   /* xorshift never leaves 0 */
     w->deque_capacity = s->cfg.local_capacity;
+    w->lifo_budget = s->cfg.lifo_budget;
+    w->global_interval = s->cfg.global_interval;
+    w->shuffle = s->cfg.shuffle;
     int rc = weft__deque_init(&w->deque, s->cfg.local_capacity, &s->cfg.allocator);
     if (rc != WEFT_OK)
         return rc;

@@ -71,9 +71,19 @@ static inline chan_waiter *cw_of(weft__waiter *w)
     return WEFT_CONTAINER_OF(w, chan_waiter, w);
 }
 
-/* Elements of the common small sizes are copied inline. */
+/* Elements of the common small sizes are copied inline; a pointer's
+ * size and an int's, the most common, are tested first (two compares
+ * beat the switch's jump table). */
 static inline void copy(void *dst, const void *src, size_t n)
 {
+    if (WEFT_LIKELY(n == sizeof(void *))) {
+        memcpy(dst, src, sizeof(void *));
+        return;
+    }
+    if (n == sizeof(int)) {
+        memcpy(dst, src, sizeof(int));
+        return;
+    }
     switch (n) {
     case 0: return;
     case 1: memcpy(dst, src, 1); return;
@@ -147,8 +157,11 @@ int chan_block(weft_chan *ch, weft__waitq *q, const char *what, uintptr_t data,
 }
 
 /* timeout_ns: 0 = do not block (fail with `busy`); WEFT__FOREVER = no
- * deadline. */
-static int chan_send(weft_chan *ch, const void *elem, uint64_t timeout_ns, int busy)
+ * deadline. Inlined into each entry point, where both are constants: the
+ * blocking send and receive then test neither, and build a waiter with no
+ * deadline without looking at the clock. */
+static inline __attribute__((always_inline))
+int chan_send(weft_chan *ch, const void *elem, uint64_t timeout_ns, int busy)
 {
     if (WEFT_UNLIKELY(!ch || (!elem && ch->elem_size)))
         return WEFT_EINVAL;
@@ -178,7 +191,8 @@ static int chan_send(weft_chan *ch, const void *elem, uint64_t timeout_ns, int b
     return chan_block(ch, &ch->sendq, "channel send", (uintptr_t)elem, timeout_ns);
 }
 
-static int chan_recv(weft_chan *ch, void *elem, uint64_t timeout_ns, int busy)
+static inline __attribute__((always_inline))
+int chan_recv(weft_chan *ch, void *elem, uint64_t timeout_ns, int busy)
 {
     if (WEFT_UNLIKELY(!ch || (!elem && ch->elem_size)))
         return WEFT_EINVAL;

@@ -48,10 +48,11 @@ static inline bool weft__spin_trylock(weft__spin *l)
            atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0;   /* acquire: pairs with the release in weft__spin_unlock */
 }
 
-static inline void weft__spin_lock(weft__spin *l)
+/* The contended half of weft__spin_lock, out of line so that the
+ * uncontended lock inlined into a primitive is one exchange and a test,
+ * with no spin counter kept in a register across the primitive. */
+static __attribute__((noinline, cold, unused)) void weft__spin_lock_slow(weft__spin *l)
 {
-    if (WEFT_LIKELY(atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0))   /* acquire: pairs with the release in weft__spin_unlock */
-        return;
     for (unsigned n = 0;; n++) {
         while (atomic_load_explicit(&l->v, memory_order_relaxed)) {   /* relaxed: only a hint; the exchange below decides */
             if (++n < 128)
@@ -59,9 +60,16 @@ static inline void weft__spin_lock(weft__spin *l)
             else
                 sched_yield();   /* the holder is probably preempted */
         }
-        if (atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0)   /* acquire: as above */
+        if (atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0)   /* acquire: pairs with the release in weft__spin_unlock */
             return;
     }
+}
+
+static inline void weft__spin_lock(weft__spin *l)
+{
+    if (WEFT_LIKELY(atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0))   /* acquire: pairs with the release in weft__spin_unlock */
+        return;
+    weft__spin_lock_slow(l);
 }
 
 static inline void weft__spin_unlock(weft__spin *l)

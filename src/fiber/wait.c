@@ -11,7 +11,7 @@
  *                         CAS). The winner of the CAS acts; the loser
  *                         backs off. Also the futex word a hostless
  *                         thread sleeps on.
- *   host                  per thread, written by that thread only.
+ *   weft__tls_host        per thread, written by that thread only.
  *
  * Protocol
  *   Waiter                                 Notifier
@@ -46,16 +46,16 @@
 
 #include "wait.h"
 
-static WEFT_TLS const weft__host *host;
+WEFT_TLS const weft__host *weft__tls_host;
 
 void weft__host_set(const weft__host *h)
 {
-    host = h;
+    weft__tls_host = h;
 }
 
 const weft__host *weft__host_get(void)
 {
-    return host;
+    return weft__tls_host;
 }
 
 uint64_t weft__clock_ns(void)
@@ -86,7 +86,7 @@ void weft__waitq_push_front(weft__waitq *q, weft__waiter *w)
     w->queued = true;
 }
 
-weft__waiter *weft__waitq_claim(weft__waitq *q)
+weft__waiter *weft__waitq_claim_slow(weft__waitq *q)
 {
     while (q->head) {
         weft__waiter *w = q->head;
@@ -143,7 +143,7 @@ void weft__wake_word(atomic_uint *word)
 }
 
 /* Hostless: sleep on the state word until it is NOTIFIED or TIMEDOUT. */
-static void block_thread(weft__waiter *w)
+void weft__block_thread(weft__waiter *w)
 {
     for (;;) {
         unsigned s = atomic_load_explicit(&w->state, memory_order_acquire);  /* acquire: pairs with the notifier's release store */
@@ -173,20 +173,9 @@ static void block_thread(weft__waiter *w)
     }
 }
 
-int weft__wait(weft__waitq *q, weft__waiter *w,
-               void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock)
+int weft__wait_timedout(weft__waitq *q, weft__waiter *w, unsigned s,
+                        void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock)
 {
-    const weft__host *h = host;
-    w->host = h;   /* under the lock: a notifier reads it before its store */
-    if (h) {
-        h->block(w, unlock_fn, lock);
-    } else {
-        unlock_fn(lock);
-        block_thread(w);
-    }
-    unsigned s = atomic_load_explicit(&w->state, memory_order_acquire);  /* acquire: pairs with the notifier's release store */
-    if (s == WEFT__WAIT_NOTIFIED)
-        return WEFT_OK;
     if (WEFT_UNLIKELY(s != WEFT__WAIT_TIMEDOUT))
         weft__panic("wait: %s %p resumed in state %u, neither notified nor timed out",
                     w->what, w->obj, s);

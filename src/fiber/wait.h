@@ -63,6 +63,10 @@ typedef struct weft__host {
 void weft__host_set(const weft__host *h);
 const weft__host *weft__host_get(void);
 
+/* The calling thread's host, as weft__host_set left it; read inline by
+ * weft__wait. Written by its own thread only. */
+extern WEFT_TLS const weft__host *weft__tls_host;
+
 /* Initializes w as PENDING with an optional absolute deadline (inline:
  * it is on every blocking path). */
 static inline void weft__waiter_init(weft__waiter *w, const void *obj, const char *what,
@@ -131,12 +135,35 @@ static inline bool weft__waitq_empty(const weft__waitq *q)
     return q->head == NULL;
 }
 
+/* weft__waitq_claim past its inline case (wait.c): the head has a
+ * deadline, so a CAS decides the race with its timeout. */
+weft__waiter *weft__waitq_claim_slow(weft__waitq *q);
+
 /* Pops the oldest waiter that is still PENDING and marks it CLAIMED;
  * waiters found TIMEDOUT are unlinked and skipped. NULL if none. Until
  * it is released (weft__wake) the caller owns the waiter: it may read
  * and write the waiter and what its data points to (the waiter cannot
- * leave). Caller holds the primitive's lock. */
-weft__waiter *weft__waitq_claim(weft__waitq *q);
+ * leave). Caller holds the primitive's lock. Inline for the common
+ * head, one without a deadline: nothing races its claim. */
+static inline weft__waiter *weft__waitq_claim(weft__waitq *q)
+{
+    weft__waiter *w = q->head;
+    if (!w)
+        return NULL;
+    if (WEFT_UNLIKELY(w->deadline != 0))
+        return weft__waitq_claim_slow(q);
+    q->head = w->next;
+    if (w->next)
+        w->next->prev = NULL;
+    else
+        q->tail = NULL;
+    w->queued = false;   /* its links are stale now: a push sets both, claim_all sets next */
+    /* No deadline, no timeout to race with: nobody else writes the state
+     * while it is PENDING, so a store claims it. */
+    atomic_store_explicit(&w->state, WEFT__WAIT_CLAIMED,
+                          memory_order_relaxed);   /* relaxed: the lock orders the waiter's set-up before us; NOTIFIED's release store publishes the rest */
+    return w;
+}
 /* Claims every PENDING waiter in q (so: those waiting now) and returns
  * them linked through next, oldest first; *n (may be NULL) gets their
  * number. Caller holds the lock. */
@@ -183,13 +210,35 @@ static inline void weft__wake_next(weft__waiter *w)
 /* weft__wake on each waiter of a claimed list. */
 void weft__wake_list(weft__waiter *list);
 
+/* weft__wait's two cold halves (wait.c): a hostless thread sleeps on the
+ * futex; a wait that did not end NOTIFIED (so: TIMEDOUT) unlinks itself. */
+void weft__block_thread(weft__waiter *w);
+int weft__wait_timedout(weft__waitq *q, weft__waiter *w, unsigned state,
+                        void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock);
+
 /* Blocks on w, which the caller has queued under `lock` (still held).
  * Releases the lock. Returns WEFT_OK when notified, WEFT_ETIMEDOUT when
  * the deadline passed first; in that case w is off the queue again
  * (weft__wait re-takes the lock with lock_fn to unlink it, then calls
- * unlock_fn) and the lock is not held on return. */
-int weft__wait(weft__waitq *q, weft__waiter *w,
-               void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock);
+ * unlock_fn) and the lock is not held on return. Inline: every blocking
+ * call of every primitive goes through it, and the fast path (a host,
+ * notified) is a few instructions around the host's block. */
+static inline int weft__wait(weft__waitq *q, weft__waiter *w,
+                             void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock)
+{
+    const weft__host *h = weft__tls_host;
+    w->host = h;   /* under the lock: a notifier reads it before its store */
+    if (WEFT_LIKELY(h != NULL)) {
+        h->block(w, unlock_fn, lock);
+    } else {
+        unlock_fn(lock);
+        weft__block_thread(w);
+    }
+    unsigned s = atomic_load_explicit(&w->state, memory_order_acquire);  /* acquire: pairs with the notifier's release store */
+    if (WEFT_LIKELY(s == WEFT__WAIT_NOTIFIED))
+        return WEFT_OK;
+    return weft__wait_timedout(q, w, s, lock_fn, unlock_fn, lock);
+}
 
 /* Monotonic clock in ns. */
 uint64_t weft__clock_ns(void);
