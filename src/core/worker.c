@@ -985,16 +985,16 @@ bool weft__spin_until(weft_sched *s, bool (*pred)(void *), void *ctx)
         return true;
     if (!s->spare_cpu || s->cfg.spin_us == 0)
         return false;   /* spinning would take a CPU from a worker */
-    ck_backoff_t b = CK_BACKOFF_INITIALIZER;
+    /* A pause between looks, as spin_for_work: it leaves the core's
+     * resources to a worker on a sibling hardware thread. */
     uint64_t until = weft__now_ns() + (uint64_t)s->cfg.spin_us * 1000u;
-    do {
-        ck_backoff_eb(&b);
-        if (b > 1024)
-            b = 1024;   /* a few microseconds between looks at most */
+    for (unsigned n = 1;; n++) {
         if (pred(ctx))
             return true;
-    } while (weft__now_ns() < until);
-    return false;
+        if (n % WEFT__SPIN_SCAN == 0 && weft__now_ns() >= until)
+            return false;
+        weft__cpu_relax();
+    }
 }
 
 int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
