@@ -397,9 +397,12 @@ WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
  * workers, so one slow chunk holds up nothing but itself: uneven loops
  * balance. grain 0 picks one (parallel_for: about 64 chunks per
  * worker). They return once every chunk has run. Callable from: a task
- * (its fiber waits, its worker runs other work), a bound thread, or any
- * thread while s has workers (ENOTBOUND
- * with workers = 0 from a thread not bound to s). begin == end is a no-op;
+ * (its fiber waits, its worker runs other work), a bound thread (it waits
+ * running other work), or any other thread. Such a thread runs chunks
+ * itself when a CPU is spare for it: all of them if s has no workers,
+ * else about 1/(workers + 1) of them while the workers run the rest and
+ * help with its share once free (fewer workers than the CPUs s's creator
+ * may run on); with a worker per CPU it waits. begin == end is a no-op;
  * EINVAL: s or a function NULL, or begin > end; ESHUTDOWN: from outside
  * while s is being destroyed. Bodies may spawn, block and nest loops. */
 typedef void (*weft_range_fn)(size_t begin, size_t end, void *arg);

@@ -25,10 +25,12 @@
  * (the loop lives in the caller's frame). A task caller runs the root
  * piece itself, then its own pieces that nobody took (weft__help_until),
  * then waits on `done`, which suspends its fiber only if pieces are still
- * running elsewhere. Any other caller queues the root piece and sleeps on
- * `done`; a thread outside the scheduler first spins a little if a CPU is
- * spare for it (weft__spin_until), since waking a sleeper costs tens of
- * microseconds on some machines, as much as a short loop itself.
+ * running elsewhere. A bound thread beside workers queues the root piece
+ * and waits on `done` (running other work). A thread outside the
+ * scheduler with a CPU spare for it takes a share of the chunks itself
+ * (loop_outside), then spins a little before it sleeps on `done`
+ * (weft__spin_until), since waking a sleeper costs tens of microseconds
+ * on some machines, as much as a short loop itself.
  *
  * Synchronization
  *   pending   fetch_add (relaxed: the queue push that follows publishes
@@ -38,8 +40,13 @@
  *             caller, and lets the caller free the loop once wait returns.
  *   a piece   (loop, b, e) in its task record's data words, written before
  *             the push that publishes the record.
+ *   share     an outside caller's chunks [lo, hi) in one word; the caller
+ *             takes from the front and helpers from the back, each chunk
+ *             by one CAS (relaxed: it only splits indices; a helper's
+ *             writes reach the caller through pending and done).
  */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "graph.h"
@@ -64,10 +71,22 @@ struct weft__loop {
     unsigned char *slots;
     size_t result_size, stride, per_slot;   /* per_slot: chunks in a slot */
     atomic_size_t pending;
+    _Atomic uint64_t share;      /* an outside caller's share: chunks [lo, hi), SHARE(lo, hi) */
     weft_waitgroup done;
 };
 
+/* Helpers queued beside an outside caller's root piece, at most. */
+#define WEFT__SHARE_HELPERS 8
+#define SHARE(lo, hi) ((uint64_t)(lo) << 32 | (uint64_t)(uint32_t)(hi))
+
 static void run_piece(weft__loop *l, size_t b, size_t e);
+
+/* A piece (or a helper) is over: the one that ends the last opens done. */
+static void piece_end(weft__loop *l)
+{
+    if (atomic_fetch_sub_explicit(&l->pending, 1, memory_order_acq_rel) == 1)   /* acq_rel: gathers every piece's writes */
+        weft_waitgroup_done(&l->done);                                        /* the last touch of l */
+}
 
 static void piece_task(void *arg)
 {
@@ -110,8 +129,7 @@ static void run_piece(weft__loop *l, size_t b, size_t e)
     }
     for (; b < e; b++)   /* more than one only if a record was missing */
         l->chunks(l, b, b + 1);
-    if (atomic_fetch_sub_explicit(&l->pending, 1, memory_order_acq_rel) == 1)   /* acq_rel: gathers every piece's writes */
-        weft_waitgroup_done(&l->done);                                        /* the last touch of l */
+    piece_end(l);
 }
 
 /* Runs a whole chunk range inline, one chunk per call. */
@@ -123,10 +141,101 @@ static void for_chunks(weft__loop *l, size_t b, size_t e)
     l->body(lo, hi, l->arg);
 }
 
+/* Takes one chunk of an outside caller's share into *k: the caller takes
+ * from the front, helpers from the back. false once it is empty. */
+static bool share_take(weft__loop *l, bool front, size_t *k)
+{
+    uint64_t v = atomic_load_explicit(&l->share, memory_order_relaxed);
+    for (;;) {
+        uint32_t lo = (uint32_t)(v >> 32), hi = (uint32_t)v;
+        if (lo >= hi)
+            return false;
+        uint64_t next = front ? SHARE(lo + 1, hi) : SHARE(lo, hi - 1);
+        /* relaxed: the word only splits indices; what a helper's chunks
+         * wrote reaches the caller through pending and done. */
+        if (atomic_compare_exchange_weak_explicit(&l->share, &v, next,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+            *k = front ? lo : hi - 1;
+            return true;
+        }
+    }
+}
+
+/* A helper: runs chunks from the back of the caller's share, so a share
+ * that turns out slow is finished by whoever is free. */
+static void share_task(void *arg)
+{
+    weft__task *t = arg;
+    weft__loop *l = (weft__loop *)(uintptr_t)t->data[0];   /* read before any chunk reuses the record */
+    size_t k;
+    while (share_take(l, false, &k))
+        l->chunks(l, k, k + 1);
+    piece_end(l);
+}
+
 static bool loop_finished(void *ctx)
 {
     weft__loop *l = ctx;
     return atomic_load_explicit(&l->pending, memory_order_acquire) == 0;   /* acquire: pairs with the pieces' fetch_sub */
+}
+
+/* A thread outside the scheduler (no weft worker at all). With no
+ * workers it runs every chunk itself. With a CPU spare for it (fewer
+ * workers than CPUs), it runs a share of the chunks, 1/(workers + 1) of
+ * them, from the front, while the workers take the rest as a root piece;
+ * helpers queued after the root take chunks from the back of the share
+ * once the workers have nothing else, so a slow share balances too.
+ * Otherwise it queues everything and sleeps: running beside every worker
+ * would leave one of them without a CPU in the middle of a chunk. */
+static int loop_outside(weft__loop *l, size_t nchunks)
+{
+    weft_sched *s = l->s;
+    unsigned nw = s->nworkers;
+    if (nw == 0) {
+        for (size_t k = 0; k < nchunks; k++)
+            l->chunks(l, k, k + 1);
+        piece_end(l);   /* the root's count: opens done */
+        return WEFT_OK;
+    }
+    size_t mine = 0;
+    if (s->spare_cpu && nchunks >= 2 && nchunks <= UINT32_MAX) {
+        mine = nchunks / (nw + 1);
+        if (mine == 0)
+            mine = 1;
+    }
+    weft__task *root = weft__task_alloc(s, NULL);
+    if (!root)
+        return WEFT_ENOMEM;
+    weft__task *helper[WEFT__SHARE_HELPERS];
+    unsigned nh = 0, want = nw < WEFT__SHARE_HELPERS ? nw : WEFT__SHARE_HELPERS;
+    if (want > mine)
+        want = (unsigned)mine;
+    while (nh < want && (helper[nh] = weft__task_alloc(s, NULL)) != NULL)
+        nh++;   /* fewer helpers only balance less */
+    atomic_init(&l->share, SHARE(0, mine));
+    atomic_store_explicit(&l->pending, 1 + nh, memory_order_relaxed);   /* relaxed: the submits publish it */
+    set_piece(root, l, mine, nchunks, NULL);
+    int rc = weft__submit_external(s, root, WEFT_HINT_NONE);
+    if (rc != WEFT_OK) {
+        weft__task_free(s, NULL, root);
+        for (unsigned i = 0; i < nh; i++)
+            weft__task_free(s, NULL, helper[i]);
+        return rc;
+    }
+    for (unsigned i = 0; i < nh; i++) {
+        set_piece(helper[i], l, 0, 0, NULL);
+        helper[i]->fn = share_task;
+        if (weft__submit_external(s, helper[i], WEFT_HINT_NONE) != WEFT_OK) {
+            weft__task_free(s, NULL, helper[i]);   /* destroy began: the root still runs */
+            piece_end(l);
+        }
+    }
+    size_t k;
+    while (share_take(l, true, &k))
+        l->chunks(l, k, k + 1);
+    /* A short loop ends before a sleeping caller would be woken. */
+    weft__spin_until(s, loop_finished, l);
+    return WEFT_OK;
 }
 
 /* Runs chunks [0, nchunks) of l and waits for all of them. */
@@ -136,35 +245,31 @@ static int loop_run(weft__loop *l, size_t nchunks)
     weft__worker *w = weft__tls_worker;
     atomic_init(&l->pending, 1);
     weft_waitgroup_init(&l->done, 1);
+    int rc = WEFT_OK;
     if (w && w->s == s && (!w->bound || s->nworkers == 0)) {
         /* A task of s, or the thread that runs everything: root inline. */
         run_piece(l, 0, nchunks);
         if (!w->bound)
             weft__help_until(w, loop_finished, l);
+    } else if (!w || s->nworkers == 0) {
+        rc = loop_outside(l, nchunks);   /* with workers, only for !w */
     } else {
-        if (s->nworkers == 0) {
-            weft_waitgroup_destroy(&l->done);
-            return WEFT_ENOTBOUND;   /* nobody could run the pieces */
-        }
+        /* A bound thread beside workers, or a worker of another
+         * scheduler: queue the root, wait (running other work). */
         weft__task *t = weft__task_alloc(s, NULL);
         if (!t) {
-            weft_waitgroup_destroy(&l->done);
-            return WEFT_ENOMEM;
+            rc = WEFT_ENOMEM;
+        } else {
+            set_piece(t, l, 0, nchunks, NULL);
+            rc = weft__submit_external(s, t, WEFT_HINT_NONE);
+            if (rc != WEFT_OK)
+                weft__task_free(s, NULL, t);
         }
-        set_piece(t, l, 0, nchunks, NULL);
-        int rc = weft__submit_external(s, t, WEFT_HINT_NONE);
-        if (rc != WEFT_OK) {
-            weft__task_free(s, NULL, t);
-            weft_waitgroup_destroy(&l->done);
-            return rc;
-        }
-        /* A short loop ends before a sleeping caller would be woken. */
-        if (!w)
-            weft__spin_until(s, loop_finished, l);
     }
-    weft_waitgroup_wait(&l->done);
+    if (rc == WEFT_OK)
+        weft_waitgroup_wait(&l->done);
     weft_waitgroup_destroy(&l->done);
-    return WEFT_OK;
+    return rc;
 }
 
 /* Iterations per chunk when the caller leaves it to us. */

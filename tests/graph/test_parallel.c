@@ -130,18 +130,115 @@ WT_TEST(parallel, for_from_bound_thread_and_single_threaded_mode, .timeout = 120
     }
 }
 
-WT_TEST(parallel, plain_thread_without_workers_is_not_bound, .timeout = 60)
+/* Chunks a plain thread ran itself (weft_worker_index() < 0 there). */
+static atomic_size_t on_caller;
+
+static void count_caller_body(size_t b, size_t e, void *arg)
 {
-    weft_sched *s = make_sched(0);
-    struct cover c = { .begin = 0, .end = 10 };
-    unsigned char hits[10] = { 0 };
-    c.hits = hits;
+    if (weft_worker_index() < 0)
+        atomic_fetch_add_explicit(&on_caller, 1, memory_order_relaxed);
+    cover_body(b, e, arg);
+}
+
+static unsigned cpus_here(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 1;
+    return (unsigned)CPU_COUNT(&set);
+}
+
+static void check_cover_counted(weft_sched *s, size_t n, size_t grain)
+{
+    struct cover c = { .begin = 0, .end = n, .grain = grain };
+    c.hits = calloc(n, 1);
+    WT_ASSERT(c.hits != NULL);
     atomic_init(&c.calls, 0);
     atomic_init(&c.bad_chunk, 0);
-    WT_ASSERT_EQ(weft_parallel_for(s, 0, 10, 1, cover_body, &c), WEFT_ENOTBOUND);
-    WT_ASSERT(atomic_load(&c.calls) == 0, "nothing may run after a refusal");
+    WT_ASSERT_EQ(weft_parallel_for(s, 0, n, grain, count_caller_body, &c), WEFT_OK);
+    WT_ASSERT(atomic_load(&c.bad_chunk) == 0, "chunk out of range or over grain");
+    for (size_t i = 0; i < n; i++)
+        WT_ASSERT(c.hits[i] == 1, "index %zu of %zu hit %u times", i, n, c.hits[i]);
+    free(c.hits);
+}
+
+/* With no workers, a plain thread runs the whole loop itself. */
+WT_TEST(parallel, plain_thread_without_workers_runs_the_loop, .timeout = 60)
+{
+    weft_sched *s = make_sched(0);
+    atomic_store(&on_caller, 0);
+    check_cover_counted(s, 1000, 10);
+    WT_ASSERT_EQ(atomic_load(&on_caller), 100);
     int r = 0, id = 0;
     WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 10, 1, &r, sizeof r, &id, NULL, NULL, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+/* Fewer workers than CPUs: a plain caller runs a share of its loop, and
+ * every index still runs once. With a worker per CPU it runs none. */
+WT_TEST(parallel, plain_caller_takes_a_share_when_a_cpu_is_spare, .timeout = 120)
+{
+    unsigned cpus = cpus_here();
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_sched *s = make_sched(workers);
+        atomic_store(&on_caller, 0);
+        for (int r = 0; r < 20; r++)
+            check_cover_counted(s, 1000 + (size_t)r * 37, 7);
+        size_t mine = atomic_load(&on_caller);
+        if (cpus > workers)
+            WT_ASSERT(mine > 0, "%u workers, %u CPUs: the caller ran no chunk", workers, cpus);
+        else
+            WT_ASSERT(mine == 0, "%u workers, %u CPUs: the caller ran %zu chunks", workers, cpus, mine);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
+/* The caller's share is slow: its first chunk holds the caller until a
+ * worker has run a chunk of the share (a helper, from the back). Without
+ * helpers the caller would wait here until the deadline. */
+struct slow_share {
+    atomic_int worker_in_share;
+    size_t share_end;            /* chunks [0, share_end) are the caller's share */
+    unsigned char hits[64];
+    atomic_int timed_out;
+};
+
+static void slow_share_body(size_t b, size_t e, void *arg)
+{
+    struct slow_share *x = arg;
+    for (size_t i = b; i < e; i++)
+        x->hits[i]++;
+    if (weft_worker_index() >= 0) {
+        if (b < x->share_end)
+            atomic_store(&x->worker_in_share, 1);
+        return;
+    }
+    if (b == 0) {
+        uint64_t deadline = wt_now_ns() + 10000000000ull;
+        while (!atomic_load(&x->worker_in_share)) {
+            if (wt_now_ns() > deadline) {
+                atomic_store(&x->timed_out, 1);
+                return;
+            }
+            sched_yield();
+        }
+    }
+}
+
+WT_TEST(parallel, helpers_finish_a_slow_caller_share, .timeout = 120)
+{
+    if (cpus_here() < 2)
+        return;   /* no CPU spare for the caller: no share, nothing to show */
+    weft_sched *s = make_sched(1);
+    for (int r = 0; r < 5; r++) {
+        struct slow_share x = { .share_end = 32 };   /* 64 chunks / (1 worker + 1) */
+        atomic_init(&x.worker_in_share, 0);
+        atomic_init(&x.timed_out, 0);
+        WT_ASSERT_EQ(weft_parallel_for(s, 0, 64, 1, slow_share_body, &x), WEFT_OK);
+        WT_ASSERT(atomic_load(&x.timed_out) == 0, "no worker took a chunk of the caller's share in 10 s");
+        for (size_t i = 0; i < 64; i++)
+            WT_ASSERT(x.hits[i] == 1, "index %zu hit %u times", i, x.hits[i]);
+    }
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
 
