@@ -26,9 +26,14 @@
 // (weft's sum is the same on every run; OpenMP's and oneTBB's depend on
 // the split). A mismatch fails the case with SkipWithError.
 //
-// Threads: weft runs <threads> workers while the benchmark thread sleeps
-// in the call (or, for _task, in the wait for the task); OpenMP and oneTBB run <threads> threads, the caller
-// included. Each weft scheduler is created once per thread count and
+// Threads: <threads> threads compute in every case. OpenMP and oneTBB
+// run <threads> threads, the caller included. Called from the benchmark
+// thread (weft_auto, weft_g<N>), weft runs <threads> - 1 workers and the
+// caller takes a share of each loop itself, as weft does for a plain
+// thread when a CPU is spare for it (at 1 thread: no workers, the loop
+// runs on the caller). weft_auto_task runs <threads> workers, the loop
+// called from a task on one of them, while the benchmark thread sleeps in
+// the wait for that task. Each weft scheduler is created once per thread count and
 // kept for the whole run, with weft's default configuration
 // (WEFT_BENCH_SPIN_US=N sets spin_us, for experiments). libgomp's idle threads spin and slow whatever
 // runs next, so the program re-executes itself with
@@ -518,11 +523,11 @@ void register_all()
                                   [t] { return new SaxpyTbb<tbb::auto_partitioner>(t); }, bench_saxpy);
             add<Saxpy, SaxpyImpl>(g + "tbb_static", false, sz.data,
                                   [t] { return new SaxpyTbb<tbb::static_partitioner>(t); }, bench_saxpy);
-            add<Saxpy, SaxpyImpl>(g + "weft_auto", false, sz.data, [t] { return new SaxpyWeft(t, 0); }, bench_saxpy);
+            add<Saxpy, SaxpyImpl>(g + "weft_auto", false, sz.data, [t] { return new SaxpyWeft(t - 1, 0); }, bench_saxpy);
             add<Saxpy, SaxpyImpl>(g + "weft_auto_task", false, sz.data, [t] { return new SaxpyWeft(t, 0); },
                                   bench_saxpy, t);
             add<Saxpy, SaxpyImpl>(g + "weft_g" + std::to_string(grain), false, sz.data,
-                                  [t, grain] { return new SaxpyWeft(t, grain); }, bench_saxpy);
+                                  [t, grain] { return new SaxpyWeft(t - 1, grain); }, bench_saxpy);
         }
 
     for (unsigned t : counts) {
@@ -531,10 +536,10 @@ void register_all()
         add<Mandel, MandelImpl>(g + "omp_static", true, &g_mandel, [t] { return new MandelOmpStatic(t); }, bench_mandel);
         add<Mandel, MandelImpl>(g + "omp_dynamic", false, &g_mandel, [t] { return new MandelOmpDynamic(t); }, bench_mandel);
         add<Mandel, MandelImpl>(g + "tbb", true, &g_mandel, [t] { return new MandelTbb(t); }, bench_mandel);
-        add<Mandel, MandelImpl>(g + "weft_auto", false, &g_mandel, [t] { return new MandelWeft(t, 0); }, bench_mandel);
+        add<Mandel, MandelImpl>(g + "weft_auto", false, &g_mandel, [t] { return new MandelWeft(t - 1, 0); }, bench_mandel);
         add<Mandel, MandelImpl>(g + "weft_auto_task", false, &g_mandel, [t] { return new MandelWeft(t, 0); },
                                 bench_mandel, t);
-        add<Mandel, MandelImpl>(g + "weft_g1", false, &g_mandel, [t] { return new MandelWeft(t, 1); }, bench_mandel);
+        add<Mandel, MandelImpl>(g + "weft_g1", false, &g_mandel, [t] { return new MandelWeft(t - 1, 1); }, bench_mandel);
     }
 
     const size_t sum_grain = size_t(1) << 20;   // ~95 chunks of 8 MiB
@@ -543,10 +548,10 @@ void register_all()
         add<Sum, SumImpl>(g + "seq", true, &g_sum, [] { return new SumSeq; }, bench_sum);
         add<Sum, SumImpl>(g + "omp_static", true, &g_sum, [t] { return new SumOmp(t); }, bench_sum);
         add<Sum, SumImpl>(g + "tbb", true, &g_sum, [t] { return new SumTbb(t); }, bench_sum);
-        add<Sum, SumImpl>(g + "weft_auto", false, &g_sum, [t] { return new SumWeft(t, 0); }, bench_sum);
+        add<Sum, SumImpl>(g + "weft_auto", false, &g_sum, [t] { return new SumWeft(t - 1, 0); }, bench_sum);
         add<Sum, SumImpl>(g + "weft_auto_task", false, &g_sum, [t] { return new SumWeft(t, 0); }, bench_sum, t);
         add<Sum, SumImpl>(g + "weft_g" + std::to_string(sum_grain), false, &g_sum,
-                          [t, sum_grain] { return new SumWeft(t, sum_grain); }, bench_sum);
+                          [t, sum_grain] { return new SumWeft(t - 1, sum_grain); }, bench_sum);
     }
 }
 
