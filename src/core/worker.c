@@ -453,6 +453,11 @@ static weft__task *take_lifo(weft__worker *w)
 static weft__task *grab_global(weft__worker *w)
 {
     weft_sched *s = w->s;
+    /* A peek first: two loads, where a pop that finds the ring empty
+     * costs dozens of instructions, and searching workers ask often. A
+     * push it misses is found as a pop racing it would miss it. */
+    if (weft__inject_empty(&s->global))
+        return NULL;
     weft__node *batch[32];
     unsigned max = 1 + w->deque_capacity / 4;
     if (max > 32)
