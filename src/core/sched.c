@@ -50,10 +50,11 @@ static bool pow2(unsigned v)
     return v >= 2 && (v & (v - 1)) == 0;
 }
 
-static int check_config(weft_config *c)
+/* ncpu: cpu_count(), for WEFT_WORKERS_AUTO. */
+static int check_config(weft_config *c, unsigned ncpu)
 {
     if (c->workers == WEFT_WORKERS_AUTO)
-        c->workers = cpu_count();
+        c->workers = ncpu;
     if (c->workers > 4096)
         return WEFT_EINVAL;
     if (c->fiber_stack_size == 0)
@@ -120,7 +121,8 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         c = *cfg;
     else
         weft_config_init(&c);
-    int rc = check_config(&c);
+    unsigned ncpu = cpu_count();
+    int rc = check_config(&c, ncpu);
     if (rc != WEFT_OK)
         return rc;
 
@@ -132,7 +134,7 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         return WEFT_ENOMEM;
     s->cfg = c;
     s->nworkers = c.workers;
-    s->spare_cpu = cpu_count() > c.workers;
+    s->spare_cpu = ncpu > c.workers;
     s->track = c.watchdog_ns != 0 || weft__stall_track_all;
     pthread_mutex_init(&s->spare_lock, NULL);
     pthread_mutex_init(&s->bound_lock, NULL);
