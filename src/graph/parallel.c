@@ -94,10 +94,12 @@ static void piece_task(void *arg)
     run_piece((weft__loop *)(uintptr_t)t->data[0], (size_t)t->data[1], (size_t)t->data[2]);
 }
 
-/* Makes t the piece [b, e) of l: it runs itself (arg is the record). */
-static void set_piece(weft__task *t, weft__loop *l, size_t b, size_t e, weft__fiber *spawner)
+/* Makes t run fn(t) on chunks [b, e) of l (piece_task, or share_task,
+ * which ignores b and e). */
+static void set_piece(weft__task *t, weft_fn fn, weft__loop *l, size_t b, size_t e,
+                      weft__fiber *spawner)
 {
-    t->fn = piece_task;
+    t->fn = fn;
     t->arg = t;
     t->spawner = spawner;
     t->data[0] = (uint64_t)(uintptr_t)l;
@@ -112,7 +114,7 @@ static bool offer(weft__loop *l, weft__worker *w, size_t b, size_t e)
     weft__task *t = weft__task_alloc(l->s, w);
     if (WEFT_UNLIKELY(!t))
         return false;
-    set_piece(t, l, b, e, w->cur);
+    set_piece(t, piece_task, l, b, e, w->cur);
     atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: the push below publishes it */
     weft__submit(l->s, w, t, WEFT_HINT_NONE);
     return true;
@@ -214,7 +216,7 @@ static int loop_outside(weft__loop *l, size_t nchunks)
         nh++;   /* fewer helpers only balance less */
     atomic_init(&l->share, SHARE(0, mine));
     atomic_store_explicit(&l->pending, 1 + nh, memory_order_relaxed);   /* relaxed: the submits publish it */
-    set_piece(root, l, mine, nchunks, NULL);
+    set_piece(root, piece_task, l, mine, nchunks, NULL);
     int rc = weft__submit_external(s, root, WEFT_HINT_NONE);
     if (rc != WEFT_OK) {
         weft__task_free(s, NULL, root);
@@ -223,8 +225,7 @@ static int loop_outside(weft__loop *l, size_t nchunks)
         return rc;
     }
     for (unsigned i = 0; i < nh; i++) {
-        set_piece(helper[i], l, 0, 0, NULL);
-        helper[i]->fn = share_task;
+        set_piece(helper[i], share_task, l, 0, 0, NULL);
         if (weft__submit_external(s, helper[i], WEFT_HINT_NONE) != WEFT_OK) {
             weft__task_free(s, NULL, helper[i]);   /* destroy began: the root still runs */
             piece_end(l);
@@ -260,7 +261,7 @@ static int loop_run(weft__loop *l, size_t nchunks)
         if (!t) {
             rc = WEFT_ENOMEM;
         } else {
-            set_piece(t, l, 0, nchunks, NULL);
+            set_piece(t, piece_task, l, 0, nchunks, NULL);
             rc = weft__submit_external(s, t, WEFT_HINT_NONE);
             if (rc != WEFT_OK)
                 weft__task_free(s, NULL, t);
