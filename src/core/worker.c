@@ -415,13 +415,13 @@ static inline void switch_to(weft__worker *w, weft__fiber *to)
     switch_from(w, w->cur, to);
 }
 
-void weft__suspend(weft__worker *w)
+/* weft__suspend for self = w->cur, with w->track read once by the caller (host_block's fast
+ * path passes false, which folds the tracking away). */
+static inline __attribute__((always_inline)) void suspend(weft__worker *w, weft__fiber *self, bool track)
 {
-    weft__fiber *self = w->cur;
     weft__fiber *next = next_fiber(w);
     if (next == self)
         return;   /* made ready before it could leave */
-    bool track = w->track;   /* one load: kept in a register across the switch */
     if (WEFT_UNLIKELY(track))
         weft__track_suspend(w, self);
     w->blocked++;
@@ -429,6 +429,11 @@ void weft__suspend(weft__worker *w)
     w->blocked--;
     if (WEFT_UNLIKELY(track))
         weft__track_resume(w, self);
+}
+
+void weft__suspend(weft__worker *w)
+{
+    suspend(w, w->cur, w->track);   /* one load of track: kept in a register across the switch */
 }
 
 /* ---- picking work ------------------------------------------------------------------ */
@@ -845,12 +850,7 @@ static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
     /* Safe to unlock before switching: a notifier's wake only queues this
      * fiber on its own worker, which cannot look before we are out. */
     unlock(lock);
-    weft__fiber *next = next_fiber(w);
-    if (next == self)
-        return;   /* made ready before it could leave */
-    w->blocked++;
-    switch_from(w, self, next);
-    w->blocked--;
+    suspend(w, self, false);
 }
 
 static void host_wake(weft__waiter *wt)
