@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -855,6 +856,12 @@ WT_TEST(sync, t24_signals_during_blocking, .timeout = 600)
         long before = atomic_load(&signals24);
         pthread_t sig;
         pthread_create(&sig, NULL, signaller24, NULL);
+        /* The signaller is live before the load starts: a short run (the
+         * sanitizer scale, 1 worker) could otherwise end before its thread
+         * first got a CPU. */
+        while (atomic_load(&signals24) == before)
+            sched_yield();
+        before = atomic_load(&signals24);   /* count only those during the load */
         run_mixed(worker_counts[k], 20, t24_thread, t24_body);
         atomic_store(&stop24, true);
         pthread_join(sig, NULL);
