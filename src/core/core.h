@@ -254,13 +254,6 @@ void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
  * For records the caller owns (graph nodes). Callable from: any thread
  * that is not a worker of s. */
 int  weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint);
-/* A ready task that the running task runs inline on its own fiber
- * instead of queueing it (a graph continuation): counts one spawn and one
- * completion, so wait_idle's sums stay balanced and tasks_run counts it.
- * The running task is still outstanding, so counting both at once never
- * makes the scheduler look idle early. Callable from: owner, inside a
- * task. */
-void weft__count_inline(weft__worker *w);
 
 /* worker.c */
 void *weft__worker_thread(void *arg);
@@ -379,6 +372,19 @@ static inline void weft__notify_work(weft_sched *s)
     if (atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
         atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0)
         weft__notify_slow(s);
+}
+
+/* A ready task that the running task runs inline on its own fiber
+ * instead of queueing it (a graph continuation): counts one spawn and one
+ * completion, so wait_idle's sums stay balanced and tasks_run counts it.
+ * The running task is still outstanding, so counting both at once never
+ * makes the scheduler look idle early. Callable from: owner, inside a
+ * task. Inline: a graph chain pays it at every node. */
+static inline void weft__count_inline(weft__worker *w)
+{
+    __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);      /* release: pairs with acquire in is_idle */
+    __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
+    WEFT__STAT(w, tasks_run, 1);
 }
 
 /* Callable from: w's owner, or any thread with w NULL. */

@@ -314,13 +314,6 @@ int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)
     return rc;
 }
 
-void weft__count_inline(weft__worker *w)
-{
-    __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);      /* release: pairs with acquire in is_idle */
-    __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
-    WEFT__STAT(w, tasks_run, 1);
-}
-
 int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
 {
     if (WEFT_UNLIKELY(!s || !fn || (unsigned)hint > WEFT_HINT_YIELD))
