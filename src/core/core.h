@@ -157,6 +157,8 @@ struct weft__worker {
     weft__fiber *pollers;                /* suspended in wait_until */
     weft__fiber *yield_head, *yield_tail;/* yielded, waiting for one task to run */
     unsigned blocked;                    /* fibers suspended in a task */
+    unsigned global_left;                /* picks until pick_local looks at the global ring first
+                                            (a countdown: no division per pick); fills a hole */
     weft__fiber_pool fibers;
     weft__timer **timers;                /* min-heap by deadline */
     unsigned ntimers, timer_cap;
