@@ -125,6 +125,18 @@ static void loose_put(weft_sched *s, weft__task *t)
     m->slot[m->n++] = t;
 }
 
+/* A pool just refilled with a magazine: its records are about to be
+ * written by the next spawns, in the order they leave the pool (from the
+ * top). They are likely cold and, once bursts have shuffled them, in no
+ * address order the hardware prefetcher could follow: ask for all of
+ * them now, for writing, so that the misses overlap each other instead
+ * of stalling the spawns one store at a time. */
+static void prefetch_pool(const weft__task_pool *p)
+{
+    for (unsigned i = p->n; i-- > 0;)
+        __builtin_prefetch(p->slot[i], 1);
+}
+
 /* The pool is empty (or there is none): a full magazine from the spares,
  * else a new slab. */
 weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
@@ -143,6 +155,8 @@ weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
                 push_mag(&s->empty, m);
             }
             pthread_mutex_unlock(&s->spare_lock);
+            if (p->n)
+                prefetch_pool(p);
         }
         if (p->n == 0) {
             weft__mag *m = slab_new(s, &p->slabs, p->slot);
