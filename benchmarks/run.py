@@ -295,8 +295,8 @@ def by_function(exe, counts, items, least=0.5):
 # deque (256), so spawn and steal measure the deque, not the overflow to
 # the global ring. "spawn" stays within one slab of task records (64), so
 # the worker's pool serves every spawn; "spawn_many" keeps 100 to 200
-# tasks queued, so its pool also hands slabs to the scheduler's spare list
-# and takes them back.
+# tasks queued, so its pool also hands magazines of records to the
+# scheduler's spares and takes them back.
 def _fib_spawns(n):
     x, y = 0, 1   # spawns(n) = F(n+1) - 1
     for _ in range(n + 1):
@@ -310,7 +310,7 @@ ICOUNT = {
               "parent's weft_wait_until runs them inline)"),
     "spawn_many": ("spawn", (100, 200), 20, lambda a, b: b - a,
                    "the same with 100 to 200 queued: more than a slab of task records, so "
-                   "slabs also move between the worker's pool and the spare list"),
+                   "magazines of records also move between the worker's pool and the spares"),
     "steal": ("steal", (100, 200), 20, lambda a, b: b - a,
               "steal + run of an empty task: on 2 workers, the thief's whole loop per task "
               "it takes from the other worker's deque (that worker's thread is asleep)"),

@@ -48,14 +48,25 @@ typedef struct weft__task {
 
 _Static_assert(sizeof(weft__task) == 64, "task record is one cache line");
 
-/* Records come in slabs; a worker's pool is owner-only. Spare records
- * travel between pools through the scheduler's spare list in batches. */
+/* Records come in slabs; a worker's pool is owner-only. Free records are
+ * kept as arrays of pointers, never as lists threaded through the records:
+ * taking a record reads only the array, so a cold record costs a store
+ * miss when its spawner fills it in, not a load miss on the way to the
+ * next one. Spare records travel between pools in magazines of
+ * WEFT__SLAB_TASKS, one magazine per slab (task.c). */
 #define WEFT__SLAB_TASKS 64
+#define WEFT__POOL_TASKS (2 * WEFT__SLAB_TASKS)
+
+typedef struct weft__mag {
+    struct weft__mag *next;     /* on a spare stack, under spare_lock */
+    unsigned n;                 /* records in slot[0..n) */
+    weft__task *slot[WEFT__SLAB_TASKS];
+} weft__mag;
 
 typedef struct weft__task_pool {
-    weft__task *free;           /* linked through node.next */
-    unsigned count;
+    unsigned n;                 /* free records in slot[0..n); slot[n-1] goes out next (LIFO: warm first) */
     void *slabs;                /* slabs this pool allocated (freed at destroy) */
+    weft__task *slot[WEFT__POOL_TASKS];
 } weft__task_pool;
 
 /* ---- per-fiber state -------------------------------------------------
@@ -146,8 +157,9 @@ struct weft__worker {
     weft__fiber *pollers;                /* suspended in wait_until */
     weft__fiber *yield_head, *yield_tail;/* yielded, waiting for one task to run */
     unsigned blocked;                    /* fibers suspended in a task */
+    unsigned global_left;                /* picks until pick_local looks at the global ring first
+                                            (a countdown: no division per pick); fills a hole */
     weft__fiber_pool fibers;
-    weft__task_pool pool;
     weft__timer **timers;                /* min-heap by deadline */
     unsigned ntimers, timer_cap;
     uint64_t spawned;                    /* tasks spawned here (atomic store) */
@@ -160,6 +172,9 @@ struct weft__worker {
     weft__blocked *blocked_list;         /* fibers suspended in weft__suspend, under reg_lock */
     unsigned nblocked;                   /* its length, under reg_lock */
     _Atomic(uintptr_t) run_fn, run_arg;  /* the task running now, 0 = none */
+
+    /* Owner only: last, as its slot array is a kilobyte. */
+    weft__task_pool pool;
 } __attribute__((aligned(WEFT_CACHELINE)));
 
 /* ---- the scheduler ------------------------------------------------------ */
@@ -183,10 +198,14 @@ struct weft_sched {
     bool spare_cpu;                      /* fewer workers than online CPUs:
                                             an outside waiter may spin */
 
-    /* Task records for threads without a pool, and spares. */
+    /* Spare task records, in magazines (task.c), for pools that run dry
+     * and for threads without a pool. */
     pthread_mutex_t spare_lock;
-    weft__task *spare;
-    atomic_uint nspare;                  /* written under spare_lock, peeked without */
+    weft__mag *full;                     /* full magazines, under spare_lock */
+    weft__mag *empty;                    /* empty magazines, under spare_lock */
+    weft__mag *loose;                    /* threads without a pool take and give
+                                            one record at a time here; under spare_lock */
+    atomic_uint nfull;                   /* full's length: written under spare_lock, peeked without */
     void *spare_slabs;
     struct weft__scratch *scratch;       /* free scratch blocks, under spare_lock */
 
@@ -390,12 +409,8 @@ static inline void weft__count_inline(weft__worker *w)
 /* Callable from: w's owner, or any thread with w NULL. */
 static inline weft__task *weft__task_alloc(weft_sched *s, weft__worker *w)
 {
-    if (WEFT_LIKELY(w != NULL && w->pool.free != NULL)) {
-        weft__task *t = w->pool.free;
-        w->pool.free = (weft__task *)(void *)t->node.next;
-        w->pool.count--;
-        return t;
-    }
+    if (WEFT_LIKELY(w != NULL && w->pool.n != 0))
+        return w->pool.slot[--w->pool.n];
     return weft__task_alloc_slow(s, w);
 }
 
@@ -404,10 +419,8 @@ static inline void weft__task_free(weft_sched *s, weft__worker *w, weft__task *t
 {
     if (!(t->flags & WEFT__TASK_POOLED))
         return;
-    if (WEFT_LIKELY(w != NULL && w->pool.count < 2 * WEFT__SLAB_TASKS)) {
-        t->node.next = (weft__node *)(void *)w->pool.free;
-        w->pool.free = t;
-        w->pool.count++;
+    if (WEFT_LIKELY(w != NULL && w->pool.n < WEFT__POOL_TASKS)) {
+        w->pool.slot[w->pool.n++] = t;
         return;
     }
     weft__task_free_slow(s, w, t);

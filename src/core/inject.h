@@ -6,7 +6,8 @@
  * consumers; consumers take batches.
  *
  * A bounded ck_ring in front, plus an intrusive overflow list behind it so
- * a push never fails and never allocates. Producers are serialized by a
+ * a push never fails and never allocates (dealt over lanes, so that
+ * draining it is not one long chain of cache misses). Producers are serialized by a
  * mutex (one lock round trip per push or per batch; see inject.c for why
  * not ck_ring's MP enqueue); consumers take from the ring lock-free and
  * take the lock only when the overflow list has items. Order is one FIFO
@@ -25,17 +26,25 @@
 #include "base.h"
 #include "node.h"
 
+/* The overflow list is WEFT__INJECT_LANES intrusive lists, item k of the
+ * list on lane k mod LANES, so a pop walks that many chains side by side
+ * and prefetches each lane's next item for the pop after it, instead of
+ * following one chain of cold records a miss at a time. A power of two;
+ * at least the largest batch a worker pops (grab_global: 32). */
+#define WEFT__INJECT_LANES 32
+
 typedef struct weft__inject {
     /* private: see the Synchronization block in inject.c. */
     ck_ring_t ring;                  /* SPMC: producer under lock; c_head | p_tail | size, mask padded apart by CK */
     ck_ring_buffer_t *slots;         /* capacity slots; read-only after init */
     const weft_allocator *alloc;     /* made slots; read-only after init */
     _Alignas(WEFT_CACHELINE) unsigned over_len; /* items on the overflow list; written under lock, read by all */
-    pthread_mutex_t lock;            /* serializes producers; guards head, tail, the statistics, every write of over_len */
-    weft__node *head;                /* overflow list, oldest first; under lock */
-    weft__node *tail;                /* under lock */
+    pthread_mutex_t lock;            /* serializes producers; guards the lanes, the statistics, every write of over_len */
+    unsigned push_lane, pop_lane;    /* lane of the next append, of the oldest item; under lock */
     uint64_t spilled;                /* statistics, under lock: items that went to the overflow list */
     uint64_t overflows;              /* statistics, under lock: times the list went from empty to non-empty */
+    weft__node *head[WEFT__INJECT_LANES];   /* the overflow list, dealt round-robin over lanes; under lock */
+    weft__node *tail[WEFT__INJECT_LANES];   /* under lock */
 } weft__inject;
 
 /* Overflow statistics (for metrics and tests). */

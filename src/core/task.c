@@ -1,12 +1,20 @@
 /* This file is private to weft: task records, spawn, and idle accounting.
  *
  * Synchronization
- *   pool        a worker's free records: owner only.
- *   spare       records shared between pools and with threads that have
- *               no pool (external spawns): under spare_lock.
- *   spare_slabs slabs made for the spare list, and those of pools retired
- *               by unbind (their records live on elsewhere): under
- *               spare_lock; freed by destroy.
+ *   pool        a worker's free records (an array): owner only.
+ *   full, empty magazines of spare records (full: WEFT__SLAB_TASKS each)
+ *               and empty magazines, shared between pools: under
+ *               spare_lock. A pool takes or gives a whole magazine in
+ *               one lock round trip, copying 512 bytes of pointers and
+ *               touching no record.
+ *   loose       the magazine threads with no pool (external spawns)
+ *               take single records from and give them back to: under
+ *               spare_lock.
+ *   nfull       full's length: written under spare_lock, peeked
+ *               without it (relaxed) only to skip the lock.
+ *   spare_slabs slabs made for threads with no pool, and those of pools
+ *               retired by unbind (their records live on elsewhere):
+ *               under spare_lock; freed by destroy.
  *   spawned, completed (per worker)
  *               written by their worker only (relaxed load + release
  *               store: no locked instruction on the spawn path); read by
@@ -30,28 +38,43 @@ WEFT_TLS weft__worker *weft__tls_worker;
 
 /* ---- records ------------------------------------------------------------- */
 
-/* A slab: a header cache line, then WEFT__SLAB_TASKS records. */
+/* A slab: a header (its link and a magazine, nine cache lines), then
+ * WEFT__SLAB_TASKS records: 4672 bytes, 73 per record. The magazine is
+ * the slab's only in that they are made and freed together: it carries
+ * any records.
+ *
+ * Why one magazine per slab: it is exactly enough. With S slabs there are
+ * S magazines and 64 S records, and every magazine is on `full` (holding
+ * exactly 64), on `empty`, or is `loose`. A pool spills only when it
+ * holds 128 records plus the one being freed; if then no magazine were
+ * empty, the S - 1 besides `loose` would hold 64 each, and with the
+ * pool's 129 the total would exceed 64 S. Likewise a thread without a
+ * pool frees into `loose`, and needs an empty magazine only when `loose`
+ * is full (or there is none yet), with 64 S + 1 records then counted if
+ * none were empty. So spilling never allocates and never fails. */
 typedef struct slab {
     struct slab *next;
-    char pad_[WEFT_CACHELINE - sizeof(struct slab *)];
-    weft__task tasks[WEFT__SLAB_TASKS];
+    weft__mag mag;
+    _Alignas(WEFT_CACHELINE) weft__task tasks[WEFT__SLAB_TASKS];
 } slab;
 
-static weft__task *slab_new(weft_sched *s, void **slabs)
+/* A new slab, listed on *slabs, its records marked pooled and put in
+ * dst[0..WEFT__SLAB_TASKS) so that they go out (from the top) in address
+ * order: a burst then writes fresh records in one ascending stream. Its
+ * magazine is returned empty, for the caller to put on s->empty. */
+static weft__mag *slab_new(weft_sched *s, void **slabs, weft__task **dst)
 {
     slab *sl = weft__alloc_with(&s->cfg.allocator, sizeof(slab));
     if (!sl)
         return NULL;
     sl->next = *slabs;
     *slabs = sl;
-    weft__task *head = NULL;
-    for (int i = WEFT__SLAB_TASKS - 1; i >= 0; i--) {
-        weft__task *t = &sl->tasks[i];
-        t->flags = WEFT__TASK_POOLED;
-        t->node.next = (weft__node *)(void *)head;   /* node is the first member */
-        head = t;
+    for (int i = 0; i < WEFT__SLAB_TASKS; i++) {
+        sl->tasks[i].flags = WEFT__TASK_POOLED;
+        dst[WEFT__SLAB_TASKS - 1 - i] = &sl->tasks[i];
     }
-    return head;
+    sl->mag.n = 0;
+    return &sl->mag;
 }
 
 static void slabs_free(weft_sched *s, void *slabs)
@@ -62,56 +85,115 @@ static void slabs_free(weft_sched *s, void *slabs)
     }
 }
 
-#define TASK_NEXT(t) ((weft__task *)(void *)(t)->node.next)
-
-/* Moves up to n records from the spare list to p. Caller: p's owner. */
-static void refill(weft_sched *s, weft__task_pool *p, unsigned n)
+/* The spare stacks. Caller holds spare_lock. */
+static void push_mag(weft__mag **stack, weft__mag *m)
 {
-    pthread_mutex_lock(&s->spare_lock);
-    while (n-- && s->spare) {
-        weft__task *t = s->spare;
-        s->spare = TASK_NEXT(t);
-        atomic_store_explicit(&s->nspare, atomic_load_explicit(&s->nspare, memory_order_relaxed) - 1, memory_order_relaxed);   /* under spare_lock */
-        t->node.next = (weft__node *)(void *)p->free;
-        p->free = t;
-        p->count++;
-    }
-    pthread_mutex_unlock(&s->spare_lock);
+    m->next = *stack;
+    *stack = m;
 }
 
-/* The pool is empty (or there is none): refill from the spares or a new
- * slab. */
+static weft__mag *pop_mag(weft__mag **stack)
+{
+    weft__mag *m = *stack;
+    if (m)
+        *stack = m->next;
+    return m;
+}
+
+static void set_nfull(weft_sched *s, int delta)
+{
+    atomic_store_explicit(&s->nfull, atomic_load_explicit(&s->nfull, memory_order_relaxed) + (unsigned)delta,
+                          memory_order_relaxed);   /* under spare_lock; peeked in alloc_slow, which locks before acting */
+}
+
+/* A record freed on a thread with no pool (or a retiring pool's) goes
+ * into `loose`; a full `loose` goes on the full stack first. Caller holds
+ * spare_lock. */
+static void loose_put(weft_sched *s, weft__task *t)
+{
+    weft__mag *m = s->loose;
+    if (!m || m->n == WEFT__SLAB_TASKS) {
+        if (m) {
+            push_mag(&s->full, m);
+            set_nfull(s, 1);
+        }
+        m = pop_mag(&s->empty);
+        if (!m)
+            weft__panic("task_free_slow: no empty magazine");   /* see slab: cannot happen */
+        s->loose = m;
+    }
+    m->slot[m->n++] = t;
+}
+
+/* A pool just refilled with a magazine: its records are about to be
+ * written by the next spawns, in the order they leave the pool (from the
+ * top). They are likely cold and, once bursts have shuffled them, in no
+ * address order the hardware prefetcher could follow: ask for all of
+ * them now, for writing, so that the misses overlap each other instead
+ * of stalling the spawns one store at a time. */
+static void prefetch_pool(const weft__task_pool *p)
+{
+    for (unsigned i = p->n; i-- > 0;)
+        __builtin_prefetch(p->slot[i], 1);
+}
+
+/* The pool is empty (or there is none): a full magazine from the spares,
+ * else a new slab. */
 weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
 {
     if (w != NULL) {
-        weft__task_pool *p = &w->pool;
-        if (!p->free) {
-            if (atomic_load_explicit(&s->nspare, memory_order_relaxed))   /* a peek: only decides whether to lock */
-                refill(s, p, WEFT__SLAB_TASKS);
-            if (!p->free) {
-                p->free = slab_new(s, &p->slabs);
-                if (!p->free)
-                    return NULL;
-                p->count = WEFT__SLAB_TASKS;
+        weft__task_pool *p = &w->pool;   /* p->n == 0 */
+        if (atomic_load_explicit(&s->nfull, memory_order_relaxed)) {   /* a peek: only decides whether to lock */
+            pthread_mutex_lock(&s->spare_lock);
+            weft__mag *m = pop_mag(&s->full);
+            if (m) {
+                set_nfull(s, -1);
+                /* Sequential reads of one array: no record is touched. */
+                memcpy(p->slot, m->slot, sizeof m->slot);
+                p->n = WEFT__SLAB_TASKS;
+                m->n = 0;
+                push_mag(&s->empty, m);
+            }
+            pthread_mutex_unlock(&s->spare_lock);
+            if (p->n)
+                prefetch_pool(p);
+        }
+        if (p->n == 0) {
+            weft__mag *m = slab_new(s, &p->slabs, p->slot);
+            if (!m)
+                return NULL;
+            pthread_mutex_lock(&s->spare_lock);
+            push_mag(&s->empty, m);
+            pthread_mutex_unlock(&s->spare_lock);
+            p->n = WEFT__SLAB_TASKS;
+        }
+        return p->slot[--p->n];
+    }
+    /* No pool on this thread: one record from `loose`, refilled from the
+     * full stack or a new slab. */
+    weft__task *t = NULL;
+    pthread_mutex_lock(&s->spare_lock);
+    weft__mag *m = s->loose;
+    if (!m || m->n == 0) {
+        weft__mag *next = pop_mag(&s->full);
+        if (next) {
+            set_nfull(s, -1);
+        } else {
+            weft__task *fresh[WEFT__SLAB_TASKS];
+            next = slab_new(s, &s->spare_slabs, fresh);
+            if (next) {
+                memcpy(next->slot, fresh, sizeof fresh);
+                next->n = WEFT__SLAB_TASKS;
             }
         }
-        weft__task *t = p->free;
-        p->free = TASK_NEXT(t);
-        p->count--;
-        return t;
+        if (next) {
+            if (m)
+                push_mag(&s->empty, m);
+            s->loose = m = next;
+        }
     }
-    /* No pool on this thread: take from the spares. */
-    pthread_mutex_lock(&s->spare_lock);
-    if (!s->spare) {
-        s->spare = slab_new(s, &s->spare_slabs);
-        if (s->spare)
-            atomic_store_explicit(&s->nspare, WEFT__SLAB_TASKS, memory_order_relaxed);   /* under spare_lock */
-    }
-    weft__task *t = s->spare;
-    if (t) {
-        s->spare = TASK_NEXT(t);
-        atomic_store_explicit(&s->nspare, atomic_load_explicit(&s->nspare, memory_order_relaxed) - 1, memory_order_relaxed);   /* under spare_lock */
-    }
+    if (m && m->n)
+        t = m->slot[--m->n];
     pthread_mutex_unlock(&s->spare_lock);
     return t;
 }
@@ -120,29 +202,26 @@ weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
 void weft__task_free_slow(weft_sched *s, weft__worker *w, weft__task *t)
 {
     if (w != NULL) {
-        weft__task_pool *p = &w->pool;
-        t->node.next = (weft__node *)(void *)p->free;
-        p->free = t;
-        /* Records drift to the workers that run them; give a slab's worth
-         * back once a pool holds more than two, so memory stays flat. */
-        if (++p->count > 2 * WEFT__SLAB_TASKS) {
-            pthread_mutex_lock(&s->spare_lock);
-            for (int i = 0; i < WEFT__SLAB_TASKS; i++) {
-                weft__task *x = p->free;
-                p->free = TASK_NEXT(x);
-                x->node.next = (weft__node *)(void *)s->spare;
-                s->spare = x;
-            }
-            atomic_store_explicit(&s->nspare, atomic_load_explicit(&s->nspare, memory_order_relaxed) + WEFT__SLAB_TASKS, memory_order_relaxed);   /* under spare_lock */
-            p->count -= WEFT__SLAB_TASKS;
-            pthread_mutex_unlock(&s->spare_lock);
-        }
+        /* Records drift to the workers that run them; once a pool holds
+         * WEFT__POOL_TASKS, its older half goes back as a full magazine,
+         * so memory stays flat. The newer half stays, warm. */
+        weft__task_pool *p = &w->pool;   /* p->n == WEFT__POOL_TASKS */
+        pthread_mutex_lock(&s->spare_lock);
+        weft__mag *m = pop_mag(&s->empty);
+        if (!m)
+            weft__panic("task_free_slow: no empty magazine");   /* see slab: cannot happen */
+        memcpy(m->slot, p->slot, sizeof m->slot);
+        m->n = WEFT__SLAB_TASKS;
+        push_mag(&s->full, m);
+        set_nfull(s, 1);
+        pthread_mutex_unlock(&s->spare_lock);
+        memmove(p->slot, p->slot + WEFT__SLAB_TASKS, sizeof m->slot);
+        p->n = WEFT__POOL_TASKS - WEFT__SLAB_TASKS;
+        p->slot[p->n++] = t;
         return;
     }
     pthread_mutex_lock(&s->spare_lock);
-    t->node.next = (weft__node *)(void *)s->spare;
-    s->spare = t;
-    atomic_store_explicit(&s->nspare, atomic_load_explicit(&s->nspare, memory_order_relaxed) + 1, memory_order_relaxed);   /* under spare_lock */
+    loose_put(s, t);
     pthread_mutex_unlock(&s->spare_lock);
 }
 
@@ -162,14 +241,8 @@ void weft__task_pool_retire(weft_sched *s, weft__task_pool *p)
         last->next = s->spare_slabs;
         s->spare_slabs = p->slabs;
     }
-    if (p->free) {
-        weft__task *last = p->free;
-        while (TASK_NEXT(last))
-            last = TASK_NEXT(last);
-        last->node.next = (weft__node *)(void *)s->spare;
-        s->spare = p->free;
-        atomic_store_explicit(&s->nspare, atomic_load_explicit(&s->nspare, memory_order_relaxed) + p->count, memory_order_relaxed);   /* under spare_lock */
-    }
+    for (unsigned i = 0; i < p->n; i++)
+        loose_put(s, p->slot[i]);
     pthread_mutex_unlock(&s->spare_lock);
     memset(p, 0, sizeof *p);
 }
@@ -224,10 +297,12 @@ void weft__spares_fini(weft_sched *s)
         s->scratch = b->next;
         weft__free_with(&s->cfg.allocator, b, b->cap);
     }
+    /* The magazines live in the slabs, freed here and by the pools: the
+     * stacks are dropped, not walked. */
     slabs_free(s, s->spare_slabs);
     s->spare_slabs = NULL;
-    s->spare = NULL;
-    atomic_store_explicit(&s->nspare, 0, memory_order_relaxed);
+    s->full = s->empty = s->loose = NULL;
+    atomic_store_explicit(&s->nfull, 0, memory_order_relaxed);   /* no other thread is left */
 }
 
 /* ---- idle accounting ---------------------------------------------------- */

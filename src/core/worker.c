@@ -553,7 +553,9 @@ static weft__task *pick_local(weft__worker *w)
     weft__task *t;
     if (WEFT_UNLIKELY(s->cfg.shuffle))
         return pick_shuffled(w);
-    if (++w->tick % s->cfg.global_interval == 0) {
+    w->tick++;
+    if (--w->global_left == 0) {   /* every global_interval-th tick; a countdown, not a division */
+        w->global_left = w->global_interval;
         t = grab_global(w);
         if (t) {
             WEFT__STAT(w, global_runs, 1);
@@ -880,6 +882,7 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->deque_capacity = s->cfg.local_capacity;
     w->lifo_budget = s->cfg.lifo_budget;
     w->global_interval = s->cfg.global_interval;
+    w->global_left = w->global_interval;
     w->shuffle = s->cfg.shuffle;
     int rc = weft__deque_init(&w->deque, s->cfg.local_capacity, &s->cfg.allocator);
     if (rc != WEFT_OK)

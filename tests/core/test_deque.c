@@ -312,6 +312,45 @@ WT_TEST(inject, fifo_across_overflow_cap4)
     weft__inject_fini(&q);
 }
 
+/* A long overflow list wraps the lanes many times: batches of 128 (an
+ * offload) go in, pops of 32 (a grab) and of odd sizes come out, and a
+ * push while the list drains lands behind it, all in one FIFO order. */
+WT_TEST(inject, fifo_across_lanes_cap4)
+{
+    items_init();
+    weft__inject q;
+    WT_ASSERT_EQ(weft__inject_init(&q, 4, NULL), WEFT_OK);
+    weft__node *v[128];
+    unsigned next = 0;
+    for (unsigned b = 0; b < 7; b++) {
+        for (unsigned i = 0; i < 128; i++)
+            v[i] = &items[next++].link;
+        weft__inject_push_batch(&q, v, 128);
+    }
+    WT_ASSERT_EQ(weft__inject_size(&q), 7 * 128);
+    WT_ASSERT_EQ(weft__inject_get_stats(&q).overflows, 1);
+    unsigned lo = 0;
+    pop_expect(&q, 32, lo, 32);   /* the ring's 3, then 29 from the lanes */
+    lo += 32;
+    for (unsigned k = 1; lo < next; k = k % 37 + 1) {
+        if (k % 5 == 0 && next < MAX_ITEMS)
+            weft__inject_push(&q, &items[next++].link);
+        unsigned want = next - lo < k ? next - lo : k;
+        pop_expect(&q, k, lo, want);
+        lo += want;
+        WT_ASSERT_EQ(weft__inject_size(&q), next - lo);
+    }
+    WT_ASSERT(weft__inject_empty(&q), "the queue should be empty");
+    /* Drained: the ring again, and a new list starts where the lanes are. */
+    for (unsigned i = 0; i < 40; i++)
+        v[i] = &items[i].link;
+    weft__inject_push_batch(&q, v, 40);
+    WT_ASSERT_EQ(weft__inject_get_stats(&q).overflows, 2);
+    pop_expect(&q, 64, 0, 40);
+    WT_ASSERT(weft__inject_empty(&q), "the queue should be empty");
+    weft__inject_fini(&q);
+}
+
 /* Random pushes, batch pushes and batch pops against a FIFO model. */
 WT_TEST(inject, random_ops_against_fifo_model_cap4)
 {
