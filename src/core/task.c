@@ -389,7 +389,9 @@ int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)
     return rc;
 }
 
-int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
+/* Every case of weft_spawn_hint; the common one is also inlined there. */
+static __attribute__((noinline))
+int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
 {
     if (WEFT_UNLIKELY(!s || !fn || (unsigned)hint > WEFT_HINT_YIELD))
         return WEFT_EINVAL;
@@ -438,6 +440,46 @@ int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
     }
     atomic_fetch_sub(&s->ext_inflight, 1);
     return rc;
+}
+
+/* The common case's cold ends, as tail calls: weft_spawn_hint's common
+ * case then calls nothing that returns to it, so it needs no frame and no
+ * saved registers. */
+static __attribute__((noinline)) int spawn_offload(weft_sched *s, weft__worker *w, weft__task *t)
+{
+    offload_and_push(s, w, t);
+    weft__notify_work(s);
+    return WEFT_OK;
+}
+
+static __attribute__((noinline)) int spawn_notify(weft_sched *s)
+{
+    weft__notify_slow(s);
+    return WEFT_OK;
+}
+
+int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
+{
+    /* The common case, inline: a task of s's worker threads (not a bound
+     * one) spawning with no hint and a record in its pool. w->s is never
+     * NULL, so w->s == s also rejects s == NULL. */
+    weft__worker *w = weft__tls_worker;
+    if (WEFT_UNLIKELY(!w || w->s != s || !fn || hint != WEFT_HINT_NONE || w->bound ||
+                      w->pool.n == 0))
+        return spawn_general(s, fn, arg, hint);
+    weft__task *t = w->pool.slot[--w->pool.n];
+    t->fn = fn;
+    t->arg = arg;
+    t->spawner = w->cur;
+    count_spawn(s, w);
+    if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
+        return spawn_offload(s, w, t);
+    /* weft__notify_work, with its slow half as a tail call. */
+    weft__fence_submit();
+    if (WEFT_UNLIKELY(atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
+                      atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0))
+        return spawn_notify(s);
+    return WEFT_OK;
 }
 
 int weft_spawn(weft_sched *s, weft_fn fn, void *arg)
