@@ -606,7 +606,7 @@ bool weft__work_visible(weft__worker *w)
 
 /* ---- running ------------------------------------------------------------------------ */
 
-static void run_task(weft__worker *w, weft__task *t)
+static inline __attribute__((always_inline)) void run_task(weft__worker *w, weft__task *t)
 {
     weft_fn fn = t->fn;
     void *arg = t->arg;
@@ -958,7 +958,7 @@ static void bound_block(weft__worker *w)
  * not one of ours (it goes back where it was), or too deep. */
 static bool run_own_child(weft__worker *w, weft__fiber *self, weft__fstate *st)
 {
-    if (w->bound || st->depth >= WEFT__INLINE_DEPTH || w->s->cfg.shuffle)
+    if (w->bound || st->depth >= WEFT__INLINE_DEPTH || w->shuffle)
         return false;   /* shuffle mode: the child takes its chances in the loop */
     weft__node *n = weft__deque_pop(&w->deque);
     if (!n)
