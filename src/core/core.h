@@ -384,12 +384,19 @@ static inline void weft__fence_submit(void)
         atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with fence_park */
 }
 
+/* After publishing work: whether a parked worker must be woken (none is
+ * searching and some sleep), the submitter's side of the park protocol. */
+static inline bool weft__notify_needed(weft_sched *s)
+{
+    weft__fence_submit();
+    return atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
+           atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0;
+}
+
 /* After publishing work: wakes one parked worker if none is searching. */
 static inline void weft__notify_work(weft_sched *s)
 {
-    weft__fence_submit();
-    if (atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
-        atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0)
+    if (weft__notify_needed(s))
         weft__notify_slow(s);
 }
 

@@ -58,11 +58,11 @@ typedef struct slab {
     _Alignas(WEFT_CACHELINE) weft__task tasks[WEFT__SLAB_TASKS];
 } slab;
 
-/* A new slab, listed on *slabs, its records marked pooled and put in
- * dst[0..WEFT__SLAB_TASKS) so that they go out (from the top) in address
- * order: a burst then writes fresh records in one ascending stream. Its
- * magazine is returned empty, for the caller to put on s->empty. */
-static weft__mag *slab_new(weft_sched *s, void **slabs, weft__task **dst)
+/* A new slab, listed on *slabs, its records marked pooled. Returns its
+ * magazine holding all of them, placed so that they go out (from the top)
+ * in address order: a burst then writes fresh records in one ascending
+ * stream. */
+static weft__mag *slab_new(weft_sched *s, void **slabs)
 {
     slab *sl = weft__alloc_with(&s->cfg.allocator, sizeof(slab));
     if (!sl)
@@ -71,9 +71,9 @@ static weft__mag *slab_new(weft_sched *s, void **slabs, weft__task **dst)
     *slabs = sl;
     for (int i = 0; i < WEFT__SLAB_TASKS; i++) {
         sl->tasks[i].flags = WEFT__TASK_POOLED;
-        dst[WEFT__SLAB_TASKS - 1 - i] = &sl->tasks[i];
+        sl->mag.slot[WEFT__SLAB_TASKS - 1 - i] = &sl->tasks[i];
     }
-    sl->mag.n = 0;
+    sl->mag.n = WEFT__SLAB_TASKS;
     return &sl->mag;
 }
 
@@ -137,35 +137,42 @@ static void prefetch_pool(const weft__task_pool *p)
         __builtin_prefetch(p->slot[i], 1);
 }
 
+/* Moves full magazine m's records into empty pool p; m is left empty.
+ * Sequential reads of one array: no record is touched. */
+static void pool_take(weft__task_pool *p, weft__mag *m)
+{
+    memcpy(p->slot, m->slot, sizeof m->slot);
+    p->n = WEFT__SLAB_TASKS;
+    m->n = 0;
+}
+
 /* The pool is empty (or there is none): a full magazine from the spares,
  * else a new slab. */
 weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
 {
     if (w != NULL) {
         weft__task_pool *p = &w->pool;   /* p->n == 0 */
+        weft__mag *m = NULL;
         if (atomic_load_explicit(&s->nfull, memory_order_relaxed)) {   /* a peek: only decides whether to lock */
             pthread_mutex_lock(&s->spare_lock);
-            weft__mag *m = pop_mag(&s->full);
+            m = pop_mag(&s->full);
             if (m) {
                 set_nfull(s, -1);
-                /* Sequential reads of one array: no record is touched. */
-                memcpy(p->slot, m->slot, sizeof m->slot);
-                p->n = WEFT__SLAB_TASKS;
-                m->n = 0;
+                pool_take(p, m);
                 push_mag(&s->empty, m);
             }
             pthread_mutex_unlock(&s->spare_lock);
-            if (p->n)
+            if (m)
                 prefetch_pool(p);
         }
-        if (p->n == 0) {
-            weft__mag *m = slab_new(s, &p->slabs, p->slot);
+        if (!m) {
+            m = slab_new(s, &p->slabs);
             if (!m)
                 return NULL;
+            pool_take(p, m);   /* fresh: in address order, no prefetch needed */
             pthread_mutex_lock(&s->spare_lock);
             push_mag(&s->empty, m);
             pthread_mutex_unlock(&s->spare_lock);
-            p->n = WEFT__SLAB_TASKS;
         }
         return p->slot[--p->n];
     }
@@ -176,16 +183,10 @@ weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
     weft__mag *m = s->loose;
     if (!m || m->n == 0) {
         weft__mag *next = pop_mag(&s->full);
-        if (next) {
+        if (next)
             set_nfull(s, -1);
-        } else {
-            weft__task *fresh[WEFT__SLAB_TASKS];
-            next = slab_new(s, &s->spare_slabs, fresh);
-            if (next) {
-                memcpy(next->slot, fresh, sizeof fresh);
-                next->n = WEFT__SLAB_TASKS;
-            }
-        }
+        else
+            next = slab_new(s, &s->spare_slabs);
         if (next) {
             if (m)
                 push_mag(&s->empty, m);
@@ -389,7 +390,8 @@ int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)
     return rc;
 }
 
-/* Every case of weft_spawn_hint; the common one is also inlined there. */
+/* Every case of weft_spawn_hint but its common one (inline there): hints,
+ * bound threads, outside threads, bad arguments, an empty pool. */
 static __attribute__((noinline))
 int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
 {
@@ -407,17 +409,6 @@ int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
         t->fn = fn;
         t->arg = arg;
         t->spawner = w->cur;
-        if (WEFT_LIKELY(hint == WEFT_HINT_NONE && !w->bound)) {
-            /* The common case, inline: count, push, maybe wake. */
-            count_spawn(s, w);
-            if (WEFT_LIKELY(weft__deque_push(&w->deque, &t->node))) {
-                weft__notify_work(s);
-                return WEFT_OK;
-            }
-            offload_and_push(s, w, t);
-            weft__notify_work(s);
-            return WEFT_OK;
-        }
         weft__submit(s, w, t, hint);
         return WEFT_OK;
     }
@@ -474,11 +465,8 @@ int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
     count_spawn(s, w);
     if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
         return spawn_offload(s, w, t);
-    /* weft__notify_work, with its slow half as a tail call. */
-    weft__fence_submit();
-    if (WEFT_UNLIKELY(atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
-                      atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0))
-        return spawn_notify(s);
+    if (WEFT_UNLIKELY(weft__notify_needed(s)))
+        return spawn_notify(s);   /* weft__notify_work, its slow half a tail call */
     return WEFT_OK;
 }
 
