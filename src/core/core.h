@@ -109,7 +109,7 @@ typedef struct weft__timer {
 /* ---- stats: written by their worker only, read by anyone ------------ */
 
 typedef struct weft__stats {
-    _Atomic uint64_t tasks_run, lifo_runs, local_runs, global_runs, stolen_runs;
+    _Atomic uint64_t lifo_runs, local_runs, global_runs, stolen_runs;   /* tasks_run: w->completed */
     _Atomic uint64_t steal_attempts, steals, offloads, global_grabs;
     _Atomic uint64_t parks, wakeups, fibers_created, fiber_switches;
 } weft__stats;
@@ -149,6 +149,8 @@ struct weft__worker {
     unsigned lifo_budget;                /* s->cfg's, read on every fiber switch */
     unsigned global_interval;
     bool shuffle;
+    unsigned inline_depth;               /* how deep wait_until runs children inline:
+                                            0 on bound threads and in shuffle mode */
     weft__fiber *idle_fibers;            /* parked at the loop, reusable */
     weft__fiber *ready_head, *ready_tail;/* owner's FIFO of resumable fibers */
     weft__fiber *run_next;               /* woken by the running fiber: runs next */
@@ -402,7 +404,8 @@ static inline void weft__notify_work(weft_sched *s)
 
 /* A ready task that the running task runs inline on its own fiber
  * instead of queueing it (a graph continuation): counts one spawn and one
- * completion, so wait_idle's sums stay balanced and tasks_run counts it.
+ * completion, so wait_idle's sums stay balanced (and tasks_run, which is
+ * `completed`, counts it).
  * The running task is still outstanding, so counting both at once never
  * makes the scheduler look idle early. Callable from: owner, inside a
  * task. Inline: a graph chain pays it at every node. */
@@ -410,7 +413,6 @@ static inline void weft__count_inline(weft__worker *w)
 {
     __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);      /* release: pairs with acquire in is_idle */
     __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
-    WEFT__STAT(w, tasks_run, 1);
 }
 
 /* Callable from: w's owner, or any thread with w NULL. */

@@ -390,7 +390,10 @@ int weft_sched_stats(const weft_sched *s, unsigned worker, weft_worker_stats *ou
         return WEFT_EINVAL;
     const weft__stats *st = &s->workers[worker].stats;
 #define LOAD(f) out->f = atomic_load_explicit(&((weft__stats *)st)->f, memory_order_relaxed)
-    LOAD(tasks_run); LOAD(lifo_runs); LOAD(local_runs); LOAD(global_runs);
+    /* tasks_run is the worker's completion count, which the idle test
+     * keeps anyway: one counter per task, not two. */
+    out->tasks_run = __atomic_load_n(&s->workers[worker].completed, __ATOMIC_ACQUIRE);   /* pairs with release in run_task */
+    LOAD(lifo_runs); LOAD(local_runs); LOAD(global_runs);
     LOAD(stolen_runs); LOAD(steal_attempts); LOAD(steals); LOAD(offloads);
     LOAD(global_grabs); LOAD(parks); LOAD(wakeups); LOAD(fibers_created);
     LOAD(fiber_switches);

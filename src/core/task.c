@@ -449,11 +449,13 @@ static __attribute__((noinline)) int spawn_notify(weft_sched *s)
     return WEFT_OK;
 }
 
-int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
+/* The common case, inline in both entry points: a task of s's worker
+ * threads (not a bound one) spawning with no hint and a record in its
+ * pool. w->s is never NULL, so w->s == s also rejects s == NULL. In
+ * weft_spawn the hint test folds away. */
+static inline __attribute__((always_inline))
+int spawn_fast(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
 {
-    /* The common case, inline: a task of s's worker threads (not a bound
-     * one) spawning with no hint and a record in its pool. w->s is never
-     * NULL, so w->s == s also rejects s == NULL. */
     weft__worker *w = weft__tls_worker;
     if (WEFT_UNLIKELY(!w || w->s != s || !fn || hint != WEFT_HINT_NONE || w->bound ||
                       w->pool.n == 0))
@@ -470,7 +472,12 @@ int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
     return WEFT_OK;
 }
 
+int weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
+{
+    return spawn_fast(s, fn, arg, hint);
+}
+
 int weft_spawn(weft_sched *s, weft_fn fn, void *arg)
 {
-    return weft_spawn_hint(s, fn, arg, WEFT_HINT_NONE);
+    return spawn_fast(s, fn, arg, WEFT_HINT_NONE);
 }

@@ -618,7 +618,6 @@ static inline __attribute__((always_inline)) void run_task(weft__worker *w, weft
         fn(arg);
     /* Still on the same worker: a task that blocked resumed here. */
     __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
-    WEFT__STAT(w, tasks_run, 1);
 }
 
 /* Polls the fibers suspended in wait_until; ready ones move to the FIFO. */
@@ -884,6 +883,9 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->global_interval = s->cfg.global_interval;
     w->global_left = w->global_interval;
     w->shuffle = s->cfg.shuffle;
+    /* Shuffle mode: a child takes its chances in the loop. A bound
+     * thread's children go to the workers or, alone, to its own loop. */
+    w->inline_depth = bound || w->shuffle ? 0 : WEFT__INLINE_DEPTH;
     int rc = weft__deque_init(&w->deque, s->cfg.local_capacity, &s->cfg.allocator);
     if (rc != WEFT_OK)
         return rc;
@@ -958,8 +960,8 @@ static void bound_block(weft__worker *w)
  * not one of ours (it goes back where it was), or too deep. */
 static bool run_own_child(weft__worker *w, weft__fiber *self, weft__fstate *st)
 {
-    if (w->bound || st->depth >= WEFT__INLINE_DEPTH || w->shuffle)
-        return false;   /* shuffle mode: the child takes its chances in the loop */
+    if (st->depth >= w->inline_depth)
+        return false;   /* too deep, or never inline here (inline_depth 0) */
     weft__node *n = weft__deque_pop(&w->deque);
     if (!n)
         return false;
