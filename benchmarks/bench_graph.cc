@@ -3,6 +3,8 @@
 //
 // Groups are "<shape>_<size>_t<threads>/<system>": weft, tbb and omp; the
 // baselines carry the label "baseline". items_per_second counts tasks.
+// "<shape>_<size>_seq/sequential" runs the same nodes' work in build order
+// on one thread, with no scheduler (sequential C).
 //
 //   chain_2^20, chain_2^23      a linear chain (continuation, no queue)
 //   tree_2^20                   a binary tree, each node precedes two
@@ -271,6 +273,21 @@ void bench_omp(benchmark::State &st, Dag *d, unsigned threads) {
     st.SetLabel("baseline");
 }
 
+// ---- sequential C ----------------------------------------------------------------
+
+// Every node's work called in build order (a topological order) by this
+// thread: no scheduler, no synchronization. What a graph's work costs
+// when nothing runs it in parallel, for the ratios' "vs sequential".
+void bench_seq(benchmark::State &st, Dag *d)
+{
+    uint32_t n = uint32_t(d->size());
+    for (auto _ : st)
+        for (uint32_t v = 0; v < n; v++)
+            d->run(v);
+    st.SetItemsProcessed(int64_t(st.iterations()) * int64_t(n));
+    st.SetLabel("baseline");
+}
+
 // ---- registration ---------------------------------------------------------------------
 
 struct Case {
@@ -319,6 +336,9 @@ int main(int argc, char **argv) {
     for (unsigned t = 4, n = std::thread::hardware_concurrency(); t <= n; t *= 2)
         threads.push_back(t);
     for (auto &lc : cases) {
+        Lazy *l0 = lc.get();
+        benchmark::RegisterBenchmark((l0->c.name + "_seq/sequential").c_str(),
+            [l0](benchmark::State &st) { bench_seq(st, l0->get()); })->Unit(benchmark::kMillisecond);
         for (unsigned t : threads) {
             Lazy *l = lc.get();
             std::string group = l->c.name + "_t" + std::to_string(t);

@@ -17,8 +17,9 @@ the benchmark sources:
     groups, reports counters instead (latency percentiles, CPU use);
   - cases labelled "baseline" are what the others in their group are
     compared with: the ratio is baseline time / case time, so 20x means
-    the case is twenty times faster than that baseline. fib<N>_t<T>
-    groups are also compared with fib<N>_seq's sequential case.
+    the case is twenty times faster than that baseline. A <base>_t<T>
+    group (fib<N>, the graph shapes) is also compared with <base>_seq's
+    sequential case.
 
 The Markdown needs the Python 3 standard library only. The plots need
 matplotlib (Debian: python3-matplotlib), drawn with the Agg backend; when
@@ -321,10 +322,10 @@ def index(rows):
 
 
 def baselines_of(group, by_group):
-    """The group's own baselines, then fib<N>_seq's sequential case for a
-    fib<N>_t<T> group."""
+    """The group's own baselines, then <base>_seq's sequential case for a
+    <base>_t<T> group (fib<N>, and the graph shapes)."""
     own = [r for r in by_group.get(group, []) if r.baseline]
-    m = re.match(r"^(fib\d+)_t\d+$", group)
+    m = re.match(r"^(.+)_t\d+$", group)
     if m:
         own += [r for r in by_group.get(m.group(1) + "_seq", []) if r.case == "sequential"]
     return own
@@ -379,6 +380,23 @@ def group_table(group, rows, by_group):
                 cells.append("")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def group_note(group, rows):
+    """A paragraph under a group's table, where the table needs one."""
+    by_case = {r.case: r for r in rows}
+    if group == "oneway":
+        floor, sw = by_case.get("fp_control_floor"), by_case.get("weft_fiber_switch")
+        if floor and sw and floor.ns_per_item and sw.ns_per_item:
+            return ["*fp_control_floor* is the part of a switch the ABI fixes: saving one side's "
+                    "floating-point control state and loading the other's (`stmxcsr`, `fnstcw`, "
+                    "`ldmxcsr`, `fldcw` on x86-64; `mrs`/`msr fpcr` on AArch64), with nothing "
+                    "else. It takes %s ns here, %.0f%% of weft_fiber_switch (%s ns): a budget "
+                    "below it cannot be met by a switch that keeps that state, as the "
+                    "ABI requires." % (fmt_ns(floor.ns_per_item),
+                                        100 * floor.ns_per_item / sw.ns_per_item,
+                                        fmt_ns(sw.ns_per_item)), ""]
+    return []
 
 
 def counter_table(rows):
@@ -462,7 +480,8 @@ def summary_rows(by_group):
 
 SUMMARY_NOTE = ("Ratios are baseline time / weft time: above 1x weft is faster. For fib, "
                 "sequential is plain recursion without tasks, so that ratio is what a spawn "
-                "per call costs over a plain call.")
+                "per call costs over a plain call; for a graph, it is one thread calling every "
+                "node's work in build order, with no scheduler.")
 
 
 def summary_table(by_group):
@@ -971,6 +990,7 @@ def markdown(results_dir, made=None, skipped=None):
                 out += ["### %s" % g, "", counter_table(grows), ""]
             else:
                 out += ["### %s" % g, "", group_table(g, grows, by_group), ""]
+                out += group_note(g, grows)
         if special:
             out += wake_table(by_group, meta.get("repetitions", "N"))
     out += ["Ratios are baseline time / case time: above 1x the case is faster. "
