@@ -3,8 +3,10 @@
  * Synchronization
  * ---------------
  * Shared variables:
- *   lock         a pthread mutex. Held by every push (the producers' side is
- *                serialized) and by a pop that needs the overflow list.
+ *   lock         a pthread mutex (weft__mutex_init_brief: a waiter spins a
+ *                little before it sleeps). Held by every push (the
+ *                producers' side is serialized) and by a pop that needs
+ *                the overflow list.
  *   ring, slots  a ck_ring used as SPMC: the one producer at a time is
  *                whoever holds `lock` (ck_ring_enqueue_spmc); consumers
  *                dequeue lock-free from any thread (ck_ring_dequeue_spmc:
@@ -112,7 +114,7 @@ int weft__inject_init(weft__inject *q, unsigned capacity, const weft_allocator *
     ck_ring_buffer_t *slots = weft__alloc_with(a, (size_t)capacity * sizeof *slots);
     if (slots == NULL)
         return WEFT_ENOMEM;
-    if (pthread_mutex_init(&q->lock, NULL) != 0) {
+    if (weft__mutex_init_brief(&q->lock) != 0) {
         weft__free_with(a, slots, (size_t)capacity * sizeof *slots);
         return WEFT_ENOMEM;
     }

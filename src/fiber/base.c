@@ -1,4 +1,5 @@
 /* This file is private to weft: panics, errors and the allocator hook. */
+#define _GNU_SOURCE   /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,4 +123,21 @@ int weft__allocator_resolve(weft_allocator *a, const weft_allocator *user)
         *a = allocator;
     }
     return WEFT_OK;
+}
+
+int weft__mutex_init_brief(pthread_mutex_t *m)
+{
+#if defined(PTHREAD_MUTEX_ADAPTIVE_NP)
+    pthread_mutexattr_t ma;
+    int rc = pthread_mutexattr_init(&ma);
+    if (rc != 0)
+        return rc;
+    rc = pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+    if (rc == 0)
+        rc = pthread_mutex_init(m, &ma);
+    pthread_mutexattr_destroy(&ma);
+    return rc;
+#else
+    return pthread_mutex_init(m, NULL);
+#endif
 }

@@ -7,6 +7,7 @@
 #ifndef WEFT_BASE_H
 #define WEFT_BASE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -111,5 +112,13 @@ void  weft__free_with(const weft_allocator *a, void *ptr, size_t size);
  * allocator as it is now if both hooks are NULL. WEFT_EINVAL if only one
  * hook is set. */
 int   weft__allocator_resolve(weft_allocator *a, const weft_allocator *user);
+
+/* A mutex for critical sections of a few dozen instructions that two
+ * threads often want at once (the global ring, the spare task records).
+ * A waiter spins briefly before it sleeps (glibc's adaptive type, where
+ * the C library has it), so a short wait costs no futex wait and wake.
+ * The spin is bounded: a waiter whose holder is off the CPU still sleeps.
+ * Returns pthread_mutex_init's result. */
+int   weft__mutex_init_brief(pthread_mutex_t *m);
 
 #endif /* WEFT_BASE_H */
