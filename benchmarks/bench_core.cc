@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/resource.h>
+#include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 #include <time.h>
@@ -270,6 +271,27 @@ void BM_spawn_tbb(benchmark::State &st, unsigned threads)
     st.SetLabel("baseline");
 }
 
+// The outside case's like: the benchmark thread is not in the arena (it
+// has no slot: reserved_for_masters = 0) and hands each task over with
+// task_arena::enqueue, as weft_from_outside hands them to weft's global
+// ring; `threads` TBB workers run them. The wait joins the arena only
+// to wait on the group. TBB's worker pool is one short of the cores
+// unless told otherwise, hence the global_control.
+void BM_spawn_tbb_external(benchmark::State &st, unsigned threads)
+{
+    tbb::global_control gc(tbb::global_control::max_allowed_parallelism, threads + 1);
+    tbb::task_arena arena{int(threads), 0};
+    arena.initialize();
+    for (auto _ : st) {
+        tbb::task_group g;
+        for (long i = 0; i < kTasks; i++)
+            arena.enqueue(g.defer([] {}));
+        arena.execute([&] { g.wait(); });
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kTasks);
+    st.SetLabel("baseline");
+}
+
 void BM_spawn_omp(benchmark::State &st, unsigned threads)
 {
     omp_set_num_threads(int(threads));
@@ -449,6 +471,8 @@ void register_all()
         benchmark::RegisterBenchmark((g + "weft_from_outside").c_str(), BM_spawn_weft_external, t)
             ->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark((g + "tbb").c_str(), BM_spawn_tbb, t)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark((g + "tbb_enqueue_from_outside").c_str(), BM_spawn_tbb_external, t)
             ->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark((g + "omp").c_str(), BM_spawn_omp, t)
             ->Unit(benchmark::kMillisecond)->UseRealTime();
