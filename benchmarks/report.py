@@ -106,6 +106,7 @@ SUMMARY = [
     ("fib30_t1", "weft", "fib(30), one spawn per call, 1 thread"),
     ("fib30_tMAX", "weft", "fib(30), one spawn per call, {t} threads"),
     ("spawn_tMAX", "weft_from_worker", "10^6 empty tasks spawned by one task, {t} threads"),
+    ("spawn_outside_tMAX", "weft", "10^6 empty tasks spawned from outside the pool, {t} threads"),
     ("chain_2^23_tMAX", "weft", "graph: linear chain of 2^23 tasks, {t} threads"),
     ("tree_2^20_tMAX", "weft", "graph: binary tree of 2^20 tasks, {t} threads"),
     ("wavefront_256_tMAX", "weft", "graph: wavefront of 256x256 tasks, {t} threads"),
