@@ -1,4 +1,5 @@
-/* This file is private to weft: panics, errors and the allocator hook. */
+/* This file is private to weft: panics, errors, the allocator hook and
+ * the brief-mutex helper. */
 #define _GNU_SOURCE   /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include <stdarg.h>
 #include <stdio.h>
