@@ -394,8 +394,9 @@ def group_note(group, rows, by_group):
             spread = ", ".join("%s %s" % (r.case, fmt_ratio(seq[0].ns_per_item, r.ns_per_item))
                                for r in times)
             return ["At 1 thread each task here is tens of microseconds of block multiply, the "
-                    "same code for every runtime (`Dag::run`), against a scheduler cost of tens "
-                    "of nanoseconds: well under 1%% of the time. The differences between runtimes "
+                    "same code for every runtime (`Dag::run`), against weft's and oneTBB's cost "
+                    "per task of tens to hundreds of nanoseconds (the chain and tree rows): "
+                    "about 1%% of the time or less. The differences between runtimes "
                     "(vs sequential: %s) come from the order the blocks run in, with its cache "
                     "effects, and from this machine's noise (the CV column), not from "
                     "scheduling overhead." % spread, ""]
