@@ -138,8 +138,7 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
     s->track = c.watchdog_ns != 0 || weft__stall_track_all;
     /* Taken per spawn from outside and per magazine by the workers:
      * brief, so waiters spin before they sleep. */
-    if (weft__mutex_init_brief(&s->spare_lock) != 0)
-        pthread_mutex_init(&s->spare_lock, NULL);
+    weft__mutex_init_brief(&s->spare_lock);
     pthread_mutex_init(&s->bound_lock, NULL);
     size_t n = s->nworkers ? s->nworkers : 1;
     s->workers = weft__alloc_with(&s->cfg.allocator, sizeof(weft__worker) * n);

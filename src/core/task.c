@@ -390,8 +390,8 @@ int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)
     return rc;
 }
 
-/* Every case of weft_spawn_hint but its common one (inline there): hints,
- * bound threads, outside threads, bad arguments, an empty pool. */
+/* Every spawn but the common case (spawn_fast, below): hints, bound
+ * threads, outside threads, bad arguments, an empty pool. */
 static __attribute__((noinline))
 int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
 {
@@ -433,9 +433,9 @@ int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
     return rc;
 }
 
-/* The common case's cold ends, as tail calls: weft_spawn_hint's common
- * case then calls nothing that returns to it, so it needs no frame and no
- * saved registers. */
+/* The common case's cold ends, as tail calls: spawn_fast then calls
+ * nothing that returns to it, so weft_spawn and weft_spawn_hint need no
+ * frame and no saved registers. */
 static __attribute__((noinline)) int spawn_offload(weft_sched *s, weft__worker *w, weft__task *t)
 {
     offload_and_push(s, w, t);

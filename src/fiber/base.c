@@ -130,15 +130,14 @@ int weft__mutex_init_brief(pthread_mutex_t *m)
 {
 #if defined(PTHREAD_MUTEX_ADAPTIVE_NP)
     pthread_mutexattr_t ma;
-    int rc = pthread_mutexattr_init(&ma);
-    if (rc != 0)
-        return rc;
-    rc = pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
-    if (rc == 0)
-        rc = pthread_mutex_init(m, &ma);
-    pthread_mutexattr_destroy(&ma);
-    return rc;
-#else
-    return pthread_mutex_init(m, NULL);
+    if (pthread_mutexattr_init(&ma) == 0) {
+        int rc = pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+        if (rc == 0)
+            rc = pthread_mutex_init(m, &ma);
+        pthread_mutexattr_destroy(&ma);
+        if (rc == 0)
+            return 0;
+    }
 #endif
+    return pthread_mutex_init(m, NULL);   /* a plain mutex is correct, only slower */
 }

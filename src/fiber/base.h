@@ -118,6 +118,7 @@ int   weft__allocator_resolve(weft_allocator *a, const weft_allocator *user);
  * A waiter spins briefly before it sleeps (glibc's adaptive type, where
  * the C library has it), so a short wait costs no futex wait and wake.
  * The spin is bounded: a waiter whose holder is off the CPU still sleeps.
+ * Falls back to a plain mutex where that type is missing or refused.
  * Returns pthread_mutex_init's result. */
 int   weft__mutex_init_brief(pthread_mutex_t *m);
 
