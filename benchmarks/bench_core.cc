@@ -310,6 +310,117 @@ void BM_spawn_omp(benchmark::State &st, unsigned threads)
     st.SetLabel("baseline");
 }
 
+// ---- spawn + run + join in small batches -------------------------------------
+//
+// The fork-join path on its own: kRoots roots per thread each spawn
+// kBatch empty tasks, join them, and do that kRounds times, as a frame of
+// a game spawns its jobs and waits for them. (Several roots per thread,
+// so that a thread whose roots finish first takes whole roots from the
+// others instead of single tasks of a round.) Nothing piles up, so this is
+// the spawn -> run -> join cost of a task that runs where it was spawned
+// (or is stolen by an idle thread), with the records in cache. spawn_t*
+// above is the other extreme, a backlog of 10^6. One item is one task;
+// per-task cost in ns*thread is the wall time per task times threads.
+
+constexpr long kBatch = 64;
+constexpr long kRoots = 64;
+constexpr long kRounds = 1 << 8;    // 2^14 tasks per root, 2^20 per thread
+
+struct alignas(128) Batch {   // one root's counter per line pair: no false sharing
+    std::atomic<long> ran{0};
+    std::atomic<unsigned> *roots_left;
+    Done *done;
+};
+
+void batch_child(void *a)
+{
+    static_cast<Batch *>(a)->ran.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool batch_joined(void *a)
+{
+    return static_cast<Batch *>(a)->ran.load(std::memory_order_relaxed) == kBatch;
+}
+
+void batch_root(void *a)
+{
+    Batch *b = static_cast<Batch *>(a);
+    for (long r = 0; r < kRounds; r++) {
+        b->ran.store(0, std::memory_order_relaxed);   // every child of the last round has counted
+        for (long k = 0; k < kBatch; k++)
+            weft_spawn(g_sched, batch_child, b);
+        weft_wait_until(batch_joined, b);
+    }
+    if (b->roots_left->fetch_sub(1, std::memory_order_acq_rel) == 1)
+        b->done->signal();
+}
+
+void BM_spawn_join_weft(benchmark::State &st, unsigned threads)
+{
+    g_sched = make_sched(threads);
+    Done done;
+    std::vector<Batch> roots(threads * kRoots);
+    for (auto _ : st) {
+        std::atomic<unsigned> left{unsigned(roots.size())};
+        for (Batch &b : roots) {
+            b.roots_left = &left;
+            b.done = &done;
+            weft_spawn(g_sched, batch_root, &b);
+        }
+        done.wait();
+    }
+    uint64_t steals = 0, fibers = 0;
+    for (unsigned w = 0; w < threads; w++) {
+        weft_worker_stats s;
+        weft_sched_stats(g_sched, w, &s);
+        steals += s.steals;
+        fibers += s.fibers_created;
+    }
+    st.counters["steals_per_round"] = double(steals) / double(st.iterations() * threads * kRoots * kRounds);
+    st.counters["fibers_created"] = double(fibers);
+    st.SetItemsProcessed(int64_t(st.iterations()) * threads * kRoots * kRounds * kBatch);
+    weft_sched_destroy(g_sched);
+}
+
+void BM_spawn_join_tbb(benchmark::State &st, unsigned threads)
+{
+    tbb::task_arena arena{int(threads)};
+    for (auto _ : st) {
+        arena.execute([&] {
+            tbb::task_group roots;
+            for (unsigned t = 0; t < threads * kRoots; t++)
+                roots.run([] {
+                    for (long r = 0; r < kRounds; r++) {
+                        tbb::task_group g;
+                        for (long k = 0; k < kBatch; k++)
+                            g.run([] {});
+                        g.wait();
+                    }
+                });
+            roots.wait();
+        });
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * threads * kRoots * kRounds * kBatch);
+    st.SetLabel("baseline");
+}
+
+void BM_spawn_join_omp(benchmark::State &st, unsigned threads)
+{
+    omp_set_num_threads(int(threads));
+    for (auto _ : st) {
+#pragma omp parallel
+        for (long r = 0; r < kRoots * kRounds; r++) {
+            for (long k = 0; k < kBatch; k++) {
+#pragma omp task
+                { benchmark::ClobberMemory(); }
+            }
+#pragma omp taskwait
+        }
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * threads * kRoots * kRounds * kBatch);
+    st.SetLabel("baseline");
+}
+
 // ---- idle CPU -------------------------------------------------------------------
 
 double cpu_seconds()
@@ -471,6 +582,13 @@ void register_all()
         benchmark::RegisterBenchmark((g + "tbb").c_str(), BM_spawn_tbb, t)
             ->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark((g + "omp").c_str(), BM_spawn_omp, t)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        std::string j = "spawn_join_t" + std::to_string(t) + "/";
+        benchmark::RegisterBenchmark((j + "weft").c_str(), BM_spawn_join_weft, t)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark((j + "tbb").c_str(), BM_spawn_join_tbb, t)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark((j + "omp").c_str(), BM_spawn_join_omp, t)
             ->Unit(benchmark::kMillisecond)->UseRealTime();
         // From a thread that is not one of the pool's: a group of its own,
         // so each case is compared with its like.
