@@ -31,7 +31,8 @@
  *   pop (owner)
  *     0. top == bottom: empty, return at once (no fence: top only grows
  *        and never passes bottom outside pop, so even a stale top equal
- *        to bottom means empty).
+ *        to bottom means empty). pop_expected skips this step; on an
+ *        empty deque step 3 then finds t > b - 1 and restores bottom.
  *     1. store bottom = b - 1 (claims slot b - 1 against thieves).
  *     2. StoreLoad fence.
  *     3. load top t. t < b - 1: take slot b - 1, no CAS (no thief can
