@@ -44,7 +44,9 @@ static void model_reset(unsigned cap)
 static unsigned model_size(void) { return m.hi - m.lo; }
 
 /* Does one operation on both and checks they agree. op: 0 push, 1 pop,
- * 2 steal, 3 pop_oldest(arg). next_id: the id to push. */
+ * 2 steal, 3 pop_oldest(arg), 4 pop_expected (pop without the early empty
+ * look: on empty it claims, finds nothing and restores). next_id: the id
+ * to push. */
 static void step(weft__deque *d, int op, unsigned arg, unsigned *next_id)
 {
     switch (op) {
@@ -58,8 +60,9 @@ static void step(weft__deque *d, int op, unsigned arg, unsigned *next_id)
         }
         break;
     }
-    case 1: {
-        weft__node *n = weft__deque_pop(d);
+    case 1:
+    case 4: {
+        weft__node *n = op == 1 ? weft__deque_pop(d) : weft__deque_pop_expected(d);
         if (model_size() == 0) {
             WT_ASSERT(n == NULL, "pop on empty returned %u", id_of(n));
         } else {
@@ -121,6 +124,16 @@ static void every_fill_level(unsigned cap)
             while (model_size())
                 step(&d, 1, 0, &next_id);
             step(&d, 1, 0, &next_id);   /* empty: NULL */
+            step(&d, 4, 0, &next_id);   /* empty, by the claiming path: NULL, bottom restored */
+            step(&d, 2, 0, &next_id);
+            step(&d, 0, 0, &next_id);   /* usable after the restore */
+            step(&d, 4, 0, &next_id);
+            weft__deque_fini(&d);
+
+            /* the join's pop: newest first without the empty look */
+            build(&d, cap, off, k, &next_id);
+            for (unsigned i = 0; i <= k; i++)
+                step(&d, 4, 0, &next_id);
             step(&d, 2, 0, &next_id);
             weft__deque_fini(&d);
 
@@ -189,7 +202,7 @@ static void random_ops(unsigned cap, unsigned ops)
         if (r < (filling ? 55u : 25u))
             op = 0;
         else if (r < 70)
-            op = 1;
+            op = r % 2 ? 1 : 4;
         else if (r < 92)
             op = 2;
         else
