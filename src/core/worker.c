@@ -955,20 +955,14 @@ static void bound_block(weft__worker *w)
     weft__suspend(w);
 }
 
-/* May the running fiber run its children inline here? Not past a fixed
- * depth, and never where inline_depth is 0. The answer holds for a whole
- * join: each inline run puts depth back, and a fiber resumes on its own
- * worker, so callers ask once. */
-static inline bool may_inline(weft__worker *w, weft__fstate *st)
-{
-    return st->depth < w->inline_depth;
-}
-
-/* Work-first: runs the running fiber's own newest child inline (the
- * caller checked may_inline). False when the deque's newest task is not
- * one of ours (it goes back where it was), or there is none. */
+/* Work-first: runs the running fiber's own newest child inline, a
+ * bounded number of levels deep. False when the deque's newest task is
+ * not one of ours (it goes back where it was), or too deep. The pop
+ * expects an item: this is a join, right after its spawns. */
 static bool run_own_child(weft__worker *w, weft__fiber *self, weft__fstate *st)
 {
+    if (st->depth >= w->inline_depth)
+        return false;   /* too deep, or never inline here (inline_depth 0) */
     weft__node *n = weft__deque_pop_expected(&w->deque);
     if (!n)
         return false;
@@ -989,8 +983,6 @@ bool weft__help_until(weft__worker *w, bool (*pred)(void *), void *ctx)
 {
     weft__fiber *self = w->cur;
     weft__fstate *st = fstate(self);
-    if (!may_inline(w, st))
-        return pred(ctx);
     while (!pred(ctx)) {
         if (!run_own_child(w, self, st))
             return pred(ctx);
@@ -1025,9 +1017,8 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
         return WEFT_ENOTBOUND;
     weft__fiber *self = w->cur;
     weft__fstate *st = fstate(self);
-    bool inline_ok = may_inline(w, st);
     while (!pred(ctx)) {
-        if (inline_ok && run_own_child(w, self, st))
+        if (run_own_child(w, self, st))
             continue;
         if (w->bound && w->s->nworkers > 0) {
             /* A bound thread beside workers: help with global work on
