@@ -424,6 +424,16 @@ def group_note(group, rows, by_group):
                     "(vs sequential: %s) come from the order the blocks run in, with its cache "
                     "effects, and from this machine's noise (the CV column), not from "
                     "scheduling overhead." % spread, ""]
+    m = re.match(r"^spawn_join_t(\d+)$", group)
+    if m:
+        return ["Each thread has 64 roots; a root spawns 64 empty tasks and joins them, 256 "
+                "times (weft: `weft_spawn` and `weft_wait_until` on a counter the tasks "
+                "bump; oneTBB: `task_group::run` and `wait`; OpenMP: `task` and `taskwait`), "
+                "2^20 tasks per thread. A join's tasks mostly run where they were spawned, "
+                "so this is the spawn -> run -> join path with the task records in cache; "
+                "*steals per join* is the tasks other threads took (roots included) per "
+                "join. The budget is the issue's 15 ns·thread per spawn + run: the wall "
+                "time per task times the thread count (%s)." % m.group(1), ""]
     if group == "oneway":
         floor, sw = by_case.get("fp_control_floor"), by_case.get("weft_fiber_switch")
         if floor and sw and floor.ns_per_item and sw.ns_per_item:
