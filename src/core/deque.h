@@ -84,11 +84,15 @@ static inline bool weft__deque_push(weft__deque *d, weft__node *n)
     uint64_t b = ck_pr_load_64(&d->bottom);  /* owner's own field */
     uint64_t t = ck_pr_load_64(&d->top);
     ck_pr_fence_load_store();                /* acquire: top before slot store; pairs with load_atomic fence before the CAS in steal */
-    if (WEFT_UNLIKELY((int64_t)(b - t) < 0)) /* outside pop, top <= bottom; a broken deque would report "full" forever */
-        weft__panic("deque_push: top %llu passed bottom %llu",
-                    (unsigned long long)t, (unsigned long long)b);
-    if (b - t > d->mask)
+    if (WEFT_UNLIKELY(b - t > d->mask)) {
+        /* Outside pop, top <= bottom: top past bottom (a huge unsigned
+         * size) is a broken deque, which would report "full" forever.
+         * Checked here, off the path of a push that fits. */
+        if ((int64_t)(b - t) < 0)
+            weft__panic("deque_push: top %llu passed bottom %llu",
+                        (unsigned long long)t, (unsigned long long)b);
         return false;                        /* full; a stale t only makes it look fuller */
+    }
     ck_pr_store_ptr(&d->buf[b & d->mask], n);
     WEFT_TSAN_RELEASE(n);
     ck_pr_fence_store();                     /* release: slot and record before bottom; pairs with load fence in steal */
