@@ -188,7 +188,13 @@ WEFT_API weft_sched *weft_sched_current(void);      /* NULL on unbound threads *
 WEFT_API unsigned weft_sched_workers(const weft_sched *s);
 WEFT_API int  weft_worker_index(void);  /* 0..workers-1 on a worker, else -1 */
 
-/* ---- tasks ---------------------------------------------------------- */
+/* ---- tasks ----------------------------------------------------------
+ * Floating-point control state (rounding mode, flush-to-zero): a task
+ * that changes it should put it back before it returns, as on any
+ * thread pool. While a task is blocked its state is kept for it and
+ * does not leak into the tasks that run meanwhile: each fiber keeps its
+ * own, and a worker's fibers start with the state its thread had after
+ * on_worker_start. */
 
 typedef void (*weft_fn)(void *arg);
 

@@ -31,6 +31,27 @@ void weft__ctx_switch(weft__ctx *from, const weft__ctx *to);
 void weft__ctx_make(weft__ctx *ctx, void *lo, size_t size,
                     void (*fn)(void *arg), void *arg);
 
+/* A thread's floating-point control state, as a fresh context starts
+ * with it: MXCSR's control bits and the x87 control word, or FPCR. */
+typedef struct weft__fpstate {
+#if defined(__x86_64__)
+    unsigned int mxcsr;
+    unsigned short x87cw;
+#else
+    unsigned long long fpcr;
+#endif
+} weft__fpstate;
+
+/* Reads the calling thread's FP control state (MXCSR's sticky exception
+ * flags are left out: a fresh context starts with none raised).
+ * Callable from: any thread. */
+void weft__ctx_fp_capture(weft__fpstate *fp);
+
+/* Makes a context prepared by weft__ctx_make (not yet switched to) start
+ * with fp instead of its maker's FP control state.
+ * Callable from: whoever owns ctx. */
+void weft__ctx_set_fp(weft__ctx *ctx, const weft__fpstate *fp);
+
 /* Where a fresh context starts: calls fn(arg), then entry_returned. */
 void weft__ctx_trampoline(void);
 

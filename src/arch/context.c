@@ -29,6 +29,26 @@ _Static_assert(offsetof(struct frame, ret) == WEFT_CTX_RET, "frame.h: ret");
 _Static_assert(WEFT_CTX_RET == WEFT_CTX_FRAME, "frame.h: frame ends at ret");
 _Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
 
+/* MXCSR bits 0-5: exceptions raised so far (sticky), not control. */
+#define MXCSR_FLAGS 0x3fu
+
+void weft__ctx_fp_capture(weft__fpstate *fp)
+{
+    unsigned int mxcsr;
+    unsigned short cw;
+    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(cw));
+    fp->mxcsr = mxcsr & ~MXCSR_FLAGS;
+    fp->x87cw = cw;
+}
+
+void weft__ctx_set_fp(weft__ctx *ctx, const weft__fpstate *fp)
+{
+    struct frame *f = ctx->sp;
+    f->mxcsr = fp->mxcsr;
+    f->x87cw = fp->x87cw;
+}
+
 static void fill_frame(struct frame *f, void (*fn)(void *), void *arg)
 {
     __asm__ volatile("stmxcsr %0" : "=m"(f->mxcsr));
@@ -71,6 +91,19 @@ _Static_assert(offsetof(struct frame, d15) == WEFT_CTX_D15, "frame.h: d15");
 _Static_assert(offsetof(struct frame, fpcr) == WEFT_CTX_FPCR, "frame.h: fpcr");
 _Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
 _Static_assert(WEFT_CTX_SIZE % 16 == 0, "frame.h: sp must stay 16-aligned");
+
+void weft__ctx_fp_capture(weft__fpstate *fp)
+{
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    fp->fpcr = fpcr;   /* FPCR holds control only; the flags are in FPSR */
+}
+
+void weft__ctx_set_fp(weft__ctx *ctx, const weft__fpstate *fp)
+{
+    struct frame *f = ctx->sp;
+    f->fpcr = fp->fpcr;
+}
 
 static void fill_frame(struct frame *f, void (*fn)(void *), void *arg)
 {

@@ -937,6 +937,9 @@ void *weft__worker_thread(void *arg)
     weft__host_set(&weft__core_host);
     if (s->cfg.on_worker_start)
         s->cfg.on_worker_start(w->index, s->cfg.hook_ctx);
+    /* Every fiber of this worker starts with the thread's FP control
+     * state as the start hook left it. */
+    weft__fiber_pool_take_fp(&w->fibers);
     loop(w);
     if (s->cfg.on_worker_stop)
         s->cfg.on_worker_stop(w->index, s->cfg.hook_ctx);

@@ -214,7 +214,13 @@ int weft__fiber_pool_init(weft__fiber_pool *p, size_t stack_size, unsigned max_c
     memset(p, 0, sizeof *p);
     p->stack_size = round_up(stack_size, page_size());
     p->max_cached = max_cached;
+    weft__ctx_fp_capture(&p->fp);
     return WEFT_OK;
+}
+
+void weft__fiber_pool_take_fp(weft__fiber_pool *p)
+{
+    weft__ctx_fp_capture(&p->fp);
 }
 
 static void unmap_fiber(weft__fiber *f)
@@ -300,6 +306,7 @@ int weft__fiber_create(weft__fiber_pool *p, weft__fiber **out, weft__fiber_fn fn
     f->tsan = __tsan_create_fiber(0);
 #endif
     weft__ctx_make(&f->ctx, f->stack_lo, f->stack_size, fiber_start, f);
+    weft__ctx_set_fp(&f->ctx, &p->fp);   /* not the maker's current state: see pool_init */
     *out = f;
     return WEFT_OK;
 }

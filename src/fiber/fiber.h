@@ -47,11 +47,20 @@ typedef struct weft__fiber_pool {
     unsigned cached;        /* length of free */
     unsigned max_cached;    /* beyond this, released fibers are unmapped */
     uint64_t created;       /* fibers mapped by this pool, ever */
+    weft__fpstate fp;       /* FP control state every fiber starts with */
 } weft__fiber_pool;
 
 /* WEFT_EINVAL if stack_size < WEFT_FIBER_STACK_MIN (or absurdly large);
- * 0 uses WEFT_FIBER_STACK_DEFAULT. Callable from: any thread. */
+ * 0 uses WEFT_FIBER_STACK_DEFAULT. Its fibers start with the calling
+ * thread's FP control state (rounding, flush-to-zero, ...) as it is now,
+ * not with whatever state the thread has when it makes one: a fiber made
+ * while a task that changed the state is blocked must not inherit it.
+ * Callable from: any thread. */
 int  weft__fiber_pool_init(weft__fiber_pool *p, size_t stack_size, unsigned max_cached);
+/* Fibers made from now on start with the calling thread's FP control
+ * state as it is now (a worker thread, after its start hook has set it
+ * up). Callable from: the pool's owner. */
+void weft__fiber_pool_take_fp(weft__fiber_pool *p);
 /* Unmaps every cached fiber. Fibers still out must be released first. */
 void weft__fiber_pool_fini(weft__fiber_pool *p);
 

@@ -2,6 +2,7 @@
  * single-threaded mode, sleep, shutdown, bad input. Runs at 0 (bound
  * thread only), 1, 2, 4 and 8 workers; 4 and 8 oversubscribe on purpose. */
 #define _GNU_SOURCE
+#include <fenv.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -294,6 +295,65 @@ WT_TEST(sched, destroy_from_a_worker_is_refused)
     WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&destroy_rc), WEFT_EBUSY);
     WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+}
+
+/* ---- floating-point control state ------------------------------------------------ */
+
+/* A task that blocks with a rounding mode of its own keeps it, and the
+ * tasks that run meanwhile do not get it: not on a fiber made while it
+ * is blocked, nor later on that fiber when it is reused. */
+
+static weft_event fp_go, fp_done;
+static atomic_int fp_mode_b, fp_mode_c, fp_mode_a_after;
+
+static void fp_b(void *arg)
+{
+    (void)arg;
+    atomic_store(&fp_mode_b, fegetround());
+    weft_event_signal(&fp_go);
+}
+
+static void fp_c(void *arg)
+{
+    (void)arg;
+    atomic_store(&fp_mode_c, fegetround());
+    weft_event_signal(&fp_done);
+}
+
+static void fp_a(void *arg)
+{
+    (void)arg;
+    fesetround(FE_TOWARDZERO);
+    WT_ASSERT_EQ(weft_spawn(cur, fp_b, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_event_wait(&fp_go), WEFT_OK);   /* blocks: the worker goes on elsewhere */
+    atomic_store(&fp_mode_a_after, fegetround());
+    fesetround(FE_TONEAREST);
+    WT_ASSERT_EQ(weft_spawn(cur, fp_c, NULL), WEFT_OK);
+}
+
+WT_TEST(sched, blocked_task_keeps_its_rounding_mode_to_itself, .timeout = 60)
+{
+    WT_ASSERT_EQ(fegetround(), FE_TONEAREST);
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        for (int round = 0; round < 3; round++) {   /* later rounds reuse the fibers */
+            weft_event_init(&fp_go, false, false);
+            weft_event_init(&fp_done, false, false);
+            atomic_store(&fp_mode_b, -1);
+            atomic_store(&fp_mode_c, -1);
+            atomic_store(&fp_mode_a_after, -1);
+            cur = make_sched(workers);
+            WT_ASSERT_EQ(weft_spawn(cur, fp_a, NULL), WEFT_OK);
+            WT_ASSERT_EQ(weft_event_wait(&fp_done), WEFT_OK);
+            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(atomic_load(&fp_mode_a_after), FE_TOWARDZERO);
+            WT_ASSERT_EQ(atomic_load(&fp_mode_b), FE_TONEAREST);
+            WT_ASSERT_EQ(atomic_load(&fp_mode_c), FE_TONEAREST);
+            WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+            weft_event_destroy(&fp_go);
+            weft_event_destroy(&fp_done);
+        }
+    }
+    WT_ASSERT_EQ(fegetround(), FE_TONEAREST);
 }
 
 /* ---- bad input ------------------------------------------------------------------ */
