@@ -234,7 +234,11 @@ static weft__fiber *take_ready_shuffled(weft__worker *w)
 
 /* The next resumable fiber, or NULL. run_next goes first while within
  * its budget; past it, the FIFO's head. A run_next fiber over budget is
- * left for the caller to weigh against local tasks. Callable from: owner. */
+ * left for the caller to weigh against local tasks. The inbox joins the
+ * FIFO's tail every time, not only when the FIFO is empty: fibers of this
+ * worker that wake each other keep the FIFO from ever emptying, and a
+ * fiber woken from another thread would wait for ever behind them.
+ * Callable from: owner. */
 static weft__fiber *take_ready(weft__worker *w)
 {
     if (WEFT_UNLIKELY(w->shuffle))
@@ -246,8 +250,7 @@ static weft__fiber *take_ready(weft__worker *w)
         w->fiber_streak++;
         return f;
     }
-    if (!w->ready_head)
-        drain_inbox(w);
+    drain_inbox(w);
     f = w->ready_head;
     if (f) {
         w->ready_head = f->next;

@@ -210,6 +210,66 @@ static void start_pingpong(void *arg)
     WT_ASSERT_EQ(weft_spawn_hint(cur, pong, NULL, WEFT_HINT_NEXT), WEFT_OK); /* LIFO slot */
 }
 
+/* A fiber woken from another thread gets its turn while two fibers of
+ * its worker keep waking each other (they never leave the FIFO empty). */
+static weft_event inbox_a, inbox_b, inbox_c;
+static atomic_int inbox_stop;
+static atomic_long inbox_rounds;
+
+static void inbox_ping(void *arg)
+{
+    bool first = arg != NULL;
+    weft_event *mine = first ? &inbox_a : &inbox_b, *theirs = first ? &inbox_b : &inbox_a;
+    if (first)
+        weft_event_signal(theirs);
+    while (!atomic_load(&inbox_stop)) {
+        WT_ASSERT_EQ(weft_event_wait(mine), WEFT_OK);
+        atomic_fetch_add(&inbox_rounds, 1);
+        weft_event_signal(theirs);
+    }
+    weft_event_signal(theirs);   /* let the other one see stop */
+}
+
+static void inbox_waiter(void *arg)
+{
+    (void)arg;
+    WT_ASSERT_EQ(weft_event_wait(&inbox_c), WEFT_OK);   /* woken from a plain thread */
+    atomic_store(&inbox_stop, 1);
+}
+
+WT_TEST(park, fiber_woken_from_outside_is_not_starved_by_local_wakes, .timeout = 120)
+{
+    for (unsigned workers = 1; workers <= 2; workers++) {
+        weft_event_init(&inbox_a, false, false);
+        weft_event_init(&inbox_b, false, false);
+        weft_event_init(&inbox_c, false, false);
+        atomic_store(&inbox_stop, 0);
+        atomic_store(&inbox_rounds, 0);
+        weft_config c;
+        weft_config_init(&c);
+        c.workers = workers;
+        c.seed = 1;
+        WT_ASSERT_EQ(weft_sched_create(&cur, &c), WEFT_OK);
+        WT_ASSERT_EQ(weft_spawn(cur, inbox_waiter, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_spawn(cur, inbox_ping, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_spawn(cur, inbox_ping, (void *)1), WEFT_OK);
+        /* Let the ping-pong get going, with the waiter blocked. */
+        uint64_t end = now_ns() + 5000000000u;
+        while (atomic_load(&inbox_rounds) < 10000 && now_ns() < end) {
+            struct timespec ts = { 0, 100000 };
+            nanosleep(&ts, NULL);
+        }
+        WT_ASSERT(atomic_load(&inbox_rounds) >= 10000, "the ping-pong did not start");
+        weft_event_signal(&inbox_c);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);   /* hangs (test timeout) if the waiter starves */
+        WT_ASSERT_EQ(atomic_load(&inbox_stop), 1);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+        weft_event_destroy(&inbox_a);
+        weft_event_destroy(&inbox_b);
+        weft_event_destroy(&inbox_c);
+    }
+}
+
 WT_TEST(park, t10_lifo_slot_budget)
 {
     cur = make_sched(1);
