@@ -142,6 +142,9 @@ typedef struct weft_config {
                                   otherwise); tasks submitted from other
                                   threads add their own timing. Default
                                   false */
+    /* Run on each worker's thread: start before it takes any task, stop
+     * after it has left the scheduler (from there weft calls act as from
+     * an outside thread: a spawn returns WEFT_ESHUTDOWN). */
     void (*on_worker_start)(unsigned worker, void *ctx);
     void (*on_worker_stop)(unsigned worker, void *ctx);
     void *hook_ctx;            /* ctx of on_worker_start, _stop and on_stall */
@@ -176,14 +179,23 @@ WEFT_API void weft_config_init(weft_config *cfg);   /* documented defaults */
 /* NULL cfg = defaults. Callable from: any thread. */
 WEFT_API int  weft_sched_create(weft_sched **out, const weft_config *cfg);
 /* Finishes all queued work and every suspended fiber, joins the workers,
- * frees everything. From one of s's own workers it refuses with
- * WEFT_EBUSY (and a message on stderr) and changes nothing. External
- * spawns racing it return WEFT_ESHUTDOWN or run. Callable from: any
- * thread that is not one of its workers. */
+ * frees everything. With workers = 0 the queued tasks run on the calling
+ * thread (bound to s for the while if it is not already). A bound
+ * thread of s may destroy it, and is unbound by it. Refused with
+ * WEFT_EBUSY (and a message on stderr), changing nothing: from a worker
+ * of s or a task of s; while threads other than the caller are bound to
+ * s; with workers = 0, queued tasks and a caller that is a thread of
+ * another scheduler (it cannot run them). External spawns racing it
+ * return WEFT_ESHUTDOWN or run; so does weft_sched_bind. Callable from:
+ * any thread that is not running one of s's tasks. */
 WEFT_API int  weft_sched_destroy(weft_sched *s);
-/* This thread may now block on weft primitives and run tasks. */
+/* This thread may now block on weft primitives and run tasks. EBUSY if
+ * it is already a worker or bound; ESHUTDOWN once s is being destroyed. */
 WEFT_API int  weft_sched_bind(weft_sched *s);
-WEFT_API void weft_sched_unbind(void);  /* runs work queued on this thread first */
+/* Runs work queued on this thread first (workers = 0). From a task
+ * running on the bound thread it does nothing (a message on stderr):
+ * the task's frames live on what it would free. */
+WEFT_API void weft_sched_unbind(void);
 WEFT_API weft_sched *weft_sched_current(void);      /* NULL on unbound threads */
 WEFT_API unsigned weft_sched_workers(const weft_sched *s);
 WEFT_API int  weft_worker_index(void);  /* 0..workers-1 on a worker, else -1 */
@@ -206,9 +218,19 @@ typedef enum weft_hint {
 
 WEFT_API int  weft_spawn(weft_sched *s, weft_fn fn, void *arg);
 WEFT_API int  weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint);
-/* Until every task spawned so far, and all they spawn, has finished. */
+/* Until every task spawned so far, and all they spawn, has finished.
+ * WEFT_EBUSY from a task of s (it would wait for itself); WEFT_ENOTBOUND
+ * with workers = 0 from a thread not bound to s (nobody would run them). */
 WEFT_API int  weft_wait_idle(weft_sched *s);
-/* Runs other work while !pred(ctx); stack use stays bounded. */
+/* Runs other work while !pred(ctx); stack use stays bounded: the
+ * caller's own children that are still queued run inline on its stack
+ * (work-first, up to a fixed depth), then its fiber is switched out and
+ * pred polled. So a child must not block on something its parent does
+ * only after this wait returns: run inline, it would wait under the
+ * parent's frame for ever. Such a parent waits with a wait group or an
+ * event instead, which never runs children inline. On a bound thread
+ * beside workers it runs nothing and polls pred (every 20 us).
+ * WEFT_ENOTBOUND on a thread that is neither a worker nor bound. */
 WEFT_API int  weft_wait_until(bool (*pred)(void *ctx), void *ctx);
 WEFT_API void weft_yield(void);
 WEFT_API int  weft_sleep(uint64_t ns);

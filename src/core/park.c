@@ -77,9 +77,21 @@ void weft__park_setup_fences(void)
 static void fence_park(void)
 {
 #if defined(SYS_membarrier)
-    if (weft__use_membarrier &&
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-        return;   /* a full barrier ran on every running thread: pairs with fence_submit */
+    if (weft__use_membarrier) {
+        /* A full barrier runs on every running thread of the process:
+         * pairs with fence_submit, a compiler barrier only in this mode.
+         * A plain fence here would not pair with that, so a failure (the
+         * kernel short of memory for its CPU mask) is retried, never
+         * replaced: a lost wakeup would hang a worker. */
+        for (unsigned tries = 1;
+             syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0; tries++) {
+            if (tries == 1000)
+                weft__panic("park: membarrier keeps failing (%s); cannot park safely",
+                            strerror(errno));
+            sched_yield();
+        }
+        return;
+    }
 #endif
     atomic_thread_fence(memory_order_seq_cst);      /* StoreLoad: pairs with fence_submit */
 }

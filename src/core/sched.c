@@ -211,13 +211,22 @@ static void wait_idle_blocking(weft_sched *s)
     atomic_fetch_sub(&s->idle_waiters, 1);
 }
 
+/* Is the caller, one of w's scheduler's own threads, inside a task? A
+ * worker runs nothing else (its hooks aside). A bound thread runs tasks
+ * only on its loop's fibers, in single-threaded mode: its own code is on
+ * its host fiber (tasks never run inline there: inline_depth is 0). */
+static bool in_task(const weft__worker *w)
+{
+    return !w->bound || w->cur != &w->host;
+}
+
 int weft_wait_idle(weft_sched *s)
 {
     if (!s)
         return WEFT_EINVAL;
     weft__worker *w = weft__tls_worker;
     if (w && w->s == s) {
-        if (!w->bound)
+        if (in_task(w))
             return WEFT_EBUSY;   /* a task would wait for itself */
         return weft_wait_until(idle_pred, s);
     }
@@ -227,24 +236,71 @@ int weft_wait_idle(weft_sched *s)
     return WEFT_OK;
 }
 
+static int bind_thread(weft_sched *s, bool in_destroy);
+
 int weft_sched_destroy(weft_sched *s)
 {
     if (!s)
         return WEFT_EINVAL;
     weft__worker *w = weft__tls_worker;
-    if (w && w->s == s && !w->bound) {
-        fprintf(stderr, "weft: weft_sched_destroy called from worker %u of the scheduler "
-                        "it would destroy; refused (WEFT_EBUSY)\n", w->index);
+    bool own = w && w->s == s;   /* the caller is s's bound thread (or worker) */
+    if (own && in_task(w)) {
+        if (w->bound)
+            fprintf(stderr, "weft: weft_sched_destroy called from a task running on a bound "
+                            "thread of the scheduler it would destroy; refused (WEFT_EBUSY)\n");
+        else
+            fprintf(stderr, "weft: weft_sched_destroy called from worker %u of the scheduler "
+                            "it would destroy; refused (WEFT_EBUSY)\n", w->index);
+        return WEFT_EBUSY;
+    }
+    if (!own && w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
+        /* Nobody could run what is queued: this thread is taken by
+         * another scheduler, so it cannot bind to s to run it. */
+        fprintf(stderr, "weft: weft_sched_destroy of a scheduler with no workers and queued "
+                        "tasks, called from a thread of another scheduler; refused (WEFT_EBUSY)\n");
+        return WEFT_EBUSY;
+    }
+    bool bound_here = false;
+    if (!w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
+        /* Single-threaded mode from an unbound thread: bind for the while,
+         * so that what is queued runs here (nobody else would run it). */
+        int rc = bind_thread(s, false);
+        if (rc != WEFT_OK)
+            return rc;
+        bound_here = own = true;
+    }
+    /* Bound threads other than the caller would be left bound to freed
+     * memory: refuse while any is. Checked, and shutdown set, under
+     * bound_lock, where bind checks shutdown: none can bind after. */
+    pthread_mutex_lock(&s->bound_lock);
+    unsigned others = s->nbound - (own ? 1u : 0u);
+    if (others) {
+        pthread_mutex_unlock(&s->bound_lock);
+        if (bound_here)
+            weft_sched_unbind();   /* runs what is queued first, as any unbind */
+        fprintf(stderr, "weft: weft_sched_destroy: %u other thread%s still bound to the "
+                        "scheduler; refused (WEFT_EBUSY)\n", others, others == 1 ? " is" : "s are");
         return WEFT_EBUSY;
     }
     /* No new external spawns; wait out those already past the check. */
     atomic_store(&s->shutdown, true);                       /* seq_cst: pairs with ext_inflight */
+    pthread_mutex_unlock(&s->bound_lock);
     while (atomic_load(&s->ext_inflight) != 0)              /* seq_cst */
         sched_yield();
-    if (w && w->s == s)
-        weft_wait_until(idle_pred, s);    /* bound thread: runs what is left */
-    else if (s->nworkers)
+    if (!own && !w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
+        /* Spawned by other threads since the first look. */
+        if (bind_thread(s, true) == WEFT_OK)
+            own = true;
+        else
+            fprintf(stderr, "weft: weft_sched_destroy: cannot bind to run the tasks queued "
+                            "while it started (out of memory); they are dropped\n");
+    }
+    if (own) {
+        weft_wait_until(idle_pred, s);    /* bound thread: runs what is left, or waits for it */
+        weft_sched_unbind();              /* it is bound to s no more */
+    } else if (s->nworkers) {
         wait_idle_blocking(s);
+    }
     atomic_store_explicit(&s->exiting, true, memory_order_release);  /* pairs with acquire in loop */
     weft__wake_all(s);
     for (unsigned i = 0; i < s->nworkers; i++) {
@@ -284,12 +340,10 @@ static void bound_remove(weft_sched *s, weft__worker *w)
     }
 }
 
-int weft_sched_bind(weft_sched *s)
+/* weft_sched_bind for a thread that is no worker and not bound;
+ * in_destroy: destroy's own, after it set shutdown. */
+static int bind_thread(weft_sched *s, bool in_destroy)
 {
-    if (!s)
-        return WEFT_EINVAL;
-    if (weft__tls_worker)
-        return WEFT_EBUSY;   /* already a worker or bound */
     const weft_allocator *a = &s->cfg.allocator;
     weft__worker *w = weft__alloc_with(a, sizeof *w);
     if (!w)
@@ -300,6 +354,12 @@ int weft_sched_bind(weft_sched *s)
         return rc;
     }
     pthread_mutex_lock(&s->bound_lock);
+    if (!in_destroy && atomic_load(&s->shutdown)) {   /* seq_cst; destroy sets it under bound_lock */
+        pthread_mutex_unlock(&s->bound_lock);
+        weft__worker_fini(w);
+        weft__free_with(a, w, sizeof *w);
+        return WEFT_ESHUTDOWN;
+    }
     if (s->nbound == s->bound_cap) {
         unsigned cap = s->bound_cap ? s->bound_cap * 2 : 4;
         weft__worker **nb = weft__alloc_with(a, sizeof *nb * cap);
@@ -343,11 +403,27 @@ int weft_sched_bind(weft_sched *s)
     return WEFT_OK;
 }
 
+int weft_sched_bind(weft_sched *s)
+{
+    if (!s)
+        return WEFT_EINVAL;
+    if (weft__tls_worker)
+        return WEFT_EBUSY;   /* already a worker or bound */
+    return bind_thread(s, false);
+}
+
 void weft_sched_unbind(void)
 {
     weft__worker *w = weft__tls_worker;
     if (!w || !w->bound)
         return;
+    if (in_task(w)) {
+        /* The task's frames live on this thread's worker: freeing it
+         * here would pull the stack from under them. */
+        fprintf(stderr, "weft: weft_sched_unbind called from a task running on the bound "
+                        "thread; ignored (the thread stays bound)\n");
+        return;
+    }
     weft_sched *s = w->s;
     /* In single-threaded mode nobody else runs what is queued. */
     if (s->nworkers == 0)

@@ -944,11 +944,14 @@ void *weft__worker_thread(void *arg)
      * state as the start hook left it. */
     weft__fiber_pool_take_fp(&w->fibers);
     loop(w);
-    if (s->cfg.on_worker_stop)
-        s->cfg.on_worker_stop(w->index, s->cfg.hook_ctx);
+    /* The worker has left: from its stop hook, weft calls act as from an
+     * outside thread (a spawn returns WEFT_ESHUTDOWN instead of landing
+     * in a deque nobody will look at again). */
     weft__host_set(NULL);
     weft__fiber_thread_leave();
     weft__tls_worker = NULL;
+    if (s->cfg.on_worker_stop)
+        s->cfg.on_worker_stop(w->index, s->cfg.hook_ctx);
     return NULL;
 }
 
@@ -1027,13 +1030,11 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
         if (run_own_child(w, self, st))
             continue;
         if (w->bound && w->s->nworkers > 0) {
-            /* A bound thread beside workers: help with global work on
-             * this stack, then sleep briefly. */
-            weft__task *t = grab_global(w);
-            if (t) {
-                run_task(w, t);
-                continue;
-            }
+            /* A bound thread beside workers: its tasks went to the
+             * workers (it has no deque); look again after a short sleep.
+             * It runs none of them on this stack: a task that blocked
+             * here would block the thread's own code under it, and tasks
+             * that wait in turn would nest without bound. */
             struct timespec ts = { 0, 20000 };
             nanosleep(&ts, NULL);
             continue;

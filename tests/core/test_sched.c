@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <fenv.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -295,6 +296,165 @@ WT_TEST(sched, destroy_from_a_worker_is_refused)
     WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&destroy_rc), WEFT_EBUSY);
     WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+}
+
+/* ---- destroy and bound threads ---------------------------------------------------- */
+
+/* A bound thread may destroy its scheduler; it is unbound by it and may
+ * bind again (to another one). */
+WT_TEST(sched, bound_thread_destroys_and_is_unbound, .timeout = 120)
+{
+    for (unsigned workers = 0; workers <= 2; workers += 2) {
+        atomic_store(&counted, 0);
+        cur = make_sched(workers);
+        WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+        for (int i = 0; i < 100; i++)
+            WT_ASSERT_EQ(weft_spawn(cur, count_one, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&counted), 100);
+        WT_ASSERT(weft_sched_current() == NULL);
+        weft_sched_unbind();   /* nothing to do: not bound */
+        cur = make_sched(workers);
+        WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+        WT_ASSERT(weft_sched_current() == cur);
+        weft_sched_unbind();
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    }
+}
+
+/* With workers = 0, destroy from an unbound thread runs what is queued
+ * (on that thread), and leaves the thread unbound. */
+WT_TEST(sched, destroy_without_workers_runs_queued_tasks, .timeout = 120)
+{
+    atomic_store(&counted, 0);
+    cur = make_sched(0);
+    for (int i = 0; i < 10; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, count_one, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&counted), 10);
+    WT_ASSERT(weft_sched_current() == NULL);
+}
+
+/* Destroy refuses while another thread is bound, and changes nothing. */
+static sem_t other_bound, other_go;
+static void *bind_and_hold(void *arg)
+{
+    (void)arg;
+    WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+    sem_post(&other_bound);
+    sem_wait(&other_go);
+    weft_sched_unbind();
+    return NULL;
+}
+
+WT_TEST(sched, destroy_refused_while_another_thread_is_bound, .timeout = 120)
+{
+    for (unsigned workers = 0; workers <= 1; workers++) {
+        sem_init(&other_bound, 0, 0);
+        sem_init(&other_go, 0, 0);
+        atomic_store(&counted, 0);
+        cur = make_sched(workers);
+        pthread_t t;
+        WT_ASSERT_EQ(pthread_create(&t, NULL, bind_and_hold, NULL), 0);
+        sem_wait(&other_bound);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_EBUSY);
+        /* Still whole: spawns are taken and run. */
+        WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_spawn(cur, count_one, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&counted), 1);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_EBUSY);   /* bound itself, but not alone */
+        WT_ASSERT(weft_sched_current() == cur);
+        sem_post(&other_go);
+        WT_ASSERT_EQ(pthread_join(t, NULL), 0);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);      /* now alone: destroys, unbinds */
+        WT_ASSERT(weft_sched_current() == NULL);
+        sem_destroy(&other_bound);
+        sem_destroy(&other_go);
+    }
+}
+
+/* A task running on a bound thread (single-threaded mode) cannot wait
+ * for the scheduler to go idle, destroy it, or unbind its thread: it
+ * would wait for itself, or free the stack it runs on. */
+static atomic_int in_task_idle_rc, in_task_destroy_rc;
+static atomic_bool in_task_still_bound;
+static void bound_task_misuse(void *arg)
+{
+    (void)arg;
+    atomic_store(&in_task_idle_rc, weft_wait_idle(cur));
+    atomic_store(&in_task_destroy_rc, weft_sched_destroy(cur));
+    weft_sched_unbind();
+    atomic_store(&in_task_still_bound, weft_sched_current() == cur);
+}
+
+WT_TEST(sched, task_on_bound_thread_cannot_wait_for_itself, .timeout = 60)
+{
+    cur = make_sched(0);
+    WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+    atomic_store(&in_task_idle_rc, -100);
+    atomic_store(&in_task_destroy_rc, -100);
+    atomic_store(&in_task_still_bound, false);
+    WT_ASSERT_EQ(weft_spawn(cur, bound_task_misuse, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&in_task_idle_rc), WEFT_EBUSY);
+    WT_ASSERT_EQ(atomic_load(&in_task_destroy_rc), WEFT_EBUSY);
+    WT_ASSERT(atomic_load(&in_task_still_bound), "unbind from a task unbound the thread");
+    WT_ASSERT(weft_sched_current() == cur);
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+}
+
+/* A bound thread beside workers runs none of the tasks on its own stack
+ * while it waits: they go to the workers. */
+static atomic_int ran_on_bound;
+static void note_where(void *arg)
+{
+    (void)arg;
+    if (weft_worker_index() < 0)
+        atomic_fetch_add(&ran_on_bound, 1);
+    atomic_fetch_add(&counted, 1);
+}
+
+static bool counted_1000(void *arg)
+{
+    (void)arg;
+    return atomic_load(&counted) == 1000;
+}
+
+WT_TEST(sched, bound_thread_beside_workers_runs_no_task_when_it_waits, .timeout = 120)
+{
+    cur = make_sched(1);
+    WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
+    atomic_store(&counted, 0);
+    atomic_store(&ran_on_bound, 0);
+    for (int i = 0; i < 1000; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, note_where, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_until(counted_1000, NULL), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&ran_on_bound), 0);
+    weft_sched_unbind();
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+}
+
+/* A spawn from the worker-stop hook is refused: the worker has left. */
+static atomic_int stop_hook_rc = -100, stop_hook_index = -100;
+static void spawn_from_stop(unsigned worker, void *ctx)
+{
+    (void)worker;
+    (void)ctx;
+    atomic_store(&stop_hook_rc, weft_spawn(cur, count_one, NULL));
+    atomic_store(&stop_hook_index, weft_worker_index());
+}
+
+WT_TEST(sched, spawn_from_the_stop_hook_is_refused, .timeout = 60)
+{
+    weft_config c;
+    weft_config_init(&c);
+    c.workers = 1;
+    c.on_worker_stop = spawn_from_stop;
+    WT_ASSERT_EQ(weft_sched_create(&cur, &c), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&stop_hook_rc), WEFT_ESHUTDOWN);
+    WT_ASSERT_EQ(atomic_load(&stop_hook_index), -1);
 }
 
 /* ---- floating-point control state ------------------------------------------------ */
