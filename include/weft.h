@@ -57,6 +57,20 @@ enum {
     WEFT_ERRNO_MAP(WEFT__ERR_ENUM)
 #undef WEFT__ERR_ENUM
 };
+/* Each code is also a macro naming itself, as in the API contract, so
+ * that `#ifdef WEFT_ECYCLE` in user code sees it; the enum stays for
+ * debuggers and switch warnings. */
+#define WEFT_OK WEFT_OK
+#define WEFT_EINVAL WEFT_EINVAL
+#define WEFT_ENOMEM WEFT_ENOMEM
+#define WEFT_EBUSY WEFT_EBUSY
+#define WEFT_ECYCLE WEFT_ECYCLE
+#define WEFT_ECANCELED WEFT_ECANCELED
+#define WEFT_ETIMEDOUT WEFT_ETIMEDOUT
+#define WEFT_ECLOSED WEFT_ECLOSED
+#define WEFT_EAGAIN WEFT_EAGAIN
+#define WEFT_ENOTBOUND WEFT_ENOTBOUND
+#define WEFT_ESHUTDOWN WEFT_ESHUTDOWN
 
 /* A static English message for err (a WEFT_E* code or 0); never NULL. */
 WEFT_API const char *weft_strerror(int err);

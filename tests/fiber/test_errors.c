@@ -25,3 +25,49 @@ WT_TEST(errors, every_code_has_a_distinct_message_and_name)
     WT_ASSERT(strcmp(weft_strerror(12345), "unknown error") == 0);
     WT_ASSERT(strcmp(weft_err_name(-999), "UNKNOWN") == 0);
 }
+
+/* The contract has the codes as macros: `#ifdef WEFT_ECYCLE` in user code
+ * must see them. A code added to the table makes the count above fail
+ * until its macro is added here and in weft.h. */
+WT_TEST(errors, every_code_is_also_a_macro)
+{
+    int macros = 0;
+#ifdef WEFT_OK
+    macros++;
+#endif
+#ifdef WEFT_EINVAL
+    macros++;
+#endif
+#ifdef WEFT_ENOMEM
+    macros++;
+#endif
+#ifdef WEFT_EBUSY
+    macros++;
+#endif
+#ifdef WEFT_ECYCLE
+    macros++;
+#endif
+#ifdef WEFT_ECANCELED
+    macros++;
+#endif
+#ifdef WEFT_ETIMEDOUT
+    macros++;
+#endif
+#ifdef WEFT_ECLOSED
+    macros++;
+#endif
+#ifdef WEFT_EAGAIN
+    macros++;
+#endif
+#ifdef WEFT_ENOTBOUND
+    macros++;
+#endif
+#ifdef WEFT_ESHUTDOWN
+    macros++;
+#endif
+    WT_ASSERT_EQ(macros, 11);   /* WEFT_OK and the ten of WEFT_ERRNO_MAP */
+    /* Still the enum's values. */
+    WT_ASSERT_EQ(WEFT_OK, 0);
+    WT_ASSERT_EQ(WEFT_ECYCLE, -4);
+    WT_ASSERT_EQ(WEFT_ESHUTDOWN, -10);
+}
