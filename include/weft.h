@@ -394,11 +394,13 @@ WEFT_API int  weft_task_succeed(weft_task *t, weft_task *predecessor);
 /* Copies name (NULL clears it) for weft_graph_dump_dot. Allowed during a
  * run. If memory runs out the old name stays. */
 WEFT_API void weft_task_set_name(weft_task *t, const char *name);
-/* Marks t cancelled. true: t will not be invoked in the run in flight
- * (or, if none is, in the next run), nor will the tasks that depend on
- * it. false: the latest run, in flight or finished, has invoked t (it
- * runs to completion); the mark still skips t in later runs. Callable
- * from: any thread, tasks of the same graph included. */
+/* Marks t cancelled: until weft_task_reset, every run that reaches t
+ * from now on skips it and the tasks that depend on it. true: t will not be invoked again
+ * before a reset, neither by the run in flight nor by later runs; this is
+ * always the answer when no run is in flight. false: a run is in flight
+ * and has already invoked t (t runs to completion in it); the mark skips
+ * t from the next run on. Callable from: any thread, tasks of the same
+ * graph included. */
 WEFT_API bool weft_task_cancel(weft_task *t);
 /* Clears t's cancel mark. A run in flight that has not reached t yet
  * will run it. */

@@ -58,8 +58,14 @@
  *
  * Cancel against claim: both are RMWs on ctl, so one comes first. If the
  * cancel mark is set first, the claim sees it and skips; if the claim
- * comes first, cancel sees RAN with the latest run's epoch and returns
- * false (and keeps returning false after that run ends: t was invoked).
+ * comes first, cancel sees RAN with that run's epoch, and returns false
+ * if that run is still in flight when cancel reads `run` afterwards. The
+ * read cannot be stale: every write to ctl during a run is an RMW, so a
+ * claim before the mark heads a release sequence that cancel's acquiring
+ * fetch_or reads from, and the store that started the claim's run
+ * happens before that claim; cancel's later read of `run` sees that
+ * store or a later one. So when it reads "no run in flight", every run
+ * that starts afterwards claims t after the mark, and skips it.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -330,12 +336,14 @@ bool weft_task_cancel(weft_task *t)
                                             memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
     if (WEFT__CTL_VISIT(old) != WEFT__VISIT_RAN)
         return true;   /* not claimed in its epoch's run, or skipped: skipped from now on */
-    /* Claimed to run in epoch E: false if E is the latest run, in flight
-     * or finished (t has been invoked in it). If a later run has started
-     * since, it had not claimed t when the mark landed (ctl still said E),
-     * so it will skip t: true. */
-    uint32_t r = atomic_load_explicit(&t->g->run, memory_order_acquire);   /* pairs with release in run/finish */
-    return (r >> 1) != WEFT__CTL_EPOCH(old);
+    /* Claimed to run in epoch E before the mark: false only if E is the
+     * run in flight (t has been invoked in it). If no run is in flight,
+     * the next one claims t after the mark (the argument at the top of
+     * this file) and skips it; if a later run is in flight, it had not
+     * claimed t when the mark landed (ctl still said E), so it skips t
+     * too: true. */
+    uint32_t r = atomic_load_explicit(&t->g->run, memory_order_acquire);   /* pairs with release in run/finish; after the fetch_or (its acquire keeps it there) */
+    return !(r & 1u) || (r >> 1) != WEFT__CTL_EPOCH(old);
 }
 
 void weft_task_reset(weft_task *t)

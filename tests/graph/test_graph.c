@@ -366,9 +366,9 @@ WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
             WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
             WT_ASSERT_EQ(weft_task_get_state(e), WEFT_TASK_DONE);
         }
-        /* Cancelling a task that ran in the finished run says so (false),
-         * and applies to the next run. */
-        WT_ASSERT(!weft_task_cancel(e));
+        /* Between runs a cancel always succeeds, also for a task that ran
+         * in the finished run: it applies to the next run. */
+        WT_ASSERT(weft_task_cancel(e), "no run in flight: cancel must succeed");
         WT_ASSERT(weft_task_cancel(b), "b was skipped: cancelling it again succeeds");
         weft_task_reset(b);
         atomic_store(&n, 0);
@@ -382,9 +382,9 @@ WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&n), 5);
-        /* Cancelling the root skips everything next time (false: it ran
-         * in the latest run). */
-        WT_ASSERT(!weft_task_cancel(a));
+        /* Cancelling the root skips everything next time (true, though it
+         * ran in the latest run: none is in flight). */
+        WT_ASSERT(weft_task_cancel(a));
         atomic_store(&n, 0);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
@@ -393,6 +393,33 @@ WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
         for (int i = 0; i < 5; i++)
             WT_ASSERT_EQ(weft_task_get_state(all[i]), WEFT_TASK_SKIPPED);
         weft_task_reset(a);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
+/* The review's case: a task that ran in the finished run, cancelled
+ * between runs. The next run skips it, so cancel must say true (it said
+ * false, as if the task would still run). */
+WT_TEST(graph, cancel_between_runs_says_true_and_skips, .timeout = 60)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        weft_sched *s = make_sched(worker_counts[k]);
+        weft_graph *g = new_graph();
+        atomic_int n = 0;
+        weft_task *a = add(g, count, &n), *b = add(g, count, &n);
+        WT_ASSERT_EQ(weft_task_precede(a, b), WEFT_OK);
+        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
+        WT_ASSERT(weft_task_cancel(b), "between runs: the next run skips b");
+        WT_ASSERT(weft_task_cancel(b), "and again");
+        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
+        WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(atomic_load(&n), 3);
+        weft_task_reset(b);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
