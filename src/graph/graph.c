@@ -15,17 +15,19 @@
  *          reads it now); the check recomputes both.
  *
  * Memory. Nodes live in blocks of WEFT__BLOCK_NODES (their addresses never
- * move: weft_task pointers stay valid). Successor arrays and names come
- * from a bump arena of chunks; a successor array that outgrows its
- * capacity is copied into one twice as large, and the old one stays in
- * the arena (at most as much again as the final arrays). Everything is
- * freed by weft_graph_destroy.
+ * move: weft_task pointers stay valid). Successor arrays come from a bump
+ * arena of chunks; a successor array that outgrows its capacity is copied
+ * into one twice as large, and the old one stays in the arena (at most as
+ * much again as the final arrays). Names are blocks of their own, reused
+ * or freed when replaced (see weft_task_set_name), since renaming is
+ * allowed at any time. Everything is freed by weft_graph_destroy.
  *
  * Duplicate edges are kept when added (an append, no search) and removed
  * by the check, in O(nodes + edges) with one scratch word per node: an edge
  * added twice acts as one edge, and adding one stays O(1) even for a task
  * with 10^5 successors.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "graph.h"
@@ -59,6 +61,7 @@ static void *arena_alloc(weft_graph *g, size_t bytes)
 /* ---- create and destroy ---------------------------------------------------- */
 
 static void describe_task(void *arg, char *buf, size_t cap);
+static void name_free(char *s);
 
 static pthread_once_t namer_once = PTHREAD_ONCE_INIT;
 
@@ -110,8 +113,11 @@ int weft_graph_destroy(weft_graph *g)
         next = c->next;
         weft__free(c, c->size);
     }
-    if (g->names)
+    if (g->names) {
+        for (uint32_t i = 0; i < g->names_cap; i++)
+            name_free(g->names[i]);
         weft__free(g->names, sizeof *g->names * g->names_cap);
+    }
     if (g->roots)
         weft__free(g->roots, sizeof *g->roots * g->nroots);
     weft__free(g, sizeof *g);
@@ -269,39 +275,108 @@ int weft_task_succeed(weft_task *t, weft_task *predecessor)
 
 /* ---- names ---------------------------------------------------------------- */
 
+/* Each name is a block of its own (a weft__name), not arena memory: a
+ * task renamed every frame during runs would otherwise grow the arena
+ * until weft_graph_destroy. A new name that fits the old block, and does
+ * not leave most of it unused, is copied into it in place; otherwise a
+ * new block replaces the old one, which is freed. So a graph holds, per
+ * task, one block the size of about its current name. */
+
+/* Bytes of the block holding a string of len bytes and its NUL: a
+ * multiple of 16, so that names of similar lengths reuse one block. 0:
+ * too long. */
+static size_t name_block_size(size_t len)
+{
+    size_t head = offsetof(weft__name, s);
+    if (len > SIZE_MAX - head - 16)
+        return 0;
+    return (head + len + 1 + 15) & ~(size_t)15;
+}
+
+static weft__name *name_of_string(char *s)
+{
+    return (weft__name *)(s - offsetof(weft__name, s));
+}
+
+/* s: a weft__name's s, or NULL. */
+static void name_free(char *s)
+{
+    if (s) {
+        weft__name *n = name_of_string(s);
+        weft__free(n, offsetof(weft__name, s) + n->cap);
+    }
+}
+
+/* Makes room for index i in g->names. Caller holds the lock. false: out
+ * of memory, nothing changed. */
+static bool names_reserve(weft_graph *g, uint32_t i)
+{
+    if (i < g->names_cap)
+        return true;
+    uint32_t cap = g->names_cap ? g->names_cap : 64;
+    while (cap <= i)
+        cap *= 2;
+    char **nn = weft__calloc(sizeof *nn * cap);
+    if (!nn)
+        return false;
+    if (g->names) {
+        memcpy(nn, g->names, sizeof *nn * g->names_cap);
+        weft__free(g->names, sizeof *nn * g->names_cap);
+    }
+    g->names = nn;
+    g->names_cap = cap;
+    return true;
+}
+
 void weft_task_set_name(weft_task *t, const char *name)
 {
     if (!t)
         return;
     weft_graph *g = t->g;
+    size_t len = name ? strlen(name) : 0;
+    size_t size = name_block_size(len);
+    if (name && !size)
+        return;   /* cannot be allocated: the old name stays */
+
+    /* In place, if it fits the old block and uses a good part of it. */
+    char *old = NULL;
     weft__graph_lock(g);
-    if (!name) {
-        if (g->names && t->index < g->names_cap)
-            g->names[t->index] = NULL;
-        goto out;
-    }
-    if (t->index >= g->names_cap) {
-        uint32_t cap = g->names_cap ? g->names_cap : 64;
-        while (cap <= t->index)
-            cap *= 2;
-        char **nn = weft__calloc(sizeof *nn * cap);
-        if (!nn)
-            goto out;
-        if (g->names) {
-            memcpy(nn, g->names, sizeof *nn * g->names_cap);
-            weft__free(g->names, sizeof *nn * g->names_cap);
+    if (g->names && t->index < g->names_cap)
+        old = g->names[t->index];
+    if (name && old) {
+        weft__name *o = name_of_string(old);
+        size_t cap = o->cap;
+        if (len + 1 <= cap && size >= (offsetof(weft__name, s) + cap) / 4) {
+            memcpy(old, name, len + 1);
+            weft__graph_unlock(g);
+            return;
         }
-        g->names = nn;
-        g->names_cap = cap;
     }
-    size_t len = strlen(name);
-    char *copy = arena_alloc(g, len + 1);
-    if (!copy)
-        goto out;
-    memcpy(copy, name, len + 1);
-    g->names[t->index] = copy;
-out:
     weft__graph_unlock(g);
+
+    /* A new block, made and filled outside the lock: the dump and the
+     * end of a run take the lock too. */
+    weft__name *n = NULL;
+    if (name) {
+        n = weft__alloc(size);
+        if (!n)
+            return;   /* the old name stays */
+        n->cap = size - offsetof(weft__name, s);
+        memcpy(n->s, name, len + 1);
+    }
+    weft__graph_lock(g);
+    if (n && !names_reserve(g, t->index)) {
+        weft__graph_unlock(g);
+        weft__free(n, size);   /* the old name stays */
+        return;
+    }
+    /* What is there now, which another rename may have put there since
+     * we looked: we replace it, so we free it. */
+    old = g->names && t->index < g->names_cap ? g->names[t->index] : NULL;
+    if (g->names && t->index < g->names_cap)
+        g->names[t->index] = n ? n->s : NULL;
+    weft__graph_unlock(g);
+    name_free(old);
 }
 
 /* Stall reports (core's namer interface): the task's name in quotes

@@ -90,7 +90,14 @@ static inline weft_task **weft__succ(weft_task *t)
     return t->nsucc <= WEFT__SUCC_INLINE ? t->succ.inl : t->succ.arr;
 }
 
-/* A chunk of the arena: successor arrays and names. */
+/* A task's name: a block of its own from the allocator, cap bytes for
+ * the string and its NUL; g->names points at s. */
+typedef struct weft__name {
+    size_t cap;
+    char s[];
+} weft__name;
+
+/* A chunk of the arena: successor arrays. */
 typedef struct weft__chunk {
     struct weft__chunk *next;
     size_t size;                    /* bytes, header included */
@@ -104,7 +111,7 @@ struct weft_graph {
     uint32_t nblocks, blocks_cap;
     weft__chunk *chunks;            /* the arena */
     char *bump, *bump_end;
-    char **names;                   /* by node index; NULL until a name is set */
+    char **names;                   /* by node index: a weft__name's s, or NULL */
     uint32_t names_cap;
     bool checked;                   /* deduplicated, acyclic, roots known */
     bool cyclic;                    /* found a cycle: stays (no edge removal) */
