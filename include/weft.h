@@ -420,8 +420,10 @@ WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
 /* Until the run in flight ends (at once if none is): OK, or ECANCELED if
  * tasks were skipped. In a task it suspends the task's fiber and the
  * worker runs other tasks; on other threads it sleeps. Several threads
- * may wait at once. A task of g itself must not wait for g (it would
- * wait for its own end). */
+ * may wait at once. EBUSY, at once, from a task of g's run in flight
+ * (it would wait for its own end), also after it has blocked, and from
+ * work such a task runs nested on its own fiber; tasks of other graphs
+ * and plain tasks wait as usual. */
 WEFT_API int  weft_graph_wait(weft_graph *g);
 /* Skips every task of the run in flight that has not started yet; tasks
  * already running finish. true if a run was in flight. Later runs are not

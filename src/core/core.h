@@ -96,7 +96,15 @@ typedef struct weft__fstate {
     void *pred_ctx;
     weft__fiber *poll_next;     /* link in the worker's poll list */
     weft__blocked blk;          /* stall reports */
+    /* The graph whose task runs on this fiber, NULL = none: src/graph's,
+     * set around a graph task's function (kept while the fiber is
+     * suspended in it) so that weft_graph_wait can refuse a task of the
+     * run it would wait for. Core never reads it. Owner only. */
+    const void *graph;
 } weft__fstate;
+
+/* The state of the fiber running on w now. Callable from: w's owner. */
+static inline weft__fstate *weft__fstate_cur(weft__worker *w);
 
 /* ---- timers ---------------------------------------------------------- */
 
@@ -178,6 +186,11 @@ struct weft__worker {
     /* Owner only: last, as its slot array is a kilobyte. */
     weft__task_pool pool;
 } __attribute__((aligned(WEFT_CACHELINE)));
+
+static inline weft__fstate *weft__fstate_cur(weft__worker *w)
+{
+    return w->cur->host;
+}
 
 /* ---- the scheduler ------------------------------------------------------ */
 

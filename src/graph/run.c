@@ -241,6 +241,14 @@ void weft__node_entry(void *arg)
     weft__worker *w = weft__tls_worker;
     weft_graph *g = t->g;
     uint32_t sinks = 0;
+    /* While g's tasks run on this fiber, weft_graph_wait(g) from here
+     * would wait for its own end: it reads this. Saved and put back, as a
+     * bound thread beside workers may run a task of another graph nested
+     * in one of ours (weft_wait_until). The fiber keeps it while a task
+     * blocks; other fibers have their own. */
+    weft__fstate *st = weft__fstate_cur(w);
+    const void *outer = st->graph;
+    st->graph = g;
     for (;;) {
         /* A root spreads before its visit: the run cannot end before it. */
         weft_task *root = t->npred == 0 ? spread(w, t) : NULL;
@@ -260,6 +268,7 @@ void weft__node_entry(void *arg)
         if (WEFT_UNLIKELY(w->track))
             weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
     }
+    st->graph = outer;   /* before the run can end: g may be freed then */
     /* Step 4, for every sink this fiber visited; the last touch of g
      * unless it ends the run. */
     if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks)   /* acq_rel: the last drop sees every visit */
@@ -313,6 +322,12 @@ int weft_graph_wait(weft_graph *g)
 {
     if (!g)
         return WEFT_EINVAL;
+    /* A task of g's run (or work nested in one on its fiber) would wait
+     * for its own end. No lock needed: while such a task runs, so does
+     * the run, and the field is this fiber's own. */
+    weft__worker *w = weft__tls_worker;
+    if (w && weft__fstate_cur(w)->graph == g)
+        return WEFT_EBUSY;
     weft__graph_lock(g);
     if (!(atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)) {   /* under lock */
         int rc = g->result;

@@ -561,6 +561,74 @@ WT_TEST(graph, nested_graphs_three_deep, .timeout = 120)
     }
 }
 
+/* ---- a task waiting for its own graph ------------------------------------------------ */
+
+/* A task of g waits for g: EBUSY at once (it hung forever), before and
+ * after it blocks, while a task on another fiber of the same worker,
+ * which is no task of g, waits for g as usual. */
+struct selfwait {
+    weft_graph *g;
+    weft_sched *s;
+    atomic_int rc_first, rc_after_block, rc_other;
+};
+
+static void other_waits(void *p)
+{
+    struct selfwait *w = p;
+    atomic_store(&w->rc_other, weft_graph_wait(w->g));
+}
+
+static void waits_for_own_graph(void *p)
+{
+    struct selfwait *w = p;
+    atomic_store(&w->rc_first, weft_graph_wait(w->g));
+    /* At 1 worker (and on the bound thread) the other task runs while we
+     * sleep, on another fiber of this thread. */
+    if (weft_spawn(w->s, other_waits, w) != WEFT_OK)
+        atomic_store(&w->rc_other, 99);
+    weft_sleep(5 * 1000 * 1000);
+    atomic_store(&w->rc_after_block, weft_graph_wait(w->g));
+}
+
+static void self_wait_case(unsigned workers)
+{
+    weft_sched *s = make_sched(workers);
+    if (workers == 0)
+        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+    weft_graph *g = new_graph();
+    atomic_int n = 0;
+    struct selfwait w = { .g = g, .s = s };
+    atomic_init(&w.rc_first, 1);
+    atomic_init(&w.rc_after_block, 1);
+    atomic_init(&w.rc_other, 1);
+    weft_task *a = add(g, count, &n), *b = add(g, waits_for_own_graph, &w);
+    weft_task *c = add(g, count, &n);
+    WT_ASSERT_EQ(weft_task_precede(a, b), WEFT_OK);
+    WT_ASSERT_EQ(weft_task_precede(b, c), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&w.rc_first), WEFT_EBUSY);
+    WT_ASSERT_EQ(atomic_load(&w.rc_after_block), WEFT_EBUSY);
+    WT_ASSERT_EQ(atomic_load(&n), 2);
+    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&w.rc_other), WEFT_OK);
+    /* Outside its tasks the graph is waited for as usual. */
+    WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+    if (workers == 0)
+        weft_sched_unbind();
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+WT_TEST(graph, task_waiting_for_its_own_graph_gets_ebusy, .timeout = 60)
+{
+    self_wait_case(0);
+    for (size_t k = 0; k < NCOUNTS; k++)
+        self_wait_case(worker_counts[k]);
+}
+
 /* ---- 15. wait_until nested in graph tasks ------------------------------------------ */
 
 /* Level k spawns level k + 1 as an async task and waits for it with
