@@ -431,8 +431,12 @@ WEFT_API int  weft_graph_wait(weft_graph *g);
 WEFT_API bool weft_graph_cancel(weft_graph *g);
 /* Writes g as Graphviz DOT: a node per task (its name, or "task N"; empty
  * tasks as diamonds) and an edge per dependency; tasks that ran or were
- * skipped or are running show it in their label and colour. Write errors
- * show in ferror(out). EINVAL: NULL; ENOMEM. */
+ * skipped or are running show it in their label and colour. The text is
+ * made in memory first (one block through the allocator hook) and then
+ * written, so a slow stream holds up no run. Write errors show in
+ * ferror(out). EINVAL: NULL; ENOMEM (nothing written). Callable from: any
+ * thread, also while g runs (the states are then a snapshot, each task's
+ * taken at its own moment). */
 WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
 
 /* ---- parallel helpers ----------------------------------------------- */

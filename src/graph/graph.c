@@ -379,16 +379,30 @@ void weft_task_set_name(weft_task *t, const char *name)
     name_free(old);
 }
 
+/* How long a stall report waits for a graph's lock to read a name: the
+ * report holds a worker's reg_lock meanwhile, and the other locks it
+ * takes are bounded too. During a run (the only time a task is
+ * described) the graph's lock is held only briefly: by waits, renames,
+ * the dump's rendering and the end of the run. */
+#define DESCRIBE_PATIENCE_NS ((uint64_t)10 * 1000 * 1000)
+
 /* Stall reports (core's namer interface): the task's name in quotes
  * (control characters as '?') or its number, then its and its graph's
- * addresses. Callable from: a report, under the reg_lock of the worker on
+ * addresses; "#N, name not read: graph busy" if g's lock was not had in
+ * time. Callable from: a report, under the reg_lock of the worker on
  * which a fiber blocked inside t: t's run is in flight, so t and g stay. */
 static void describe_task(void *arg, char *buf, size_t cap)
 {
     weft_task *t = arg;
     weft_graph *g = t->g;
     size_t n = 0;
-    weft__graph_lock(g);
+    if (!weft__graph_lock_for(g, DESCRIBE_PATIENCE_NS)) {
+        int k = snprintf(buf, cap, "#%u, name not read: graph busy", t->index);
+        n = k < 0 ? 0 : (size_t)k;
+        if (n < cap)
+            snprintf(buf + n, cap - n, " (task %p of graph %p)", (void *)t, (void *)g);
+        return;
+    }
     const char *name = g->names && t->index < g->names_cap ? g->names[t->index] : NULL;
     if (name && cap > 2) {
         buf[n++] = '"';

@@ -139,6 +139,9 @@ static inline weft_task *weft__graph_node(const weft_graph *g, uint32_t i)
 /* run.c */
 void weft__graph_lock(weft_graph *g);
 void weft__graph_unlock(weft_graph *g);
+/* weft__graph_lock, giving up after about patience_ns: false, not held.
+ * For stall reports, which must not hang on a graph. */
+bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns);
 /* The record function of every node. */
 void weft__node_entry(void *arg);
 

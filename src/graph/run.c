@@ -94,6 +94,23 @@ void weft__graph_lock(weft_graph *g)
     }
 }
 
+bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
+{
+    uint64_t until = weft__now_ns() + patience_ns;
+    for (unsigned spins = 0;; spins++) {
+        if (!atomic_load_explicit(&g->lock, memory_order_relaxed) &&              /* relaxed: a hint; the exchange decides */
+            !atomic_exchange_explicit(&g->lock, true, memory_order_acquire))      /* acquire: pairs with the release in unlock */
+            return true;
+        if (spins < 128) {
+            ck_pr_stall();
+        } else {
+            if (weft__now_ns() > until)
+                return false;
+            sched_yield();
+        }
+    }
+}
+
 void weft__graph_unlock(weft_graph *g)
 {
     atomic_store_explicit(&g->lock, false, memory_order_release);   /* release: pairs with the acquire in lock */
