@@ -194,6 +194,11 @@ static int loop_outside(weft__loop *l, size_t nchunks)
     weft_sched *s = l->s;
     unsigned nw = s->nworkers;
     if (nw == 0) {
+        /* The check an external spawn makes: refused once destroy has
+         * begun. Nothing below touches s, so destroy may go on (there is
+         * nothing for it to wait out, unlike a spawn's queueing). */
+        if (atomic_load(&s->shutdown))   /* seq_cst, as every access to shutdown; pairs with destroy's store */
+            return WEFT_ESHUTDOWN;
         for (size_t k = 0; k < nchunks; k++)
             l->chunks(l, k, k + 1);
         piece_end(l);   /* the root's count: opens done */

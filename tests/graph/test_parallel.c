@@ -14,6 +14,7 @@
 
 #include "weft.h"
 #include "wtest.h"
+#include "core.h"   /* shutdown, to stand in for a destroy in progress */
 #include "../core/sched_util.h"
 
 static const unsigned worker_counts[] = { 1, 2, 4 };
@@ -171,6 +172,57 @@ WT_TEST(parallel, plain_thread_without_workers_runs_the_loop, .timeout = 60)
     WT_ASSERT_EQ(atomic_load(&on_caller), 100);
     int r = 0, id = 0;
     WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 10, 1, &r, sizeof r, &id, NULL, NULL, NULL), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+/* With no workers, a plain thread's loop is refused once destroy has
+ * begun, as with workers (it ran the loop anyway). With workers = 0 a
+ * destroy from outside never waits, so the test sets the flag destroy
+ * sets first, and clears it again to destroy for real. */
+static void nop_task(void *arg)
+{
+    (void)arg;
+}
+
+static void count_range(size_t b, size_t e, void *arg)
+{
+    atomic_fetch_add((atomic_size_t *)arg, e - b);
+}
+
+static void sum_range(size_t b, size_t e, void *partial, void *arg)
+{
+    (void)arg;
+    for (size_t i = b; i < e; i++)
+        *(size_t *)partial += i;
+}
+
+static void add_sizes(void *into, const void *from, void *arg)
+{
+    (void)arg;
+    *(size_t *)into += *(const size_t *)from;
+}
+
+WT_TEST(parallel, plain_thread_without_workers_refused_during_destroy, .timeout = 60)
+{
+    weft_sched *s = make_sched(0);
+    atomic_size_t n = 0;
+    WT_ASSERT_EQ(weft_parallel_for(s, 0, 100, 7, count_range, &n), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&n), 100);
+    atomic_store(&s->shutdown, true);   /* destroy's first step */
+    WT_ASSERT_EQ(weft_spawn(s, nop_task, NULL), WEFT_ESHUTDOWN);   /* as a spawn sees it */
+    WT_ASSERT_EQ(weft_parallel_for(s, 0, 100, 7, count_range, &n), WEFT_ESHUTDOWN);
+    WT_ASSERT_EQ(atomic_load(&n), 100);
+    size_t r = 1, id = 0;
+    WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 100, 7, &r, sizeof r, &id, sum_range, add_sizes, NULL),
+                 WEFT_ESHUTDOWN);
+    WT_ASSERT_EQ(r, 1);
+    WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 100000, 1, &r, sizeof r, &id, sum_range, add_sizes, NULL),
+                 WEFT_ESHUTDOWN);   /* with scratch blocks */
+    WT_ASSERT_EQ(r, 1);
+    atomic_store(&s->shutdown, false);
+    WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 100, 7, &r, sizeof r, &id, sum_range, add_sizes, NULL),
+                 WEFT_OK);
+    WT_ASSERT_EQ(r, 4950);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
 
