@@ -377,7 +377,12 @@ typedef enum weft_task_state {
 
 /* Callable from: any thread. */
 WEFT_API int  weft_graph_create(weft_graph **out);
-/* Frees g and every task in it. EBUSY while a run is in flight. */
+/* Frees g and every task in it. EBUSY while a run is in flight (from a
+ * task of g, too); EINVAL: g NULL. Callable from: any thread, once no
+ * other call on g is under way or can start: it must not race any other
+ * call on g, a weft_graph_wait on its way in included (a waiter already
+ * blocked when the run ended gets its result without touching g again, so
+ * a run that has been waited for may be destroyed at once). */
 WEFT_API int  weft_graph_destroy(weft_graph *g);
 /* fn NULL = empty task (a join point); NULL return = out of memory, g
  * NULL, or a run in flight (weft_graph_add_task tells which). */
@@ -395,35 +400,48 @@ WEFT_API int  weft_task_succeed(weft_task *t, weft_task *predecessor);
  * run. If memory runs out the old name stays. */
 WEFT_API void weft_task_set_name(weft_task *t, const char *name);
 /* Marks t cancelled: until weft_task_reset, every run that reaches t
- * from now on skips it and the tasks that depend on it. true: t will not be invoked again
- * before a reset, neither by the run in flight nor by later runs; this is
- * always the answer when no run is in flight. false: a run is in flight
- * and has already invoked t (t runs to completion in it); the mark skips
- * t from the next run on. Callable from: any thread, tasks of the same
- * graph included. */
+ * from now on skips it and the tasks that depend on it. true: t will not
+ * be invoked again before a reset, neither by the run in flight nor by
+ * later runs; this is always the answer when no run is in flight. false:
+ * a run is in flight and has already invoked t (t runs to completion in
+ * it); the mark skips t from the next run on. Callable from: any thread,
+ * tasks of the same graph included. */
 WEFT_API bool weft_task_cancel(weft_task *t);
 /* Clears t's cancel mark. A run in flight that has not reached t yet
- * will run it. */
+ * will run it, unless it skips t for another reason: a predecessor of t
+ * was skipped in that run (cancelled, or skipped in turn), or the run was
+ * cancelled (weft_graph_cancel). Callable from: any thread, tasks of the
+ * same graph included, during a run too. */
 WEFT_API void weft_task_reset(weft_task *t);
 /* Where t stands (see weft_task_state). Callable from: any thread. */
 WEFT_API weft_task_state weft_task_get_state(const weft_task *t);
-WEFT_API size_t weft_graph_size(const weft_graph *g);     /* number of tasks */
+/* The number of tasks; 0 for NULL. Callable from: any thread, during a
+ * run too. */
+WEFT_API size_t weft_graph_size(const weft_graph *g);
 
-/* Starts a run on s and returns: EBUSY if g is running, ECYCLE if it has
- * a cycle (checked once after each change, not on every run), ENOMEM if
- * that check ran out of memory, ESHUTDOWN if s is being destroyed. A
- * finished graph may be run again. The first task that becomes ready
- * after a task ends runs next on the same worker; the others are queued
- * on that worker. Callable from: any thread, tasks included (a task may
- * run another graph and wait for it). */
+/* Starts a run on s and returns: EINVAL if s or g is NULL, EBUSY if g is
+ * running, ECYCLE if it has a cycle (checked once after each change, not
+ * on every run), ENOMEM if that check ran out of memory, ESHUTDOWN if s
+ * is being destroyed. A finished graph may be run again. The first task
+ * that becomes ready after a task ends runs next on the same worker; the
+ * others are queued on that worker. Callable from: any thread, tasks
+ * included (a task may run another graph and wait for it). If s has no
+ * workers, the run's tasks run on a bound thread of s, while it blocks
+ * (in weft_graph_wait, for one); a run started from another thread waits
+ * for that, and weft_graph_wait refuses to wait for it there (ENOTBOUND,
+ * below). */
 WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
 /* Until the run in flight ends (at once if none is): OK, or ECANCELED if
  * tasks were skipped. In a task it suspends the task's fiber and the
- * worker runs other tasks; on other threads it sleeps. Several threads
- * may wait at once. EBUSY, at once, from a task of g's run in flight
- * (it would wait for its own end), also after it has blocked, and from
- * work such a task runs nested on its own fiber; tasks of other graphs
- * and plain tasks wait as usual. */
+ * worker runs other tasks; on a bound thread of a scheduler without
+ * workers it runs the tasks; on other threads it sleeps. Several threads
+ * may wait at once. EINVAL: g NULL. EBUSY, at once, from a task of g's
+ * run in flight (it would wait for its own end), also after it has
+ * blocked, and from work such a task runs nested on its own fiber; tasks
+ * of other graphs and plain tasks wait as usual. ENOTBOUND, at once, if
+ * the run's scheduler has no workers and the caller is neither its bound
+ * thread nor one of its tasks (nobody would run the tasks while it
+ * sleeps; as weft_wait_idle). Callable from: any thread. */
 WEFT_API int  weft_graph_wait(weft_graph *g);
 /* Skips every task of the run in flight that has not started yet; tasks
  * already running finish. true if a run was in flight. Later runs are not

@@ -351,6 +351,15 @@ int weft_graph_wait(weft_graph *g)
         weft__graph_unlock(g);
         return rc;
     }
+    /* With no workers, only a bound thread of the run's scheduler runs
+     * its tasks, and only while it blocks: a thread that is not one of
+     * its own would sleep until then, forever if none is bound. Refused
+     * as weft_wait_idle refuses, whatever other threads do. */
+    weft_sched *s = g->sched;   /* under lock: set by the run's start */
+    if (s->nworkers == 0 && !(w && w->s == s)) {
+        weft__graph_unlock(g);
+        return WEFT_ENOTBOUND;
+    }
     weft__waiter me;
     weft__waiter_init(&me, g, "graph", 0);
     weft__waitq_push(&g->waiters, &me);

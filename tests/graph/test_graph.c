@@ -795,6 +795,30 @@ WT_TEST(graph, single_threaded_mode_runs_on_the_bound_thread, .timeout = 60)
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
 
+/* With no workers, a run started from a plain thread waits for a bound
+ * thread to block; waiting for it from a plain thread is refused (it
+ * slept forever when no thread was bound). The bound thread's wait runs
+ * it. */
+WT_TEST(graph, single_threaded_mode_refuses_a_plain_waiter, .timeout = 60)
+{
+    weft_sched *s = make_sched(0);
+    weft_graph *g = new_graph();
+    atomic_int n = 0;
+    weft_task *a = add(g, count, &n), *b = add(g, count, &n);
+    WT_ASSERT_EQ(weft_task_precede(a, b), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);   /* no run yet */
+    WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ENOTBOUND);
+    WT_ASSERT_EQ(atomic_load(&n), 0);
+    WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&n), 2);
+    weft_sched_unbind();
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);   /* ended: the result, from anywhere */
+    WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
 /* ---- the DOT dump -------------------------------------------------------------- */
 
 WT_TEST(graph, dot_dump_matches_expected, .timeout = 60)
