@@ -194,9 +194,11 @@ static void animation_task(void *arg)
 static void bounds_task(void *arg)
 {
     world *w = arg;
-    /* 16 chunks, so the scratch (a cache line per chunk) fits in the 2 KiB
-     * weft keeps on the stack; grain 0 would make about 1024 chunks and
-     * allocate 64 KiB every frame. */
+    /* 16 chunks, so the partials (a cache line per chunk) fit in the 2 KiB
+     * weft keeps on the stack and the reduction never calls the
+     * allocator; grain 0 would make about 1024 chunks, whose 64 KiB of
+     * partials come from a scratch block the scheduler allocates on the
+     * first frame and reuses in every frame after. */
     check(weft_parallel_reduce(w->s, 0, BODIES, BODIES / 16, &w->bounds, sizeof w->bounds,
                                &empty_box, bounds_chunk, bounds_combine, w), "bounds");
 }

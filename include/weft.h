@@ -465,14 +465,18 @@ WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
  * workers, so one slow chunk holds up nothing but itself: uneven loops
  * balance. grain 0 picks one (parallel_for: about 64 chunks per
  * worker). They return once every chunk has run. Callable from: a task
- * (its fiber waits, its worker runs other work), a bound thread (it waits
- * running other work), or any other thread. Such a thread runs chunks
- * itself when a CPU is spare for it: all of them if s has no workers,
- * else about 1/(workers + 1) of them while the workers run the rest and
- * help with its share once free (fewer workers than the CPUs s's creator
- * may run on); with a worker per CPU it waits. begin == end is a no-op;
- * EINVAL: s or a function NULL, or begin > end; ESHUTDOWN: from outside
- * while s is being destroyed. Bodies may spawn, block and nest loops. */
+ * (its fiber waits, its worker runs other work); a bound thread, which
+ * with no workers runs the chunks itself (and other work while a chunk
+ * blocks), but beside workers queues them and sleeps in the kernel until
+ * the workers are done (such a thread runs no tasks while it waits); or
+ * any other thread. Such a thread runs chunks itself when a CPU is spare
+ * for it: all of them if s has no workers, else about 1/(workers + 1) of
+ * them while the workers run the rest and help with its share once free
+ * (fewer workers than the CPUs s's creator may run on); with a worker per
+ * CPU it sleeps until they are done. begin == end is a no-op; EINVAL: s
+ * or a function NULL, or begin > end; ESHUTDOWN: from outside s (not a
+ * task or bound thread of s) while s is being destroyed. Bodies may
+ * spawn, block and nest loops. */
 typedef void (*weft_range_fn)(size_t begin, size_t end, void *arg);
 typedef void (*weft_reduce_fn)(size_t begin, size_t end, void *partial, void *arg);
 typedef void (*weft_combine_fn)(void *into, const void *from, void *arg);

@@ -25,12 +25,15 @@
  * (the loop lives in the caller's frame). A task caller runs the root
  * piece itself, then its own pieces that nobody took (weft__help_until),
  * then waits on `done`, which suspends its fiber only if pieces are still
- * running elsewhere. A bound thread beside workers queues the root piece
- * and waits on `done` (running other work). A thread outside the
- * scheduler with a CPU spare for it takes a share of the chunks itself
- * (loop_outside), then spins a little before it sleeps on `done`
- * (weft__spin_until), since waking a sleeper costs tens of microseconds
- * on some machines, as much as a short loop itself.
+ * running elsewhere. With no workers the bound thread runs the root
+ * piece itself, as a task does. A bound thread beside workers queues the
+ * root piece and waits on `done` asleep in the kernel: beside workers a
+ * bound thread runs no loop (its fibers would be stranded once it went
+ * back to its own code), so it runs no other work meanwhile. A thread
+ * outside the scheduler with a CPU spare for it takes a share of the
+ * chunks itself (loop_outside), then spins a little before it sleeps on
+ * `done` (weft__spin_until), since waking a sleeper costs tens of
+ * microseconds on some machines, as much as a short loop itself.
  *
  * Synchronization
  *   pending   fetch_add (relaxed: the queue push that follows publishes
@@ -260,8 +263,9 @@ static int loop_run(weft__loop *l, size_t nchunks)
     } else if (!w || s->nworkers == 0) {
         rc = loop_outside(l, nchunks);   /* with workers, only for !w */
     } else {
-        /* A bound thread beside workers, or a worker of another
-         * scheduler: queue the root, wait (running other work). */
+        /* A bound thread beside workers (its wait sleeps in the kernel),
+         * or a worker of another scheduler (its fiber waits, its worker
+         * runs other work): queue the root, wait. */
         weft__task *t = weft__task_alloc(s, NULL);
         if (!t) {
             rc = WEFT_ENOMEM;
