@@ -28,6 +28,10 @@
  *   skipped     set (relaxed) by a visit that skips; read by the finisher,
  *               which the join and sinks_left release chains order after.
  *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim.
+ *   fstate.graph  per fiber (core's weft__fstate): the graph whose record
+ *               the fiber is running, set and restored by weft__node_entry
+ *               and read by weft_graph_wait on the same fiber. Owner only:
+ *               no atomics.
  *
  * A run, as numbered steps:
  *   1. weft_graph_run, under the lock: refuse if running; check the graph
