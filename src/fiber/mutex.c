@@ -17,11 +17,12 @@
  *     state   LOCKED | WOKEN | STARVING | waiters << WAITER_SHIFT. Every
  *             change is an atomic RMW by a locker or unlocker; see below.
  *             LOCKED is set by the CAS that acquires (acquire) and cleared
- *             by unlock's fetch_sub (release): the pair that carries the
+ *             by unlock's CAS (release): the pair that carries the
  *             critical section from one owner to the next. In starvation
- *             mode the lock passes without LOCKED clearing; the new owner
- *             is told through the wait queue (the waiter's state word,
- *             release/acquire) and sets LOCKED itself.
+ *             mode unlock clears LOCKED but STARVING keeps everyone else
+ *             out; the new owner is told through the wait queue (the
+ *             waiter's state word, release/acquire) and sets LOCKED
+ *             itself.
  *     sema, q wake-ups granted and not yet consumed, and the sleepers:
  *             under lock (a semaphore: release before acquire is kept).
  *   condition variable
@@ -31,21 +32,31 @@
  *
  * Protocol (mutex)
  *   Lock                                     Unlock
- *   1. CAS 0 -> LOCKED: done.                1. fetch_sub LOCKED; result 0:
- *   2. Spin a few rounds while LOCKED and       done.
- *      not STARVING; a spinner sets WOKEN    2. Normal mode: if waiters and
- *      so unlock wakes nobody meanwhile.        none of LOCKED, WOKEN,
- *   3. CAS in one step: LOCKED (unless          STARVING: CAS waiters-1 and
- *      STARVING), waiters+1 if we will          WOKEN; post the semaphore
- *      sleep, STARVING if we starve, WOKEN      (wakes one sleeper).
- *      cleared if we set it or were woken.   3. Starving: post the
- *      If the old word had neither LOCKED       semaphore: the oldest
- *      nor STARVING, we own it.                 sleeper owns the lock.
- *   4. Sleep on the semaphore (a re-sleep
- *      goes first in the queue: it keeps its place).
- *   5. Woken: if STARVING, we were handed the lock: add LOCKED, drop our
- *      waiter count, and leave starvation mode if we did not starve or
- *      were the last waiter. Else go to 2 as the WOKEN waiter.
+ *   1. CAS 0 -> LOCKED: done.                1. CAS LOCKED -> 0: done.
+ *   2. Spin a few rounds while LOCKED and    2. One CAS: clear LOCKED, and
+ *      not STARVING; a spinner sets WOKEN       in normal mode, if waiters
+ *      so unlock wakes nobody meanwhile.        and neither WOKEN nor
+ *   3. CAS in one step: LOCKED (unless          STARVING, also waiters-1
+ *      STARVING), waiters+1 if we will          and WOKEN: the wake-up is
+ *      sleep, STARVING if we starve, WOKEN      ours to post. (LOCKED not
+ *      cleared if we set it or were woken.      set: panic, nothing
+ *      If the old word had neither LOCKED       changed.)
+ *      nor STARVING, we own it.              3. Claimed a wake-up: post the
+ *   4. Sleep on the semaphore (a re-sleep       semaphore (wakes one
+ *      goes first in the queue: it keeps        sleeper). STARVING: post
+ *      its place).                              it as a hand-off: the
+ *   5. Woken: if STARVING, we were handed       oldest sleeper owns the
+ *      the lock: add LOCKED, drop our           lock.
+ *      waiter count, and leave starvation
+ *      mode if we did not starve or were the last waiter. Else go to 2
+ *      as the WOKEN waiter.
+ *   Unlock releases the lock and claims the wake-up in the same CAS:
+ *   once LOCKED is clear another caller may lock, unlock and, as the
+ *   last user, destroy and free the mutex (lock; --refs; unlock;
+ *   destroy), so after its release an unlock may touch the mutex only
+ *   while it owes a post that a sleeping lock call needs (see
+ *   unlock_slow). A release first and a claim after it, as two steps,
+ *   touched freed memory in that pattern.
  *
  * Protocol (condition variable wait)
  *   1. lock q; queue the waiter; unlock q, then the mutex: a
@@ -167,7 +178,7 @@ static void lock_slow(mutex_impl *m, weft_mutex *p)
             new &= ~M_WOKEN;
         }
         if (!atomic_compare_exchange_weak_explicit(&m->state, &old, new,
-                memory_order_acquire, memory_order_relaxed))   /* acquire: pairs with unlock's release fetch_sub */
+                memory_order_acquire, memory_order_relaxed))   /* acquire: pairs with unlock's release CAS */
             continue;
         if (!(old & (M_LOCKED | M_STARVING)))
             return;                       /* ours */
@@ -199,7 +210,7 @@ void weft_mutex_lock(weft_mutex *p)
     WEFT__CHECK_TAG(m->tag, WEFT__TAG_MUTEX, "mutex_lock", "mutex", p);
     unsigned expect = 0;
     if (WEFT_LIKELY(atomic_compare_exchange_weak_explicit(&m->state, &expect, M_LOCKED,
-            memory_order_acquire, memory_order_relaxed)))   /* acquire: pairs with unlock's release fetch_sub */
+            memory_order_acquire, memory_order_relaxed)))   /* acquire: pairs with unlock's release CAS */
         return;
     lock_slow(m, p);
 }
@@ -212,39 +223,63 @@ bool weft_mutex_trylock(weft_mutex *p)
     if (old & (M_LOCKED | M_STARVING))
         return false;
     return atomic_compare_exchange_strong_explicit(&m->state, &old, old | M_LOCKED,
-               memory_order_acquire, memory_order_relaxed);   /* acquire: pairs with unlock's release fetch_sub */
+               memory_order_acquire, memory_order_relaxed);   /* acquire: pairs with unlock's release CAS */
 }
 
-static void unlock_slow(mutex_impl *m, weft_mutex *p, unsigned new)
+void (*weft__mutex_unlock_pause)(void);
+
+/* Unlock past its fast path: sleepers, a woken or spinning waiter on its
+ * way, starvation mode, or not locked at all. old: the lock word as the
+ * fast path's CAS found it. */
+static void unlock_slow(mutex_impl *m, weft_mutex *p, unsigned old)
 {
-    if (WEFT_UNLIKELY(!((new + M_LOCKED) & M_LOCKED)))
-        weft__panic("mutex_unlock: mutex %p is not locked", (void *)p);
-    if (new & M_STARVING) {
-        sema_post(m, true);               /* 3. hand-off to the oldest sleeper */
-        return;
-    }
-    unsigned old = new;
-    for (;;) {
-        /* 2. Nobody to wake, or someone already got it, or a woken or
-         * spinning waiter is on its way: leave it to them. */
-        if ((old >> M_WAITER_SHIFT) == 0 || (old & (M_LOCKED | M_WOKEN | M_STARVING)))
-            return;
-        if (atomic_compare_exchange_weak_explicit(&m->state, &old, (old - M_WAITER) | M_WOKEN,
-                memory_order_relaxed, memory_order_relaxed)) {   /* relaxed: the release was the fetch_sub; the sleeper learns through the semaphore */
-            sema_post(m, false);
-            return;
-        }
-    }
+    unsigned new;
+    bool wake;
+    do {
+        if (WEFT_UNLIKELY(!(old & M_LOCKED)))
+            weft__panic("mutex_unlock: mutex %p is not locked", (void *)p);
+        new = old - M_LOCKED;
+        /* 2. Claim a wake-up unless nobody sleeps, a woken or spinning
+         * waiter is on its way (WOKEN), or the lock is handed off
+         * (STARVING: the post below wakes the new owner). */
+        wake = (old >> M_WAITER_SHIFT) != 0 && !(old & (M_WOKEN | M_STARVING));
+        if (wake)
+            new = (new - M_WAITER) | M_WOKEN;
+    } while (!atomic_compare_exchange_weak_explicit(&m->state, &old, new,
+                 memory_order_release, memory_order_relaxed));   /* release: pairs with the next owner's acquire CAS (or, after a hand-off, its acquire fetch_add) */
+    bool handoff = (old & M_STARVING) != 0;
+    if (!wake && !handoff)
+        return;   /* nothing owed: the CAS was our last access */
+    /* 3. We still touch m, and that is safe: we owe a post that a lock
+     * call inside weft_mutex_lock is waiting for, so no caller can get to
+     * a legal destroy first.
+     *   - WOKEN (ours): we took one sleeper off the count, and every
+     *     counted sleeper consumes exactly one post (one per claim or
+     *     hand-off). With ours not made, one lock call stays in sema_wait,
+     *     holding its use of the mutex; others may lock and unlock in the
+     *     meantime, but none of them is its last user. WOKEN itself stays
+     *     set until that call runs again, and destroy refuses a word that
+     *     is not 0.
+     *   - STARVING: LOCKED is clear but nobody can take the lock (lockers
+     *     queue, trylock fails) until our post hands it to the oldest
+     *     sleeper; it is as if we still held it.
+     * sema_post's last access to m is its spin unlock: a sleeper it
+     * claims is released after that, and one not yet queued finds the
+     * wake-up in sema only under the spin lock. */
+    if (WEFT_UNLIKELY(weft__mutex_unlock_pause != NULL))
+        weft__mutex_unlock_pause();
+    sema_post(m, handoff);
 }
 
 void weft_mutex_unlock(weft_mutex *p)
 {
     mutex_impl *m = mutex_of(p);
     WEFT__CHECK_TAG(m->tag, WEFT__TAG_MUTEX, "mutex_unlock", "mutex", p);
-    unsigned new = atomic_fetch_sub_explicit(&m->state, M_LOCKED,
-                                             memory_order_release) - M_LOCKED;   /* release: pairs with the next owner's acquire */
-    if (WEFT_UNLIKELY(new != 0))
-        unlock_slow(m, p, new);
+    unsigned old = M_LOCKED;
+    if (WEFT_LIKELY(atomic_compare_exchange_strong_explicit(&m->state, &old, 0,
+            memory_order_release, memory_order_relaxed)))   /* release: pairs with the next owner's acquire CAS; relaxed on failure: unlock_slow's CAS decides */
+        return;   /* no sleeper, no flag: nobody to wake */
+    unlock_slow(m, p, old);
 }
 
 void weft_mutex_destroy(weft_mutex *p)

@@ -240,6 +240,12 @@ static inline int weft__wait(weft__waitq *q, weft__waiter *w,
     return weft__wait_timedout(q, w, s, lock_fn, unlock_fn, lock);
 }
 
+/* Test seam (mutex.c): when set, an unlock that owes a wake-up calls it
+ * after its release of the lock word and before it posts that wake-up,
+ * so a test can hold the window open. NULL outside tests; set by a test
+ * before its threads start. */
+extern void (*weft__mutex_unlock_pause)(void);
+
 /* Monotonic clock in ns. */
 uint64_t weft__clock_ns(void);
 

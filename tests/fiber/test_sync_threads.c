@@ -64,6 +64,135 @@ WT_TEST(sync_threads, mutex_counter, .timeout = 300)
     weft_mutex_destroy(&tm);
 }
 
+/* Unlock racing destroy: the POSIX reference-count pattern, where each
+ * of three holders of a reference does lock; --refs; unlock, and whoever
+ * dropped the last one destroys and frees the object at once. U unlocks
+ * while W sleeps in the mutex's queue; the unlock seam holds U between
+ * its release of the lock word and the wake-up it posts to W, while X
+ * locks and unlocks. If W could get the lock in that window, it would
+ * free the object under U's unlock (ASan and TSAN report the access; the
+ * early count below catches it in any build). */
+typedef struct rc_obj {
+    weft_mutex m;
+    int refs;               /* under m */
+} rc_obj;
+
+static rc_obj *rco;
+static atomic_int rc_u_holds, rc_w_queued, rc_u_paused, rc_x_done, rc_freed;
+static atomic_int rc_early;          /* rounds where W freed it while U was still in unlock */
+static _Thread_local bool rc_is_u;
+
+/* The seam, on U's thread only: let X run a whole lock/unlock, then give
+ * a W woken too early time to free the object. */
+static void rc_pause(void)
+{
+    if (!rc_is_u)
+        return;
+    atomic_store(&rc_u_paused, 1);
+    while (!atomic_load(&rc_x_done))
+        sched_yield();
+    uint64_t t0 = wt_now_ns();
+    while (!atomic_load(&rc_freed) && wt_now_ns() - t0 < 5000000)
+        sched_yield();
+    if (atomic_load(&rc_freed))
+        atomic_fetch_add(&rc_early, 1);
+}
+
+/* W's host: a plain thread on the futex, which says when it is queued. */
+static void rc_block(weft__waiter *w, void (*unlock)(void *), void *lock)
+{
+    unlock(lock);
+    atomic_store(&rc_w_queued, 1);
+    weft__block_thread(w);
+}
+
+static void rc_wake(weft__waiter *w)
+{
+    weft__wake_word(&w->state);   /* the address only: w may be gone (see wait.c) */
+}
+
+static const weft__host rc_host = { rc_block, rc_wake, NULL };
+
+static void rc_last(rc_obj *o)
+{
+    weft_mutex_destroy(&o->m);
+    free(o);
+    atomic_store(&rc_freed, 1);
+}
+
+static void rc_drop(void)
+{
+    rc_obj *o = rco;
+    weft_mutex_lock(&o->m);
+    bool last = --o->refs == 0;
+    weft_mutex_unlock(&o->m);
+    if (last)
+        rc_last(o);
+}
+
+static void *rc_u(void *arg)
+{
+    rc_obj *o = rco;
+    rc_is_u = true;
+    weft_mutex_lock(&o->m);
+    atomic_store(&rc_u_holds, 1);
+    while (!atomic_load(&rc_w_queued))
+        sched_yield();
+    bool last = --o->refs == 0;
+    weft_mutex_unlock(&o->m);          /* pauses in rc_pause */
+    if (last)
+        rc_last(o);
+    return NULL;
+}
+
+static void *rc_w(void *arg)
+{
+    while (!atomic_load(&rc_u_holds))
+        sched_yield();
+    weft__host_set(&rc_host);
+    rc_drop();
+    weft__host_set(NULL);
+    return NULL;
+}
+
+static void *rc_x(void *arg)
+{
+    while (!atomic_load(&rc_u_paused))
+        sched_yield();
+    rc_drop();
+    atomic_store(&rc_x_done, 1);
+    return NULL;
+}
+
+WT_TEST(sync_threads, mutex_unlock_racing_destroy, .timeout = 300)
+{
+    unsigned rounds = (unsigned)wt_scaled(200, 30);
+    weft__mutex_unlock_pause = rc_pause;
+    for (unsigned r = 0; r < rounds; r++) {
+        rco = malloc(sizeof *rco);
+        WT_ASSERT(rco != NULL);
+        weft_mutex_init(&rco->m);
+        rco->refs = 3;
+        atomic_store(&rc_u_holds, 0);
+        atomic_store(&rc_w_queued, 0);
+        atomic_store(&rc_u_paused, 0);
+        atomic_store(&rc_x_done, 0);
+        atomic_store(&rc_freed, 0);
+        pthread_t u, w, x;
+        WT_ASSERT_EQ(pthread_create(&u, NULL, rc_u, NULL), 0);
+        WT_ASSERT_EQ(pthread_create(&w, NULL, rc_w, NULL), 0);
+        WT_ASSERT_EQ(pthread_create(&x, NULL, rc_x, NULL), 0);
+        pthread_join(u, NULL);
+        pthread_join(w, NULL);
+        pthread_join(x, NULL);
+        WT_ASSERT_EQ(atomic_load(&rc_freed), 1);
+    }
+    weft__mutex_unlock_pause = NULL;
+    WT_ASSERT(atomic_load(&rc_early) == 0,
+              "%d of %u rounds: the sleeper got the mutex and freed it while an unlock was still inside",
+              atomic_load(&rc_early), rounds);
+}
+
 /* Event rounds: exactly one of "wait returned OK" and "signal left set". */
 static weft_event tev;
 static weft_event tgo, tdone;
