@@ -88,7 +88,7 @@ WEFT_API const char *weft_err_name(int err);
  *    (made without a scheduler), and for a scheduler whose config leaves
  *    both hooks NULL: it keeps the one set when it was created.
  * Not through a hook: fiber stacks (each fiber, its struct included, is
- * one mmap with a guard page), the alternate signal stacks of worker and
+ * one mmap with a guard region), the alternate signal stacks of worker and
  * bound threads (mmap), and the threads themselves (pthread_create).
  *
  * alloc returns memory aligned to at least 64 bytes for sizes >= 64, or
@@ -117,7 +117,9 @@ WEFT_API void weft_set_allocator(const weft_allocator *a);
 
 /* ---- fibers --------------------------------------------------------- */
 
-/* Default usable bytes per fiber stack; a guard page is added below. */
+/* Default usable bytes per fiber stack. Below every stack lies a 64 KiB
+ * guard region (address space, no memory), so that a frame of up to that
+ * size that overflows the stack faults and is reported as an overflow. */
 #define WEFT_FIBER_STACK_DEFAULT ((size_t)256 * 1024)
 /* Smallest accepted stack size: smaller requests fail with WEFT_EINVAL. */
 #define WEFT_FIBER_STACK_MIN     ((size_t)16 * 1024)
@@ -134,8 +136,8 @@ typedef struct weft_config {
                                   (its affinity mask); 0 = none: tasks run on the
                                   bound thread whenever it blocks */
     size_t fiber_stack_size;   /* usable bytes per fiber, default
-                                  WEFT_FIBER_STACK_DEFAULT; a guard page is
-                                  added below it */
+                                  WEFT_FIBER_STACK_DEFAULT; a 64 KiB guard
+                                  region is added below it */
     unsigned local_capacity;   /* per-worker deque slots, a power of two;
                                   default 256 */
     unsigned global_interval;  /* poll the global ring first every N ticks;

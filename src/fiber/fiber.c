@@ -76,17 +76,29 @@ static char *fmt_s(char *p, const char *s)
     return p;
 }
 
-/* How far below a fiber's stack a fault still counts as its overflow: a
- * frame larger than the guard page can jump past it. */
-#define OVERFLOW_SLACK ((uintptr_t)64 * 1024)
+/* The PROT_NONE guard below every fiber stack, before rounding up to
+ * pages. Not one page: a function whose frame is bigger than the guard
+ * and that writes only the bottom of its frame steps over it (gcc and
+ * clang probe big frames only with -fstack-clash-protection, off in
+ * Debian's gcc 12 and clang 14), into whatever is mapped below, often the
+ * struct page or stack of another fiber, with no fault. Any frame up to
+ * this size lands in the guard. Address space only: the mapping is
+ * MAP_NORESERVE and nothing touches the guard. */
+#define OVERFLOW_SLACK ((size_t)64 * 1024)
+
+static size_t guard_size(void)
+{
+    return round_up(OVERFLOW_SLACK, page_size());
+}
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
     weft__fiber *f = current;
     uintptr_t a = (uintptr_t)si->si_addr;
     if (f && f->map) {
+        /* The guard is [map, stack_lo): map_fiber puts nothing else there. */
         uintptr_t lo = (uintptr_t)f->stack_lo;
-        if (a < lo && a + OVERFLOW_SLACK >= lo) {
+        if (a < lo && a >= (uintptr_t)f->map) {
             char msg[256], *p = msg;
             p = fmt_s(p, "weft: fiber stack overflow (fiber 0x");
             p = fmt_u(p, (uintptr_t)f, 16);
@@ -241,29 +253,29 @@ void weft__fiber_pool_fini(weft__fiber_pool *p)
     p->cached = 0;
 }
 
-/* Maps, in one mapping: the guard page, exactly stack_size usable bytes
- * (a multiple of the page size), and a page on top that starts with the
- * fiber struct. */
+/* Maps, in one mapping: the guard (guard_size() bytes, PROT_NONE),
+ * exactly stack_size usable bytes (a multiple of the page size), and a
+ * page on top that starts with the fiber struct. */
 static int map_fiber(weft__fiber_pool *p, weft__fiber **out)
 {
-    size_t ps = page_size();
-    size_t size = ps + p->stack_size + round_up(sizeof(weft__fiber), ps);
+    size_t ps = page_size(), guard = guard_size();
+    size_t size = guard + p->stack_size + round_up(sizeof(weft__fiber), ps);
     if (weft__fiber_fail_maps_after >= 0 && weft__fiber_fail_maps_after-- == 0)
         return WEFT_ENOMEM;
     char *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (m == MAP_FAILED)
         return WEFT_ENOMEM;
-    if (mprotect(m, ps, PROT_NONE) != 0) {
+    if (mprotect(m, guard, PROT_NONE) != 0) {
         munmap(m, size);
         return WEFT_ENOMEM;
     }
-    weft__fiber *f = (weft__fiber *)(m + ps + p->stack_size);
+    weft__fiber *f = (weft__fiber *)(m + guard + p->stack_size);
     memset(f, 0, sizeof *f);
     f->map = m;
     f->map_size = size;
-    f->stack_lo = m + ps;
-    f->stack_size = (size_t)((char *)f - (m + ps));
+    f->stack_lo = m + guard;
+    f->stack_size = (size_t)((char *)f - (m + guard));
 #ifdef WEFT_HAVE_VALGRIND
     f->vg_id = VALGRIND_STACK_REGISTER(f->stack_lo, (char *)f->stack_lo + f->stack_size);
 #endif

@@ -1,9 +1,9 @@
 /* This file is private to weft: fibers (src/fiber).
  *
  * A fiber is a stack plus a saved context. Its struct lives at the top of
- * its own mapping, above the usable stack, with a PROT_NONE guard page
- * below it: creating one is one mmap (or none, from a pool), never a
- * malloc. A thread becomes a fiber host with weft__fiber_thread_enter,
+ * its own mapping, above the usable stack, with a 64 KiB PROT_NONE guard
+ * below the stack (so that a big frame cannot step over it; see fiber.c):
+ * creating one is one mmap (or none, from a pool), never a malloc. A thread becomes a fiber host with weft__fiber_thread_enter,
  * which also describes the thread's own stack as a fiber so that the
  * thread can be switched back to.
  *
@@ -26,9 +26,9 @@ typedef void (*weft__fiber_fn)(void *arg);
 struct weft__fiber {
     weft__ctx ctx;          /* saved stack pointer while switched out */
     weft__fiber *next;      /* intrusive link: pools, wait queues, ready lists */
-    void *stack_lo;         /* lowest usable byte (just above the guard page) */
+    void *stack_lo;         /* lowest usable byte (just above the guard) */
     size_t stack_size;      /* usable bytes (the thread's stack for a host) */
-    void *map;              /* mmap base, the guard page; NULL for a thread */
+    void *map;              /* mmap base, where the guard starts; NULL for a thread */
     size_t map_size;
     weft__fiber_fn fn;
     void *arg;

@@ -1,8 +1,9 @@
-/* Fibers (src/fiber): switching, many fibers, pools, guard pages, bad input. */
+/* Fibers (src/fiber): switching, many fibers, pools, guard regions, bad input. */
 #define _GNU_SOURCE
 #include <fenv.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "fiber.h"
@@ -191,7 +192,7 @@ static __attribute__((noinline)) int recurse(volatile char *prev, int n)
 {
     volatile char frame[256];
     frame[0] = prev ? prev[0] + 1 : 0;
-    if (n < (1 << 30))   /* always true: only the guard page stops this */
+    if (n < (1 << 30))   /* always true: only the guard stops this */
         return recurse(frame, n + 1) + frame[0];
     return frame[0];
 }
@@ -219,6 +220,104 @@ WT_TEST(fiber, t23_stack_overflow_is_reported)
     WT_ASSERT(strstr(out, "weft: fiber stack overflow") != NULL, "stderr: %s", out);
     WT_ASSERT(strstr(out, "stack size 32768 bytes") != NULL, "stderr: %s", out);
     WT_ASSERT(strstr(out, "\"deep\"") != NULL, "stderr: %s", out);
+}
+
+/* A frame bigger than a page, writing only its lowest byte, steps over a
+ * guard of one page without touching it: gcc and clang probe big frames
+ * only with -fstack-clash-protection, which neither Debian's gcc 12 nor
+ * clang 14 turns on by default. Here writable memory lies right below
+ * the fiber's mapping, as another fiber's struct page or stack often
+ * does, so only a guard that such frames cannot step over stops the
+ * recursion with the report. The
+ * recursion starts at eight offsets 1 KiB apart: with a one-page guard
+ * some of them step over it. */
+#define BIG_FRAME 8192
+
+/* Writes a frame's lowest byte. Called through a pointer the compiler
+ * cannot see through, so the whole array stays in the frame (with a
+ * volatile array of which only [0] is used, clang keeps one byte). */
+static void touch_lowest(char *frame, int n)
+{
+    *(volatile char *)frame = (char)n;
+}
+static void (*volatile touch)(char *, int) = touch_lowest;
+
+static __attribute__((noinline)) int recurse_big(int n)
+{
+    char frame[BIG_FRAME];
+    touch(frame, n);           /* the lowest byte, and no other */
+    if (n < (1 << 30))         /* always true: only the guard stops this */
+        return recurse_big(n + 1) + frame[0];
+    return frame[0];
+}
+
+static size_t big_offset;
+
+static void big_fn(void *arg)
+{
+    volatile char *pad = __builtin_alloca(big_offset + 16);
+    pad[0] = 0;
+    recurse_big(0);
+    weft__fiber_exit(deep, &host);
+}
+
+/* Is [lo, hi) mapped writable throughout? */
+static bool writable(uintptr_t lo, uintptr_t hi)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return false;
+    char line[512];
+    uintptr_t at = lo;
+    while (at < hi && fgets(line, sizeof line, f)) {   /* the lines are in address order */
+        unsigned long s, e;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) == 3 && s <= at && at < e && perms[1] == 'w')
+            at = e;
+    }
+    fclose(f);
+    return at >= hi;
+}
+
+static void big_frame_child(void *arg)
+{
+    big_offset = (size_t)(uintptr_t)arg * 1024;
+    setup(WEFT_FIBER_STACK_MIN * 2);
+    /* A fiber with writable memory right below its mapping: ours, where
+     * the address space there is free (fibers are mapped top down, so it
+     * usually is), or what is there already if that is writable. 96 KiB:
+     * more than the guard's 64 KiB and a frame, so that frames stepping
+     * over a smaller guard would write on and fault (if at all) far from
+     * the stack, where the handler rightly does not claim the fault. */
+    const size_t below = 96 * 1024;
+    for (int tries = 0;; tries++) {
+        WT_ASSERT(tries < 8, "no fiber with writable memory or free address space below it");
+        WT_ASSERT_EQ(weft__fiber_create(&pool, &deep, big_fn, NULL), WEFT_OK);
+        char *want = (char *)deep->map - below;
+        void *m = mmap(want, below, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (m == want)
+            break;
+        if (m != MAP_FAILED)
+            munmap(m, below);   /* a kernel without MAP_FIXED_NOREPLACE put it elsewhere */
+        else if (writable((uintptr_t)want, (uintptr_t)deep->map))
+            break;
+    }
+    deep->name = "big";
+    weft__fiber_switch(&host, deep);
+}
+
+WT_TEST(fiber, big_frames_do_not_step_over_the_guard, .timeout = 60)
+{
+    for (uintptr_t k = 0; k < 8; k++) {
+        char out[2048];
+        int status = wt_run_child(big_frame_child, (void *)k, out, sizeof out);
+        WT_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+                  "offset %u KiB: expected SIGABRT, status %#x, stderr: %s", (unsigned)k, status, out);
+        WT_ASSERT(strstr(out, "weft: fiber stack overflow") != NULL,
+                  "offset %u KiB: stderr: %s", (unsigned)k, out);
+        WT_ASSERT(strstr(out, "\"big\"") != NULL, "offset %u KiB: stderr: %s", (unsigned)k, out);
+    }
 }
 
 /* ---- a returning entry ------------------------------------------------------ */
