@@ -15,6 +15,11 @@
  *     waits (briefly: a releaser never blocks) for releasers to drain;
  *   - woken waiters are released (weft__wake_list) only after that last
  *     access.
+ * The releasers count is a small field (8 bits in a wait group, 7 in an
+ * event). When it is full, the next caller that would count itself waits
+ * for a slot (spinning, then yielding) and retries: releasers never
+ * block, so the field drains. Nothing limits how many callers may add or
+ * signal at once.
  *
  * Synchronization
  *   wait group state   count (signed, high bits) | waiters | releasers.
@@ -39,10 +44,12 @@
  *   1. load: count <= 0? wait for         1. CAS count += delta; if it
  *      releasers == 0; return OK             reached <= 0 with waiters,
  *   2. lock; CAS waiters + 1 if count        releasers + 1 in the same CAS
- *      > 0, else unlock and go to 1's     2. (releaser) lock; claim every
- *      wait for releasers                    queued waiter; waiters - n;
- *   3. queue; unlock; block                  unlock; releasers - 1
- *   4. timed out: waiters - 1             3. release the claimed waiters
+ *      > 0, else unlock and go to 1's        (releasers full: wait for a
+ *      wait for releasers                    slot, then CAS again)
+ *   3. queue; unlock; block               2. (releaser) lock; claim every
+ *   4. timed out: waiters - 1                queued waiter; waiters - n;
+ *                                            unlock; releasers - 1
+ *                                         3. release the claimed waiters
  *   The waiter's registration and the adder's CAS are on one word, so the
  *   adder either counts the waiter (and claims it: the waiter queues
  *   before it unlocks, the adder claims under the same lock) or the
@@ -67,6 +74,22 @@
                 sched_yield();                                                  \
         }                                                                       \
     } while (0)
+
+/* One round of waiting for a releaser slot: a full releasers field holds
+ * callers that are inside to wake waiters, each a few claims under the
+ * spin lock and one atomic from leaving, and none of them blocks. One may
+ * be a plain thread the kernel preempted: after a bounded spin, yield
+ * the CPU. A fiber never waits here for a releaser on its own worker:
+ * fibers do not preempt one another and a releaser never suspends, so a
+ * releaser on this worker could only be the fiber itself. *n counts the
+ * rounds. */
+static inline void releaser_slot_backoff(unsigned *n)
+{
+    if (++*n < 128)
+        weft__cpu_relax();
+    else
+        sched_yield();
+}
 
 /* ---- wait group ---------------------------------------------------------- */
 
@@ -124,18 +147,25 @@ void weft_waitgroup_add(weft_waitgroup *p, int64_t delta)
     uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed), nv;   /* relaxed: the CAS decides */
     int64_t old, now;
     bool release;
-    do {
+    for (unsigned backoff = 0;;) {
         old = wg_count(v);
         now = old + delta;
         wg_range(p, now);
         release = old > 0 && now <= 0 && (v & WG_WAITERS);
-        if (release && (v & WG_RELEASERS) == WG_RELEASERS)
-            weft__panic("waitgroup_add: wait group %p: too many concurrent releases", (void *)p);
+        if (WEFT_UNLIKELY(release && (v & WG_RELEASERS) == WG_RELEASERS)) {
+            /* No releaser slot: wait for one to leave, then try again
+             * (the count too may have changed meanwhile). */
+            releaser_slot_backoff(&backoff);
+            v = atomic_load_explicit(&g->state, memory_order_relaxed);   /* relaxed: only says whether to try again; the CAS decides */
+            continue;
+        }
         nv = ((uint64_t)now << WG_SHIFT) | (v & WG_LOW);
         if (release)
             nv += WG_RELEASER;
-    } while (!atomic_compare_exchange_weak_explicit(&g->state, &v, nv,
-                 memory_order_acq_rel, memory_order_relaxed));   /* acq_rel: adders' work flows to the one reaching zero and on to the waiters (acquire in wait) */
+        if (atomic_compare_exchange_weak_explicit(&g->state, &v, nv,
+                memory_order_acq_rel, memory_order_relaxed))   /* acq_rel: adders' work flows to the one reaching zero and on to the waiters (acquire in wait) */
+            break;
+    }
 #ifdef WEFT_DEBUG
     if (WEFT_UNLIKELY(now < 0))
         weft__panic("waitgroup_add: wait group %p went negative (%lld %+lld = %lld)",
@@ -254,18 +284,24 @@ void weft_event_signal(weft_event *p)
     ev_impl *e = ev_of(p);
     WEFT__CHECK_TAG(e->tag, WEFT__TAG_EVENT, "event_signal", "event", p);
     unsigned v = atomic_load_explicit(&e->state, memory_order_relaxed), nv;   /* relaxed: the CAS decides */
-    do {
+    for (unsigned backoff = 0;;) {
         if (!(v & EV_WAITERS)) {
             if (v & EV_SIGNALLED)
                 return;                               /* already set: signals coalesce */
             nv = v | EV_SIGNALLED;
+        } else if (WEFT_UNLIKELY((v & EV_RELEASERS) == EV_RELEASERS)) {
+            /* No releaser slot: wait for one to leave, then try again
+             * (the waiters may be gone by then, and we only set the flag). */
+            releaser_slot_backoff(&backoff);
+            v = atomic_load_explicit(&e->state, memory_order_relaxed);   /* relaxed: only says whether to try again; the CAS decides */
+            continue;
         } else {
-            if ((v & EV_RELEASERS) == EV_RELEASERS)
-                weft__panic("event_signal: event %p: too many concurrent signals", (void *)p);
             nv = (v + EV_RELEASER) | (e->manual ? EV_SIGNALLED : 0u);
         }
-    } while (!atomic_compare_exchange_weak_explicit(&e->state, &v, nv,
-                 memory_order_release, memory_order_relaxed));   /* release: pairs with the waiters' acquire */
+        if (atomic_compare_exchange_weak_explicit(&e->state, &v, nv,
+                memory_order_release, memory_order_relaxed))   /* release: pairs with the waiters' acquire */
+            break;
+    }
     if (!(v & EV_WAITERS))
         return;   /* the CAS was our last access */
     weft__waiter *list;

@@ -601,6 +601,64 @@ WT_TEST(sync, event_manual_and_auto_reset, .timeout = 120)
     }
 }
 
+/* ---- many signallers at once ---------------------------------------------------- */
+
+/* Nothing limits how many callers may signal an event at once: 200 plain
+ * threads signal one auto-reset event in a loop while 64 tasks wait on
+ * it, at 1, 2 and 4 workers. With that many waiting, a signal mostly
+ * finds waiters and counts itself among the releasers, and a signaller
+ * the kernel preempts stays counted: more than the field holds (127)
+ * pile up. Every wait returns OK, nothing aborts, and the event is left
+ * with no waiter or signaller inside (destroy checks). test_sync_threads
+ * fills the field for sure. */
+#define MS_THREADS 200
+#define MS_WAITERS 64
+static weft_event ms_ev;
+static atomic_int ms_stop;
+static atomic_long ms_waits;
+static unsigned ms_per;
+
+static void *ms_signaller(void *arg)
+{
+    while (!atomic_load_explicit(&ms_stop, memory_order_relaxed))
+        weft_event_signal(&ms_ev);
+    return NULL;
+}
+
+static void ms_waiter(void *arg)
+{
+    for (unsigned i = 0; i < ms_per; i++) {
+        WT_ASSERT_EQ(weft_event_wait(&ms_ev), WEFT_OK);
+        atomic_fetch_add(&ms_waits, 1);
+    }
+}
+
+WT_TEST(sync, event_200_threads_signal_at_once, .timeout = 600)
+{
+    ms_per = (unsigned)wt_scaled(600, 20);
+    static pthread_t th[MS_THREADS];
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        uint64_t t0 = wt_now_ns();
+        cur = make_sched(worker_counts[k]);
+        weft_event_init(&ms_ev, false, false);
+        atomic_store(&ms_stop, 0);
+        atomic_store(&ms_waits, 0);
+        for (int i = 0; i < MS_WAITERS; i++)
+            WT_ASSERT_EQ(weft_spawn(cur, ms_waiter, NULL), WEFT_OK);
+        for (int i = 0; i < MS_THREADS; i++)
+            WT_ASSERT_EQ(pthread_create(&th[i], NULL, ms_signaller, NULL), 0);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);         /* every wait returned */
+        atomic_store(&ms_stop, 1);
+        for (int i = 0; i < MS_THREADS; i++)
+            pthread_join(th[i], NULL);
+        WT_ASSERT_EQ(atomic_load(&ms_waits), (long)MS_WAITERS * ms_per);
+        weft_event_destroy(&ms_ev);
+        WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+        fprintf(stderr, "event: %u workers, %d threads signalling, %d tasks x %u waits: all returned (%.1f s)\n",
+                worker_counts[k], MS_THREADS, MS_WAITERS, ms_per, (double)(wt_now_ns() - t0) / 1e9);
+    }
+}
+
 /* ---- an object may be freed as soon as a wait on it returns ------------------- */
 
 /* The usual idioms: a parent frees its wait group (or event, channel,

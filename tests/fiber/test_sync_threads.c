@@ -193,6 +193,144 @@ WT_TEST(sync_threads, mutex_unlock_racing_destroy, .timeout = 300)
               atomic_load(&rc_early), rounds);
 }
 
+/* More callers inside an event or a wait group at once than its state
+ * word counts: the releasers field (callers that saw waiters and are
+ * inside to wake them) has 7 bits in an event and 8 in a wait group. A
+ * full field makes the next caller wait for a slot, never abort. To fill
+ * it for sure, the one waiter holds the primitive's lock, which every
+ * releaser must take, from inside its host's block until all callers
+ * have started and a moment has passed; then it lets go. */
+#define FULL_CALLERS 300
+static atomic_int hold_queued, hold_go, full_entered;
+static atomic_int full_rc;
+
+static void hold_block(weft__waiter *w, void (*unlock)(void *), void *lock)
+{
+    atomic_store(&hold_queued, 1);
+    while (!atomic_load(&hold_go))
+        sched_yield();
+    unlock(lock);
+    weft__block_thread(w);
+}
+
+static const weft__host hold_host = { hold_block, rc_wake, NULL };
+
+/* Small stacks: FULL_CALLERS threads at once. */
+static void start_small(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    WT_ASSERT_EQ(pthread_create(t, &a, fn, arg), 0);
+    pthread_attr_destroy(&a);
+}
+
+/* The callers have started; give the last of them time to count
+ * themselves, then let the holder go. */
+static void release_holder(void)
+{
+    uint64_t t0 = wt_now_ns();
+    while (wt_now_ns() - t0 < 50000000)
+        sched_yield();
+    atomic_store(&hold_go, 1);
+}
+
+static weft_event fev;
+
+static void *fev_waiter(void *arg)
+{
+    weft__host_set(&hold_host);
+    atomic_store(&full_rc, weft_event_wait(&fev));
+    weft__host_set(NULL);
+    return NULL;
+}
+
+static void *fev_signaller(void *arg)
+{
+    atomic_fetch_add(&full_entered, 1);
+    weft_event_signal(&fev);
+    return NULL;
+}
+
+WT_TEST(sync_threads, event_more_signallers_than_releaser_slots, .timeout = 300)
+{
+    static pthread_t th[FULL_CALLERS];
+    pthread_t w;
+    weft_event_init(&fev, false, false);
+    atomic_store(&hold_queued, 0);
+    atomic_store(&hold_go, 0);
+    atomic_store(&full_entered, 0);
+    atomic_store(&full_rc, -1);
+    WT_ASSERT_EQ(pthread_create(&w, NULL, fev_waiter, NULL), 0);
+    while (!atomic_load(&hold_queued))
+        sched_yield();
+    for (int i = 0; i < FULL_CALLERS; i++)
+        start_small(&th[i], fev_signaller, NULL);
+    while (atomic_load(&full_entered) < FULL_CALLERS)
+        sched_yield();
+    release_holder();
+    for (int i = 0; i < FULL_CALLERS; i++)
+        pthread_join(th[i], NULL);
+    pthread_join(w, NULL);
+    WT_ASSERT_EQ(atomic_load(&full_rc), WEFT_OK);
+    /* One signal woke the waiter; the others found none and left the
+     * event set. */
+    WT_ASSERT(weft_event_test(&fev), "the signals after the wake-up were lost");
+    weft_event_destroy(&fev);   /* aborts if a waiter or signaller is still counted */
+}
+
+/* The wait group: each caller's done() takes the count from 1 to 0 while
+ * the waiter is counted, so each is a releaser; the test adds 1 back
+ * before starting the next caller. A caller whose done() lands after
+ * that add does not reach 0 and is not one, so FULL_CALLERS leaves room
+ * for a few of those beyond the 255 slots. */
+static weft_waitgroup fwg;
+
+static void *fwg_waiter(void *arg)
+{
+    weft__host_set(&hold_host);
+    atomic_store(&full_rc, weft_waitgroup_wait(&fwg));
+    weft__host_set(NULL);
+    return NULL;
+}
+
+static void *fwg_doner(void *arg)
+{
+    atomic_fetch_add(&full_entered, 1);
+    weft_waitgroup_done(&fwg);
+    return NULL;
+}
+
+WT_TEST(sync_threads, waitgroup_more_releases_than_releaser_slots, .timeout = 300)
+{
+    static pthread_t th[FULL_CALLERS];
+    pthread_t w;
+    weft_waitgroup_init(&fwg, 1);
+    atomic_store(&hold_queued, 0);
+    atomic_store(&hold_go, 0);
+    atomic_store(&full_entered, 0);
+    atomic_store(&full_rc, -1);
+    WT_ASSERT_EQ(pthread_create(&w, NULL, fwg_waiter, NULL), 0);
+    while (!atomic_load(&hold_queued))
+        sched_yield();
+    for (int i = 0; i < FULL_CALLERS; i++) {
+        if (i > 0)
+            weft_waitgroup_add(&fwg, 1);
+        start_small(&th[i], fwg_doner, NULL);
+        while (atomic_load(&full_entered) < i + 1)
+            sched_yield();
+        for (int y = 0; y < 4; y++)
+            sched_yield();   /* let its done() land before our next add */
+    }
+    release_holder();
+    for (int i = 0; i < FULL_CALLERS; i++)
+        pthread_join(th[i], NULL);
+    pthread_join(w, NULL);
+    WT_ASSERT_EQ(atomic_load(&full_rc), WEFT_OK);
+    WT_ASSERT_EQ(weft_waitgroup_wait_for(&fwg, 0), WEFT_OK);   /* FULL_CALLERS adds, as many done()s */
+    weft_waitgroup_destroy(&fwg);   /* aborts if a waiter or releaser is still counted */
+}
+
 /* Event rounds: exactly one of "wait returned OK" and "signal left set". */
 static weft_event tev;
 static weft_event tgo, tdone;
