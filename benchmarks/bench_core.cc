@@ -575,28 +575,26 @@ void register_all()
                     ->Unit(benchmark::kMillisecond)->UseRealTime();
         }
     }
+    // Cases timed by the wall clock in ms, taking the thread count.
+    auto wall_ms = [](const std::string &name, void (*fn)(benchmark::State &, unsigned),
+                      unsigned t) {
+        benchmark::RegisterBenchmark(name.c_str(), fn, t)
+            ->Unit(benchmark::kMillisecond)->UseRealTime();
+    };
     for (unsigned t : counts) {
         std::string g = "spawn_t" + std::to_string(t) + "/";
-        benchmark::RegisterBenchmark((g + "weft_from_worker").c_str(), BM_spawn_weft_worker, t)
-            ->Unit(benchmark::kMillisecond)->UseRealTime();
-        benchmark::RegisterBenchmark((g + "tbb").c_str(), BM_spawn_tbb, t)
-            ->Unit(benchmark::kMillisecond)->UseRealTime();
-        benchmark::RegisterBenchmark((g + "omp").c_str(), BM_spawn_omp, t)
-            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        wall_ms(g + "weft_from_worker", BM_spawn_weft_worker, t);
+        wall_ms(g + "tbb", BM_spawn_tbb, t);
+        wall_ms(g + "omp", BM_spawn_omp, t);
         std::string j = "spawn_join_t" + std::to_string(t) + "/";
-        benchmark::RegisterBenchmark((j + "weft").c_str(), BM_spawn_join_weft, t)
-            ->Unit(benchmark::kMillisecond)->UseRealTime();
-        benchmark::RegisterBenchmark((j + "tbb").c_str(), BM_spawn_join_tbb, t)
-            ->Unit(benchmark::kMillisecond)->UseRealTime();
-        benchmark::RegisterBenchmark((j + "omp").c_str(), BM_spawn_join_omp, t)
-            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        wall_ms(j + "weft", BM_spawn_join_weft, t);
+        wall_ms(j + "tbb", BM_spawn_join_tbb, t);
+        wall_ms(j + "omp", BM_spawn_join_omp, t);
         // From a thread that is not one of the pool's: a group of its own,
         // so each case is compared with its like.
         std::string o = "spawn_outside_t" + std::to_string(t) + "/";
-        benchmark::RegisterBenchmark((o + "weft").c_str(), BM_spawn_weft_external, t)
-            ->Unit(benchmark::kMillisecond)->UseRealTime();
-        benchmark::RegisterBenchmark((o + "tbb_enqueue").c_str(), BM_spawn_tbb_external, t)
-            ->Unit(benchmark::kMillisecond)->UseRealTime();
+        wall_ms(o + "weft", BM_spawn_weft_external, t);
+        wall_ms(o + "tbb_enqueue", BM_spawn_tbb_external, t);
     }
     for (unsigned t : counts) {
         std::string g = "wake_t" + std::to_string(t) + "/";

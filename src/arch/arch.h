@@ -47,10 +47,10 @@ typedef struct weft__fpstate {
  * Callable from: any thread. */
 void weft__ctx_fp_capture(weft__fpstate *fp);
 
-/* Makes a context prepared by weft__ctx_make (not yet switched to) start
- * with fp instead of its maker's FP control state.
- * Callable from: whoever owns ctx. */
-void weft__ctx_set_fp(weft__ctx *ctx, const weft__fpstate *fp);
+/* weft__ctx_make, starting with fp instead of the caller's FP control
+ * state. Callable from: any thread. */
+void weft__ctx_make_fp(weft__ctx *ctx, void *lo, size_t size,
+                       void (*fn)(void *arg), void *arg, const weft__fpstate *fp);
 
 /* Where a fresh context starts: calls fn(arg), then entry_returned. */
 void weft__ctx_trampoline(void);

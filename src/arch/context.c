@@ -32,27 +32,23 @@ _Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
 /* MXCSR bits 0-5: exceptions raised so far (sticky), not control. */
 #define MXCSR_FLAGS 0x3fu
 
+/* The calling thread's state as it is, flags included (weft__ctx_make). */
+static void fp_read(weft__fpstate *fp)
+{
+    __asm__ volatile("stmxcsr %0" : "=m"(fp->mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(fp->x87cw));
+}
+
 void weft__ctx_fp_capture(weft__fpstate *fp)
 {
-    unsigned int mxcsr;
-    unsigned short cw;
-    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
-    __asm__ volatile("fnstcw %0" : "=m"(cw));
-    fp->mxcsr = mxcsr & ~MXCSR_FLAGS;
-    fp->x87cw = cw;
+    fp_read(fp);
+    fp->mxcsr &= ~MXCSR_FLAGS;
 }
 
-void weft__ctx_set_fp(weft__ctx *ctx, const weft__fpstate *fp)
+static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const weft__fpstate *fp)
 {
-    struct frame *f = ctx->sp;
     f->mxcsr = fp->mxcsr;
     f->x87cw = fp->x87cw;
-}
-
-static void fill_frame(struct frame *f, void (*fn)(void *), void *arg)
-{
-    __asm__ volatile("stmxcsr %0" : "=m"(f->mxcsr));
-    __asm__ volatile("fnstcw %0" : "=m"(f->x87cw));
     f->r12 = (uint64_t)(uintptr_t)fn;
     f->r13 = (uint64_t)(uintptr_t)arg;
     f->ret = (void *)weft__ctx_trampoline;
@@ -92,24 +88,21 @@ _Static_assert(offsetof(struct frame, fpcr) == WEFT_CTX_FPCR, "frame.h: fpcr");
 _Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
 _Static_assert(WEFT_CTX_SIZE % 16 == 0, "frame.h: sp must stay 16-aligned");
 
+static void fp_read(weft__fpstate *fp)
+{
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    fp->fpcr = fpcr;
+}
+
 void weft__ctx_fp_capture(weft__fpstate *fp)
 {
-    uint64_t fpcr;
-    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
-    fp->fpcr = fpcr;   /* FPCR holds control only; the flags are in FPSR */
+    fp_read(fp);   /* FPCR holds control only; the flags are in FPSR */
 }
 
-void weft__ctx_set_fp(weft__ctx *ctx, const weft__fpstate *fp)
+static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const weft__fpstate *fp)
 {
-    struct frame *f = ctx->sp;
     f->fpcr = fp->fpcr;
-}
-
-static void fill_frame(struct frame *f, void (*fn)(void *), void *arg)
-{
-    uint64_t fpcr;
-    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
-    f->fpcr = fpcr;
     f->x19 = (uint64_t)(uintptr_t)fn;
     f->x20 = (uint64_t)(uintptr_t)arg;
     f->x29 = 0;                                   /* ends frame-pointer walks */
@@ -118,15 +111,23 @@ static void fill_frame(struct frame *f, void (*fn)(void *), void *arg)
 
 #endif
 
-void weft__ctx_make(weft__ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg)
+void weft__ctx_make_fp(weft__ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg,
+                       const weft__fpstate *fp)
 {
     /* The frame goes right below the 16-aligned top, so that when the
      * switch pops it the stack pointer is the aligned top itself. */
     uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;
     struct frame *f = (struct frame *)(top - sizeof(struct frame));
     memset(f, 0, sizeof *f);
-    fill_frame(f, fn, arg);
+    fill_frame(f, fn, arg, fp);
     ctx->sp = f;
+}
+
+void weft__ctx_make(weft__ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg)
+{
+    weft__fpstate fp;
+    fp_read(&fp);
+    weft__ctx_make_fp(ctx, lo, size, fn, arg, &fp);
 }
 
 void weft__ctx_entry_returned(void)

@@ -317,8 +317,8 @@ int weft__fiber_create(weft__fiber_pool *p, weft__fiber **out, weft__fiber_fn fn
 #ifdef WEFT_TSAN
     f->tsan = __tsan_create_fiber(0);
 #endif
-    weft__ctx_make(&f->ctx, f->stack_lo, f->stack_size, fiber_start, f);
-    weft__ctx_set_fp(&f->ctx, &p->fp);   /* not the maker's current state: see pool_init */
+    weft__ctx_make_fp(&f->ctx, f->stack_lo, f->stack_size, fiber_start, f,
+                      &p->fp);   /* not the maker's current state: see pool_init */
     *out = f;
     return WEFT_OK;
 }

@@ -85,22 +85,12 @@
 
 void weft__graph_lock(weft_graph *g)
 {
-    unsigned spins = 0;
-    for (;;) {
-        if (!atomic_exchange_explicit(&g->lock, true, memory_order_acquire))  /* acquire: pairs with the release in unlock */
-            return;
-        while (atomic_load_explicit(&g->lock, memory_order_relaxed)) {
-            if (++spins < 128)
-                ck_pr_stall();
-            else
-                sched_yield();   /* the holder may be preempted, or checking a large graph */
-        }
-    }
+    weft__graph_lock_for(g, UINT64_MAX);
 }
 
 bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
 {
-    uint64_t until = weft__now_ns() + patience_ns;
+    uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
     for (unsigned spins = 0;; spins++) {
         if (!atomic_load_explicit(&g->lock, memory_order_relaxed) &&              /* relaxed: a hint; the exchange decides */
             !atomic_exchange_explicit(&g->lock, true, memory_order_acquire))      /* acquire: pairs with the release in unlock */
@@ -108,9 +98,9 @@ bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
         if (spins < 128) {
             ck_pr_stall();
         } else {
-            if (weft__now_ns() > until)
+            if (until != UINT64_MAX && weft__now_ns() > until)
                 return false;
-            sched_yield();
+            sched_yield();   /* the holder may be preempted, or checking a large graph */
         }
     }
 }
@@ -264,9 +254,10 @@ void weft__node_entry(void *arg)
     uint32_t sinks = 0;
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
      * would wait for its own end: it reads this. Saved and put back, as a
-     * bound thread beside workers may run a task of another graph nested
-     * in one of ours (weft_wait_until). The fiber keeps it while a task
-     * blocks; other fibers have their own. */
+     * task of ours may run another graph's tasks nested on this fiber
+     * (weft_wait_until runs the fiber's own children inline, and a run
+     * started here spreads its roots as such). The fiber keeps it while a
+     * task blocks; other fibers have their own. */
     weft__fstate *st = weft__fstate_cur(w);
     const void *outer = st->graph;
     st->graph = g;

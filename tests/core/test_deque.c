@@ -130,21 +130,17 @@ static void every_fill_level(unsigned cap)
             step(&d, 4, 0, &next_id);
             weft__deque_fini(&d);
 
-            /* the join's pop: newest first without the empty look */
-            build(&d, cap, off, k, &next_id);
-            for (unsigned i = 0; i <= k; i++)
-                step(&d, 4, 0, &next_id);
-            step(&d, 2, 0, &next_id);
-            weft__deque_fini(&d);
-
-            /* owner drains newest first */
-            build(&d, cap, off, k, &next_id);
-            for (unsigned i = 0; i <= k; i++)
-                step(&d, 1, 0, &next_id);
-            step(&d, 2, 0, &next_id);
-            step(&d, 0, 0, &next_id);   /* usable again after empty */
-            step(&d, 2, 0, &next_id);
-            weft__deque_fini(&d);
+            /* owner drains newest first: by pop, then by the join's pop
+             * (no early empty look) */
+            for (int pop = 1; pop <= 4; pop += 3) {
+                build(&d, cap, off, k, &next_id);
+                for (unsigned i = 0; i <= k; i++)
+                    step(&d, pop, 0, &next_id);
+                step(&d, 2, 0, &next_id);
+                step(&d, 0, 0, &next_id);   /* usable again after empty */
+                step(&d, 2, 0, &next_id);
+                weft__deque_fini(&d);
+            }
 
             /* thieves drain oldest first */
             build(&d, cap, off, k, &next_id);

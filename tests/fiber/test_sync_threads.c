@@ -235,6 +235,42 @@ static void release_holder(void)
     atomic_store(&hold_go, 1);
 }
 
+/* Starts the waiter (which blocks holding the primitive's lock), then
+ * FULL_CALLERS callers, lets the holder go and joins them all. With
+ * before_each, the callers start one at a time: before_each(i) first,
+ * then caller i until it has counted itself entered; without, all at
+ * once. */
+static void fill_releasers(void *(*waiter)(void *), void *(*caller)(void *),
+                           void (*before_each)(int i))
+{
+    static pthread_t th[FULL_CALLERS];
+    pthread_t w;
+    atomic_store(&hold_queued, 0);
+    atomic_store(&hold_go, 0);
+    atomic_store(&full_entered, 0);
+    atomic_store(&full_rc, -1);
+    WT_ASSERT_EQ(pthread_create(&w, NULL, waiter, NULL), 0);
+    while (!atomic_load(&hold_queued))
+        sched_yield();
+    for (int i = 0; i < FULL_CALLERS; i++) {
+        if (before_each)
+            before_each(i);
+        start_small(&th[i], caller, NULL);
+        if (!before_each)
+            continue;
+        while (atomic_load(&full_entered) < i + 1)
+            sched_yield();
+        for (int y = 0; y < 4; y++)
+            sched_yield();   /* let its call land before the next before_each */
+    }
+    while (atomic_load(&full_entered) < FULL_CALLERS)
+        sched_yield();
+    release_holder();
+    for (int i = 0; i < FULL_CALLERS; i++)
+        pthread_join(th[i], NULL);
+    pthread_join(w, NULL);
+}
+
 static weft_event fev;
 
 static void *fev_waiter(void *arg)
@@ -254,24 +290,8 @@ static void *fev_signaller(void *arg)
 
 WT_TEST(sync_threads, event_more_signallers_than_releaser_slots, .timeout = 300)
 {
-    static pthread_t th[FULL_CALLERS];
-    pthread_t w;
     weft_event_init(&fev, false, false);
-    atomic_store(&hold_queued, 0);
-    atomic_store(&hold_go, 0);
-    atomic_store(&full_entered, 0);
-    atomic_store(&full_rc, -1);
-    WT_ASSERT_EQ(pthread_create(&w, NULL, fev_waiter, NULL), 0);
-    while (!atomic_load(&hold_queued))
-        sched_yield();
-    for (int i = 0; i < FULL_CALLERS; i++)
-        start_small(&th[i], fev_signaller, NULL);
-    while (atomic_load(&full_entered) < FULL_CALLERS)
-        sched_yield();
-    release_holder();
-    for (int i = 0; i < FULL_CALLERS; i++)
-        pthread_join(th[i], NULL);
-    pthread_join(w, NULL);
+    fill_releasers(fev_waiter, fev_signaller, NULL);
     WT_ASSERT_EQ(atomic_load(&full_rc), WEFT_OK);
     /* One signal woke the waiter; the others found none and left the
      * event set. */
@@ -301,31 +321,17 @@ static void *fwg_doner(void *arg)
     return NULL;
 }
 
+/* Before each caller but the first: the count back to 1. */
+static void fwg_add_back(int i)
+{
+    if (i > 0)
+        weft_waitgroup_add(&fwg, 1);
+}
+
 WT_TEST(sync_threads, waitgroup_more_releases_than_releaser_slots, .timeout = 300)
 {
-    static pthread_t th[FULL_CALLERS];
-    pthread_t w;
     weft_waitgroup_init(&fwg, 1);
-    atomic_store(&hold_queued, 0);
-    atomic_store(&hold_go, 0);
-    atomic_store(&full_entered, 0);
-    atomic_store(&full_rc, -1);
-    WT_ASSERT_EQ(pthread_create(&w, NULL, fwg_waiter, NULL), 0);
-    while (!atomic_load(&hold_queued))
-        sched_yield();
-    for (int i = 0; i < FULL_CALLERS; i++) {
-        if (i > 0)
-            weft_waitgroup_add(&fwg, 1);
-        start_small(&th[i], fwg_doner, NULL);
-        while (atomic_load(&full_entered) < i + 1)
-            sched_yield();
-        for (int y = 0; y < 4; y++)
-            sched_yield();   /* let its done() land before our next add */
-    }
-    release_holder();
-    for (int i = 0; i < FULL_CALLERS; i++)
-        pthread_join(th[i], NULL);
-    pthread_join(w, NULL);
+    fill_releasers(fwg_waiter, fwg_doner, fwg_add_back);
     WT_ASSERT_EQ(atomic_load(&full_rc), WEFT_OK);
     WT_ASSERT_EQ(weft_waitgroup_wait_for(&fwg, 0), WEFT_OK);   /* FULL_CALLERS adds, as many done()s */
     weft_waitgroup_destroy(&fwg);   /* aborts if a waiter or releaser is still counted */
