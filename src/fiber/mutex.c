@@ -5,12 +5,27 @@
  * waiter count, a short spin, and two modes. In normal mode a woken
  * waiter competes with running callers for the lock, which keeps a
  * contended lock moving at the speed of whoever runs (a fiber that just
- * unlocked can lock again without a switch). A waiter that has waited
- * longer than WEFT__STARVE_NS turns on starvation mode: from then on
- * unlock hands the lock straight to the oldest waiter (FIFO hand-off) and
- * newcomers queue behind it without spinning, until the queue drains or a
- * waiter gets the lock quickly again. At most one woken waiter is on its
- * way at any time (WOKEN), so an unlock never wakes a herd.
+ * unlocked can lock again without a switch). A woken waiter that loses
+ * the race after waiting longer than WEFT__STARVE_NS turns on starvation
+ * mode and sleeps again at the head of the queue: the next unlock hands
+ * the lock straight to it (newcomers meanwhile queue without spinning),
+ * and it turns the mode off as it takes the lock. At most one woken
+ * waiter is on its way at any time (WOKEN), so an unlock never wakes a
+ * herd.
+ *
+ * Where this departs from Go: Go stays in starvation mode while the new
+ * owner itself waited over 1 ms and others wait, so every lock goes
+ * through a hand-off until the queue drains. That is cheap when the
+ * next waiter can run at once; here it often sits on another worker,
+ * asleep, and a hand-off costs a thread wake-up (5-100 us on a VM,
+ * more with more workers than cores). A hand-off that slow makes every
+ * waiter behind it wait over 1 ms too, so the mode never ended: with 64
+ * workers on 2 cores, 64 x 20000 increments took 3-94 s instead of
+ * 30 ms, one wake-up per increment (Go has the same collapse under
+ * heavy contention, golang/go#33747). One hand-off per starved waiter
+ * keeps the guarantee that matters: a waiter woken and passed over
+ * after 1 ms gets the lock at the next unlock; lockers run in normal
+ * mode in between.
  *
  * Synchronization
  *   mutex
@@ -48,8 +63,7 @@
  *   5. Woken: if STARVING, we were handed       oldest sleeper owns the
  *      the lock: add LOCKED, drop our           lock.
  *      waiter count, and leave starvation
- *      mode if we did not starve or were the last waiter. Else go to 2
- *      as the WOKEN waiter.
+ *      mode. Else go to 2 as the WOKEN waiter.
  *   Unlock releases the lock and claims the wake-up in the same CAS:
  *   once LOCKED is clear another caller may lock, unlock and, as the
  *   last user, destroy and free the mutex (lock; --refs; unlock;
@@ -193,9 +207,7 @@ static void lock_slow(mutex_impl *m, weft_mutex *p)
             /* 5. Handed to us: LOCKED is ours to set. */
             if (WEFT_UNLIKELY((old & (M_LOCKED | M_WOKEN)) || (old >> M_WAITER_SHIFT) == 0))
                 weft__panic("mutex_lock: mutex %p: inconsistent state %#x after hand-off", (void *)p, old);
-            unsigned delta = M_LOCKED - M_WAITER;
-            if (!starving || (old >> M_WAITER_SHIFT) == 1)
-                delta -= M_STARVING;      /* leave starvation mode */
+            unsigned delta = M_LOCKED - M_WAITER - M_STARVING;   /* back to normal mode (see the top) */
             atomic_fetch_add_explicit(&m->state, delta, memory_order_acquire);   /* acquire: the unlocker's release reached us through the wait queue too */
             return;
         }

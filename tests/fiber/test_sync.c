@@ -412,6 +412,61 @@ WT_TEST(sync, mutex_trylock_fails_while_held, .timeout = 120)
     }
 }
 
+/* Hand-off mode lasts one hand-off. On one worker, so the order is fixed:
+ * the owner holds the mutex past 1 ms while three sleepers queue, lets
+ * the first woken one lose to it (it re-locks before that one runs), and
+ * unlocks: a hand-off to that sleeper. Each sleeper, once it has the lock,
+ * unlocks and at once tries to take it again. In normal mode that works
+ * (the next sleeper is only woken); had the mutex stayed in hand-off
+ * mode while starved sleepers remain, every unlock but the last would
+ * hand the lock on and the trylock would fail. That mode made each lock
+ * cost a thread wake-up (seconds per 10^6 locks with more workers than
+ * cores). */
+static weft_mutex ho_m;
+static atomic_int ho_retaken;
+
+static void ho_sleeper(void *arg)
+{
+    (void)arg;
+    weft_mutex_lock(&ho_m);
+    weft_mutex_unlock(&ho_m);
+    if (weft_mutex_trylock(&ho_m)) {   /* no other fiber runs in between: one worker */
+        atomic_fetch_add(&ho_retaken, 1);
+        weft_mutex_unlock(&ho_m);
+    }
+}
+
+static void ho_owner(void *arg)
+{
+    (void)arg;
+    weft_mutex_lock(&ho_m);
+    for (int i = 0; i < 3; i++)
+        WT_ASSERT_EQ(weft_spawn(cur, ho_sleeper, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_sleep(1500000), WEFT_OK);   /* they queue, and wait > 1 ms */
+    weft_mutex_unlock(&ho_m);                     /* wakes the oldest */
+    weft_mutex_lock(&ho_m);                       /* ... and takes it first */
+    weft_yield();                                 /* the woken one loses, starved */
+    weft_mutex_unlock(&ho_m);                     /* a hand-off to it */
+    WT_ASSERT(!weft_mutex_trylock(&ho_m), "no hand-off: the scenario did not arise");
+}
+
+WT_TEST(sync, mutex_handoff_mode_lasts_one_handoff, .timeout = 120)
+{
+    cur = make_sched(1);
+    for (int round = 0; round < 3; round++) {
+        weft_mutex_init(&ho_m);
+        atomic_store(&ho_retaken, 0);
+        WT_ASSERT_EQ(weft_spawn(cur, ho_owner, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        int retaken = atomic_load(&ho_retaken);
+        WT_ASSERT(retaken == 3, "%d of 3 sleepers could re-take the mutex right after "
+                  "unlocking it: hand-off mode outlived its hand-off", retaken);
+        weft_mutex_destroy(&ho_m);
+    }
+    WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
+    cur = NULL;
+}
+
 /* Every timed form with nothing to wake it, at 0, 1 us and 1 ms, from
  * tasks and plain threads at once: weft_sleep returns OK, the waits
  * WEFT_ETIMEDOUT, none sooner than asked (no upper bound is checked),
