@@ -152,6 +152,8 @@ run bug.notify_no_fence.parked           3 fail -DBUG_NOTIFY_NO_FENCE -DSTART_PA
 run bug.no_handoff.parallel              2 fail -DBUG_NO_HANDOFF -DPARALLEL
 run bug.no_handoff.parked.parallel       3 fail -DBUG_NO_HANDOFF -DSTART_PARKED -DPARALLEL
 run bug.no_handoff.parked.parallel.spawn 3 fail -DBUG_NO_HANDOFF -DSTART_PARKED -DPARALLEL -DPAR_SPAWN
+run bug.handoff_unchecked.parallel       2 fail -DBUG_HANDOFF_UNCHECKED -DPARALLEL
+run bug.handoff_unchecked.parked.parallel 3 fail -DBUG_HANDOFF_UNCHECKED -DSTART_PARKED -DPARALLEL
 
 t_end=$(date +%s.%N)
 echo "total $(awk -v a="$t_all" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }')s"

@@ -382,6 +382,8 @@ void weft__futex_wake(atomic_uint *word, int n);
 /* Is there anything w could run now (queues, inbox, lifo slots)? Used
  * by parking to re-check after announcing idle. */
 bool weft__work_visible(weft__worker *w);
+/* Is a task queued anywhere (global ring, any deque or LIFO slot)? */
+bool weft__work_queued(weft_sched *s);
 
 /* ---- inline fast paths ----------------------------------------------------------- */
 

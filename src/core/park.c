@@ -33,7 +33,8 @@
  *   it), or the worker's re-check sees the work: the two barriers forbid
  *   both reads missing both writes (the store-buffering case).
  *   2. The last searcher that finds work wakes another (hand-off), so work
- *   found in a burst is not left to a single thread.
+ *   found in a burst is not left to a single thread; unless every other
+ *   worker is idle and nothing is queued (see weft__stop_searching).
  *
  * The StoreLoad barrier is asymmetric when the kernel allows it: the
  * parking side (rare, about to sleep anyway) calls membarrier(2), which
@@ -240,6 +241,29 @@ bool weft__try_start_searching(weft__worker *w)
     return false;
 }
 
+/* The hand-off (step 2) is for work whose submitter saw us searching and
+ * so woke nobody. It is skipped, saving a futex wake on the way to the
+ * task just found and a wasted wake-up of another worker, when every
+ * other worker is in the idle set and nothing is queued anywhere. Why no
+ * submitter can then be relying on us:
+ *   - Another worker in the idle set went there with its own deque and
+ *     LIFO slot empty (it runs or loses to thieves what it queued before
+ *     it looks for other work), and after its re-check (3c) had seen the
+ *     global ring empty behind its own pushes: nothing it submitted is
+ *     waiting. One that leaves the set after our read of nidle does so
+ *     with a locked RMW after our RMW on nsearching, so its later
+ *     submits read nsearching = 0 and wake for themselves.
+ *   - Every other submitter (outside threads, bound threads, the YIELD
+ *     hint) pushes to the global ring and then runs a full fence before
+ *     reading nsearching (weft__submit), whatever the fence mode. Against
+ *     our seq_cst RMW on nsearching, then our reads of the queues, that
+ *     is the store-buffering pair: it reads nsearching = 0 and wakes a
+ *     worker itself, or we see its push and hand off.
+ *   - Our own pushes (the rest of a batch from the global ring) are in
+ *     our deque, which we see.
+ * A worker-side submit's only barrier in membarrier mode is the parker's
+ * membarrier (3b), which does not cover this check; hence the first
+ * condition, under which no worker but us is running tasks. */
 void weft__stop_searching(weft__worker *w)
 {
     if (!w->searching)
@@ -247,13 +271,17 @@ void weft__stop_searching(weft__worker *w)
     w->searching = false;
     weft_sched *s = w->s;
     /* seq_cst RMW: a full barrier between finding the work and the
-     * hand-off's read of nidle. */
-    if (atomic_fetch_sub_explicit(&s->nsearching, 1, memory_order_seq_cst) == 1 &&
-        atomic_load_explicit(&s->nidle, memory_order_relaxed) > 0) {
-        weft__worker *o = choose_sleeper(s);
-        if (o)
-            give_token(o);
-    }
+     * hand-off's reads of nidle and the queues. */
+    if (atomic_fetch_sub_explicit(&s->nsearching, 1, memory_order_seq_cst) != 1)
+        return;   /* not the last searcher: the last one hands off */
+    unsigned idle = atomic_load_explicit(&s->nidle, memory_order_relaxed);
+    if (idle == 0)
+        return;
+    if (!w->bound && idle + 1 == s->nworkers && !weft__work_queued(s))
+        return;   /* nobody can be counting on us (above) */
+    weft__worker *o = choose_sleeper(s);
+    if (o)
+        give_token(o);
 }
 
 /* ---- parking ----------------------------------------------------------------- */

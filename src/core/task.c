@@ -369,8 +369,13 @@ void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
         if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
             offload_and_push(s, w, t);
     } else {
-        /* Outside a worker, from a bound thread, or YIELD: the global ring. */
+        /* Outside a worker, from a bound thread, or YIELD: the global ring.
+         * Then a full fence in every fence mode: a searcher that finds
+         * nothing queued may skip its hand-off, and this fence, not the
+         * parker's membarrier, is what pairs with its check
+         * (weft__stop_searching). */
         weft__inject_push(&s->global, &t->node);
+        atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with the RMW in weft__stop_searching */
     }
 notify:
     weft__notify_work(s);

@@ -592,11 +592,8 @@ static weft__task *pick_local(weft__worker *w)
     return NULL;
 }
 
-bool weft__work_visible(weft__worker *w)
+bool weft__work_queued(weft_sched *s)
 {
-    weft_sched *s = w->s;
-    if (w->ready_head || w->run_next || atomic_load_explicit(&w->inbox, memory_order_relaxed))
-        return true;
     if (!weft__inject_empty(&s->global))
         return true;
     for (unsigned i = 0; i < s->nworkers; i++) {
@@ -605,6 +602,14 @@ bool weft__work_visible(weft__worker *w)
             return true;
     }
     return false;
+}
+
+bool weft__work_visible(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    if (w->ready_head || w->run_next || atomic_load_explicit(&w->inbox, memory_order_relaxed))
+        return true;
+    return weft__work_queued(s);
 }
 
 /* ---- running ------------------------------------------------------------------------ */
