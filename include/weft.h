@@ -304,10 +304,10 @@ WEFT_API int  weft_event_wait_for(weft_event *ev, uint64_t timeout_ns);
 WEFT_API void weft_event_destroy(weft_event *ev);
 
 /* Mutex: not recursive. Under contention a locker spins briefly, then
- * sleeps in a FIFO queue; unlock wakes at most one sleeper, which then
- * competes with running lockers. A sleeper woken and passed over after
- * waiting more than 1 ms is handed the lock directly by the next unlock,
- * so no locker starves. Unlocking a mutex that is not locked aborts. */
+ * sleeps in a FIFO queue; unlock wakes at most one sleeper (the oldest),
+ * which then competes with running lockers. A sleeper woken and passed
+ * over after waiting more than 1 ms is handed the lock directly by the
+ * next unlock. Unlocking a mutex that is not locked aborts. */
 WEFT_API void weft_mutex_init(weft_mutex *m);
 WEFT_API void weft_mutex_lock(weft_mutex *m);
 WEFT_API bool weft_mutex_trylock(weft_mutex *m);            /* true: now held */

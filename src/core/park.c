@@ -252,7 +252,9 @@ bool weft__try_start_searching(weft__worker *w)
  *     global ring empty behind its own pushes: nothing it submitted is
  *     waiting. One that leaves the set after our read of nidle does so
  *     with a locked RMW after our RMW on nsearching, so its later
- *     submits read nsearching = 0 and wake for themselves.
+ *     submits read nsearching = 0 and wake for themselves (a worker
+ *     that leaves on its own, at a park deadline, fences after leaving;
+ *     the others leave counted as searching).
  *   - Every other submitter (outside threads, bound threads, the YIELD
  *     hint) pushes to the global ring and then runs a full fence before
  *     reading nsearching (weft__submit), whatever the fence mode. Against
@@ -271,13 +273,18 @@ void weft__stop_searching(weft__worker *w)
     w->searching = false;
     weft_sched *s = w->s;
     /* seq_cst RMW: a full barrier between finding the work and the
-     * hand-off's reads of nidle and the queues. */
+     * hand-off's read of nidle. */
     if (atomic_fetch_sub_explicit(&s->nsearching, 1, memory_order_seq_cst) != 1)
         return;   /* not the last searcher: the last one hands off */
-    unsigned idle = atomic_load_explicit(&s->nidle, memory_order_relaxed);
-    if (idle == 0)
-        return;
-    if (!w->bound && idle + 1 == s->nworkers && !weft__work_queued(s))
+    if (atomic_load_explicit(&s->nidle, memory_order_relaxed) == 0)
+        return;   /* nobody to wake */
+    /* StoreLoad: our RMW above before the reads below on any processor
+     * (on x86 the RMW is a full barrier already); pairs with the fence
+     * after an outside push (weft__submit) and after leaving the idle
+     * set at a deadline (weft__park). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!w->bound && atomic_load_explicit(&s->nidle, memory_order_relaxed) + 1 == s->nworkers &&
+        !weft__work_queued(s))
         return;   /* nobody can be counting on us (above) */
     weft__worker *o = choose_sleeper(s);
     if (o)
@@ -337,8 +344,15 @@ void weft__park(weft__worker *w, uint64_t deadline)
                 if (still)
                     idle_remove(s, w);
                 pthread_mutex_unlock(&s->idle_lock);
-                if (still)
+                if (still) {
+                    /* Our leaving (nidle's decrement) before any load of
+                     * our later submits: a searcher that read us idle and
+                     * skipped its hand-off has made nsearching 0 first,
+                     * so those loads see it (weft__stop_searching). x86
+                     * orders this by the locked RMW already. */
+                    atomic_thread_fence(memory_order_seq_cst);
                     return;
+                }
                 continue;
             }
             timeout = deadline - now;
