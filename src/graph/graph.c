@@ -89,6 +89,31 @@ int weft_graph_create(weft_graph **out)
     return WEFT_OK;
 }
 
+/* Makes room for index i in a growable array of pointers: *arrp points
+ * to it (a T ** for some T, any of weft's pointer arrays), *cap is its
+ * capacity, which doubles from `first`. New slots are NULL. Caller holds
+ * the lock. false: out of memory, nothing changed. */
+static bool slots_reserve(void *arrp, uint32_t *cap, uint32_t i, uint32_t first)
+{
+    if (i < *cap)
+        return true;
+    uint32_t n = *cap ? *cap : first;
+    while (n <= i)
+        n *= 2;
+    void **nn = weft__calloc(sizeof *nn * n);
+    if (!nn)
+        return false;
+    void **old;
+    memcpy(&old, arrp, sizeof old);   /* the T ** as a void **: same representation */
+    if (old) {
+        memcpy(nn, old, sizeof *nn * *cap);
+        weft__free(old, sizeof *nn * *cap);
+    }
+    memcpy(arrp, &nn, sizeof nn);
+    *cap = n;
+    return true;
+}
+
 static bool running(const weft_graph *g)
 {
     return atomic_load_explicit(&g->run, memory_order_relaxed) & 1u;   /* under lock: the lock orders it */
@@ -147,19 +172,9 @@ int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
     if ((i & (WEFT__BLOCK_NODES - 1)) == 0) {
         /* A new block; first make room to remember it, so a failure
          * leaves nothing behind. */
-        if (g->nblocks == g->blocks_cap) {
-            uint32_t cap = g->blocks_cap ? g->blocks_cap * 2 : 16;
-            weft_task **nb = weft__alloc(sizeof *nb * cap);
-            if (!nb) {
-                rc = WEFT_ENOMEM;
-                goto out;
-            }
-            if (g->blocks) {
-                memcpy(nb, g->blocks, sizeof *nb * g->nblocks);
-                weft__free(g->blocks, sizeof *nb * g->blocks_cap);
-            }
-            g->blocks = nb;
-            g->blocks_cap = cap;
+        if (!slots_reserve(&g->blocks, &g->blocks_cap, g->nblocks, 16)) {
+            rc = WEFT_ENOMEM;
+            goto out;
         }
         weft_task *blk = weft__alloc(sizeof(weft_task) * WEFT__BLOCK_NODES);
         if (!blk) {
@@ -311,21 +326,7 @@ static void name_free(char *s)
  * of memory, nothing changed. */
 static bool names_reserve(weft_graph *g, uint32_t i)
 {
-    if (i < g->names_cap)
-        return true;
-    uint32_t cap = g->names_cap ? g->names_cap : 64;
-    while (cap <= i)
-        cap *= 2;
-    char **nn = weft__calloc(sizeof *nn * cap);
-    if (!nn)
-        return false;
-    if (g->names) {
-        memcpy(nn, g->names, sizeof *nn * g->names_cap);
-        weft__free(g->names, sizeof *nn * g->names_cap);
-    }
-    g->names = nn;
-    g->names_cap = cap;
-    return true;
+    return slots_reserve(&g->names, &g->names_cap, i, 64);
 }
 
 void weft_task_set_name(weft_task *t, const char *name)
