@@ -403,11 +403,16 @@ static inline void weft__fence_submit(void)
 
 /* After publishing work: whether a parked worker must be woken (none is
  * searching and some sleep), the submitter's side of the park protocol. */
+static inline bool weft__notify_check(weft_sched *s)   /* after a StoreLoad fence */
+{
+    return atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
+           atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0;
+}
+
 static inline bool weft__notify_needed(weft_sched *s)
 {
     weft__fence_submit();
-    return atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
-           atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0;
+    return weft__notify_check(s);
 }
 
 /* After publishing work: wakes one parked worker if none is searching. */

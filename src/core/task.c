@@ -375,7 +375,10 @@ void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
          * parker's membarrier, is what pairs with its check
          * (weft__stop_searching). */
         weft__inject_push(&s->global, &t->node);
-        atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with the RMW in weft__stop_searching */
+        atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with the RMW in weft__stop_searching, and with fence_park */
+        if (weft__notify_check(s))
+            weft__notify_slow(s);
+        return;
     }
 notify:
     weft__notify_work(s);

@@ -20,7 +20,7 @@
  * asleep, and a hand-off costs a thread wake-up (5-100 us on a VM,
  * more with more workers than cores). A hand-off that slow makes every
  * waiter behind it wait over 1 ms too, so the mode never ended: with 64
- * workers on 2 cores, 64 x 20000 increments took 3-94 s instead of
+ * workers on 2 cores, 64 x 20000 increments took 0.2-94 s instead of
  * 30 ms, one wake-up per increment (Go has the same collapse under
  * heavy contention, golang/go#33747). One hand-off per starved waiter
  * keeps the guarantee that matters: a waiter woken and passed over
