@@ -231,10 +231,14 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void report(const char *what, uint64_t *t, unsigned n)   /* ms per frame */
+/* Prints ms per frame; returns how far the middle half of the frames
+ * spreads around the median: (third quartile - first quartile) / median,
+ * in percent. */
+static double report(const char *what, uint64_t *t, unsigned n)
 {
     qsort(t, n, sizeof *t, by_value);
     printf("  %-18s %8.3f %8.3f %8.3f\n", what, t[0] * 1e-6, t[n / 2] * 1e-6, t[n - 1] * 1e-6);
+    return 100.0 * (double)(t[3 * n / 4] - t[n / 4]) / (double)(t[n / 2] ? t[n / 2] : 1);
 }
 
 static world *world_new(weft_sched *s, unsigned frames)
@@ -351,10 +355,10 @@ int main(int argc, char **argv)
     printf("  ms per frame            min   median      max\n");
     char what[32];
     snprintf(what, sizeof what, "weft, %u workers", weft_sched_workers(s));
-    report("sequential", gm.ts, frames);
-    report(what, gm.tw, frames);
-    printf("  speedup of the median: %.2fx; the last frame drew %zu of %d skeletons\n",
-           (double)gm.ts[frames / 2] / (double)gm.tw[frames / 2], w->ndraw, SKELETONS);
+    double sseq = report("sequential", gm.ts, frames), sw = report(what, gm.tw, frames);
+    printf("  speedup of the median: %.2fx, frames spread %.0f%%; the last frame drew %zu of %d skeletons\n",
+           (double)gm.ts[frames / 2] / (double)gm.tw[frames / 2], sseq > sw ? sseq : sw, w->ndraw,
+           SKELETONS);
     if (same)
         printf("  every frame's checksum and the final state match the sequential run: ok\n");
     else

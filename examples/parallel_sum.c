@@ -1,5 +1,7 @@
 /* parallel_sum: weft_parallel_reduce at its smallest, a sum of n doubles,
- * timed against the plain loop in the same run (median of 5 runs each).
+ * timed against the plain loop in the same run (the median of 11 runs of
+ * each, taken in turns after one to warm up, and how far the middle half
+ * of the runs spreads around the median).
  * The default n is 2*10^7 (160 MB), not 10^8: 800 MB is too much to ask of
  * a CI machine, and the time per element is the same. weft's chunks depend
  * on n and the grain only, so its sum is bit-identical in every run at any
@@ -15,7 +17,7 @@
 
 #include <weft.h>
 
-#define RUNS 5
+#define RUNS 11
 
 static void sum_chunk(size_t b, size_t e, void *partial, void *arg)   /* per chunk */
 {
@@ -36,6 +38,13 @@ static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Sorts t; returns (third quartile - first quartile) / median, in percent. */
+static double spread(double *t)
+{
+    qsort(t, RUNS, sizeof *t, by_value);
+    return 100 * (t[3 * RUNS / 4] - t[RUNS / 4]) / t[RUNS / 2];
 }
 
 static double now_ms(void)
@@ -62,25 +71,29 @@ int main(int argc, char **argv)
     const double zero = 0;
     double seq = 0, par = 0, first = 0, tseq[RUNS], tpar[RUNS];
     int same = 1;
-    for (int r = 0; r < RUNS; r++) {   /* interleaved: both see the same load */
+    for (int r = -1; r < RUNS; r++) {   /* interleaved: both see the same load; run -1 warms up */
         double t0 = now_ms();
         seq = 0;
         for (size_t i = 0; i < n; i++)
             seq += x[i];
-        tseq[r] = now_ms() - t0;
+        double ts = now_ms() - t0;
         t0 = now_ms();
         rc = weft_parallel_reduce(s, 0, n, 0, &par, sizeof par, &zero, sum_chunk, add, x);
-        tpar[r] = now_ms() - t0;
+        double tp = now_ms() - t0;
         if (rc != WEFT_OK)
             return fprintf(stderr, "parallel_sum: %s\n", weft_strerror(rc)), 1;
-        first = r ? first : par;
+        first = r >= 0 ? first : par;
         same &= memcmp(&par, &first, sizeof par) == 0;
+        if (r >= 0) {
+            tseq[r] = ts;
+            tpar[r] = tp;
+        }
     }
     double rel = (par > seq ? par - seq : seq - par) / (seq > 0 ? seq : 1);
     int ok = same && rel <= 1e-12;
-    qsort(tseq, RUNS, sizeof *tseq, by_value);
-    qsort(tpar, RUNS, sizeof *tpar, by_value);
-    printf("sum of %zu doubles, median of %d runs\n", n, RUNS);
+    double sseq = spread(tseq), spar = spread(tpar);
+    printf("sum of %zu doubles, median of %d runs, runs spread %.0f%%\n", n, RUNS,
+           sseq > spar ? sseq : spar);
     printf("  sequential loop:    %8.2f ms   sum %.17g\n", tseq[RUNS / 2], seq);
     printf("  weft, %u workers:    %8.2f ms   sum %.17g   (%.2fx)\n", weft_sched_workers(s),
            tpar[RUNS / 2], par, tseq[RUNS / 2] / tpar[RUNS / 2]);

@@ -2,7 +2,8 @@
 # weft's build driver.
 #
 #   tools/build.sh deps           install the Debian packages weft needs (as root)
-#   tools/build.sh demo           deps, then build and run the demo (release preset)
+#   tools/build.sh demo           the demo's deps only, then build (quietly, in build/demo)
+#                                 and run the demo, and say whether the machine was quiet
 #   tools/build.sh test           deps, then build and test every preset
 #   tools/build.sh install-check  install weft in a temporary prefix and use it
 #                                 through find_package, pkg-config, add_subdirectory
@@ -20,12 +21,17 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# Everything weft's build, tests, benchmarks and checks use, as Debian 12
-# names it.
-debian_packages=(
-    build-essential cmake ninja-build pkg-config git python3
-    clang libclang-rt-14-dev          # the asan and tsan presets
+# What the demo needs, as Debian 12 names it: a C toolchain, CMake and
+# Ninja, Concurrency Kit (the core's header-only atomics), and pkg-config
+# for the README's install section.
+demo_packages=(
+    build-essential cmake ninja-build pkg-config
     libck-dev                         # the core (Concurrency Kit)
+)
+# Everything weft's build, tests, benchmarks and checks use.
+debian_packages=(
+    "${demo_packages[@]}" git python3
+    clang libclang-rt-14-dev          # the asan and tsan presets
     libcriterion-dev                  # tests
     libbenchmark-dev libtbb-dev libomp-dev   # benchmarks
     python3-matplotlib                # benchmarks/report.py's plots
@@ -44,23 +50,27 @@ note() { printf '%s\n' "build.sh: $*" >&2; }
 
 # ---- deps --------------------------------------------------------------------
 
-# deps [soft]: installs missing packages when root. Without root it prints the
-# command to run and fails, or with "soft" (demo, test) warns and goes on so
-# that configure can say what is missing.
+# deps [strict|soft|demo]: installs the missing packages when root: all of
+# them, or with "demo" only those the demo needs, with apt's output in a
+# log shown only on failure. Without root it prints the command to run
+# and fails, or with "soft" or "demo" warns and goes on so that configure
+# can say what is missing.
 deps() {
     local mode=${1:-strict} missing=() p status
+    local wanted=("${debian_packages[@]}")
+    if [[ $mode == demo ]]; then wanted=("${demo_packages[@]}"); fi
     if ! command -v dpkg-query >/dev/null 2>&1; then
         note "dpkg-query not found: this script installs Debian packages only; install these yourself:"
-        note "  ${debian_packages[*]}"
-        [[ $mode == soft ]] && return 0
+        note "  ${wanted[*]}"
+        [[ $mode == strict ]] || return 0
         return 1
     fi
-    for p in "${debian_packages[@]}"; do
+    for p in "${wanted[@]}"; do
         status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
         [[ $status == "install ok installed" ]] || missing+=("$p")
     done
     if ((${#missing[@]} == 0)); then
-        note "all ${#debian_packages[@]} Debian packages present"
+        note "all ${#wanted[@]} Debian packages present"
         return 0
     fi
     local install=(apt-get install -y --no-install-recommends "${missing[@]}")
@@ -68,30 +78,107 @@ deps() {
         note "missing Debian packages: ${missing[*]}"
         note "as root, run:"
         note "  apt-get update && ${install[*]}"
-        [[ $mode == soft ]] && return 0
+        [[ $mode == strict ]] || return 0
         return 1
     fi
-    note "installing: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update
-    "${install[@]}"
+    if [[ $mode != demo ]]; then
+        note "installing: ${missing[*]}"
+        apt-get update
+        "${install[@]}"
+        return
+    fi
+    local log
+    log=$(mktemp "${TMPDIR:-/tmp}/weft-apt.XXXXXX")
+    note "installing: ${missing[*]} (apt's output: $log)"
+    if ! { apt-get update && "${install[@]}"; } >"$log" 2>&1; then
+        tail -n 30 "$log" >&2
+        note "apt-get failed; its whole output is in $log"
+        return 1
+    fi
+    rm -f "$log"
 }
 
 # ---- demo --------------------------------------------------------------------
 
-has_target() {  # has_target PRESET TARGET (after configure)
-    cmake --build --preset "$1" --target help 2>/dev/null |
-        grep -Eq "^$2: |^\.\.\. $2\$"
+# The demo builds in build/demo, the release preset with the tests and
+# benchmarks off: those need packages the demo does not install, and
+# build/release stays as `test` and a build by hand leave it.
+demo_dir=build/demo
+
+# cpu_ticks: prints "busy total" from /proc/stat's first line, in clock
+# ticks, all CPUs together. Time stolen by the hypervisor counts as busy:
+# it is a CPU the demo did not get.
+cpu_ticks() {
+    local _cpu user nice system idle iowait irq softirq steal _rest
+    read -r _cpu user nice system idle iowait irq softirq steal _rest </proc/stat
+    echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
+
+# own_ticks: the CPU time of this shell's finished children (the demo's
+# programs, once cmake has waited for them), in clock ticks.
+own_ticks() {
+    local st
+    st=$(cat "/proc/$$/stat")
+    st=${st##*) }          # the fields after "(comm)": state is field 3
+    read -r -a st <<<"$st"
+    echo "$((st[13] + st[14]))"   # cutime, cstime: fields 16 and 17
 }
 
 demo() {
-    deps soft
-    cmake --preset release
-    if has_target release demo; then
-        cmake --build --preset release --target demo
+    deps demo
+    local log=$demo_dir/weft-demo-build.log
+    mkdir -p "$demo_dir"
+    note "building the demo in $demo_dir (output in $log)"
+    if ! { cmake --preset release -B "$demo_dir" \
+               -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCHMARKS=OFF &&
+           cmake --build "$demo_dir" --target demo_programs; } >"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        note "the build failed; its whole output is in $log"
+        return 1
+    fi
+
+    local cpus load
+    cpus=$(getconf _NPROCESSORS_ONLN)
+    read -r load _ </proc/loadavg
+    echo "demo: $cpus CPUs, load average $load (the 1-minute average, which counts any build just before)"
+    local before own_before after own_after out status=0
+    before=$(cpu_ticks)
+    own_before=$(own_ticks)
+    out=$demo_dir/weft-demo.log
+    # ninja's own progress lines ("[0/1] ...") go to the log only.
+    cmake --build "$demo_dir" --target demo 2>&1 | tee "$out" |
+        sed -u '/^\[[0-9]*\/[0-9]*\] /d' || status=$?
+    after=$(cpu_ticks)
+    own_after=$(own_ticks)
+    if ((status != 0)); then
+        note "the demo failed (exit $status)"
+        return "$status"
+    fi
+
+    # What others used: all busy time in the interval less the demo's own,
+    # over the interval's length (ticks of all CPUs / CPUs), in CPUs.
+    local busy0 total0 busy1 total1 others worst
+    read -r busy0 total0 <<<"$before"
+    read -r busy1 total1 <<<"$after"
+    others=$(awk -v b="$((busy1 - busy0))" -v o="$((own_after - own_before))" -v t="$((total1 - total0))" -v c="$cpus" \
+        'BEGIN { x = t > 0 ? (b - o) / t * c : 0; if (x < 0) x = 0; printf "%.2f", x }')
+    worst=$(grep -Eo 'spread [0-9]+%' "$out" | tr -dc '0-9\n' | sort -n | tail -n 1 || true)
+    worst=${worst:-0}
+    read -r load _ </proc/loadavg
+    # Too busy: other programs held more than a quarter of the CPUs on
+    # average while the demo ran. The load average is printed, not judged:
+    # it trails by a minute and counts the demo's own build and threads.
+    # Too spread: some program's middle half of runs lay more than 50%
+    # apart around its median; with 11 runs that leaves the median unsure
+    # by about 14%, and a speedup, a ratio of two, by about 20%.
+    local facts="other programs used $others of $cpus CPUs, load average $load, runs spread up to $worst%"
+    if awk -v x="$others" -v c="$cpus" 'BEGIN { exit !(x > c / 4) }'; then
+        echo "demo: TOO BUSY to compare ($facts): the speedups above are the machine's, not weft's; run it again on an idle machine"
+    elif ((worst > 50)); then
+        echo "demo: TOO SPREAD to compare ($facts): a speedup above may be off by a fifth or more; run it again on an idle machine"
     else
-        cmake --build --preset release
-        note "the release build has no 'demo' target yet: built everything, nothing to run"
+        echo "demo: quiet enough to compare ($facts)"
     fi
 }
 

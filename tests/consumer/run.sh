@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Consumer checks: does weft work for a project that uses it?
 #
-# Builds weft from this checkout in a temporary directory (tests, benchmarks
-# and examples off), installs it into a temporary prefix, then uses it the
-# ways a user can: find_package(weft), pkg-config (shared and static), and
+# Builds weft from this checkout in a temporary directory the way the demo
+# does (tests and benchmarks off, only the demo's programs built), installs
+# it into a temporary prefix, then uses it the ways a user can:
+# find_package(weft) (static, shared, and a consumer installed in turn),
+# pkg-config (shared, run with no LD_LIBRARY_PATH thanks to the rpath that
+# weft.pc adds outside the loader's directories, and static), and
 # add_subdirectory, and builds examples/ as a project of its own against it.
+# It also runs the README's "Install and use" commands as written, each
+# into a fresh prefix, and checks that a DESTDIR-staged /usr install gets a
+# weft.pc with no rpath.
 # It also checks what the shared library exports (and that it wants no
 # executable stack), what the static one defines, and the installed header
 # under strict flags. Each check prints PASS or FAIL; the
@@ -65,16 +71,18 @@ needed() { readelf -dW "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 
 # ---- the installed copy ----------------------------------------------------
 
+# The build is the demo's (tools/build.sh demo): only demo_programs, so a
+# library that the demo did not build would make the install fail here.
 prefix="$tmp/prefix"
 wbuild="$tmp/weft-build"
 if quiet weft-configure cmake -S "$root" -B "$wbuild" "${generator[@]}" \
         -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF \
-        -DWEFT_BUILD_BENCHMARKS=OFF -DWEFT_BUILD_EXAMPLES=OFF &&
-   quiet weft-build cmake --build "$wbuild" &&
+        -DWEFT_BUILD_BENCHMARKS=OFF -DWEFT_BUILD_EXAMPLES=ON &&
+   quiet weft-build cmake --build "$wbuild" --target demo_programs &&
    quiet weft-install cmake --install "$wbuild" --prefix "$prefix"; then
-    :
+    pass "install (after building only the demo's programs, as tools/build.sh demo does)"
 else
-    fail install "weft did not configure, build or install; nothing else can be checked"
+    fail install "weft did not configure, build (target demo_programs) or install; nothing else can be checked"
     echo "$passed passed, $failed failed"
     exit 1
 fi
@@ -231,6 +239,15 @@ check_find_package() {
     else
         pass "find_package-shared (weft::weft_shared, runs, needs $(needed "$b/use_shared" | grep '^libweft'))"
     fi
+    # Installed, use_shared keeps the path to libweft.so only through
+    # INSTALL_RPATH_USE_LINK_PATH, as the README tells.
+    if ! quiet fp-install cmake --install "$b" --prefix "$tmp/fp-app"; then
+        fail find_package-installed "the consumer did not install"
+    elif ! quiet fp-run-installed env -u LD_LIBRARY_PATH "$tmp/fp-app/bin/use_shared"; then
+        fail find_package-installed "the installed use_shared (INSTALL_RPATH_USE_LINK_PATH) failed to run"
+    else
+        pass "find_package-installed (use_shared installed with INSTALL_RPATH_USE_LINK_PATH runs, no LD_LIBRARY_PATH)"
+    fi
 }
 
 # ---- pkg-config ------------------------------------------------------------
@@ -251,12 +268,14 @@ check_pkg_config() {
     # shellcheck disable=SC2086 # the flags are meant to split
     if ! quiet pc-shared-build "$CC" "$here/use_weft.c" $cflags $libs -o "$tmp/pc_shared"; then
         fail pkg-config-shared "cc use_weft.c \$(pkg-config --cflags --libs weft) failed"
-    elif ! LD_LIBRARY_PATH="$libdir" quiet pc-shared-run "$tmp/pc_shared"; then
-        fail pkg-config-shared "the program failed to run"
     elif ! needed "$tmp/pc_shared" | grep -q '^libweft\.so\.'; then
         fail pkg-config-shared "the program does not need libweft.so"
+    elif ! quiet pc-shared-run env -u LD_LIBRARY_PATH "$tmp/pc_shared"; then
+        # The prefix is outside the loader's directories: weft.pc's rpath
+        # is all that finds libweft.so.
+        fail pkg-config-shared "the program does not run without LD_LIBRARY_PATH (weft.pc's Libs: '$libs')"
     else
-        pass "pkg-config-shared (cc \$(pkg-config --cflags --libs weft), runs with LD_LIBRARY_PATH)"
+        pass "pkg-config-shared (cc \$(pkg-config --cflags --libs weft): '$libs', runs with no LD_LIBRARY_PATH)"
     fi
     # Both libraries sit in one directory and the linker prefers the shared
     # one, so a static link asks for it with -Bstatic; --static adds what
@@ -273,6 +292,91 @@ check_pkg_config() {
         pass "pkg-config-static (-Wl,-Bstatic \$(pkg-config --static --libs weft): '$slibs', runs, no libweft.so needed)"
     fi
     unset PKG_CONFIG_PATH
+}
+
+# weft.pc's rpath is for prefixes outside the loader's directories only: a
+# package staged with DESTDIR for /usr gets none.
+check_pc_system() {
+    local stage="$tmp/stage" pcs
+    if ! DESTDIR="$stage" quiet pc-stage cmake --install "$wbuild" --prefix /usr; then
+        fail pkg-config-system "DESTDIR=... cmake --install --prefix /usr failed"
+        return
+    fi
+    pcs=$(find "$stage" -name weft.pc -print -quit)
+    if [[ -z $pcs ]]; then
+        fail pkg-config-system "no weft.pc under the staged /usr"
+    elif grep -q rpath "$pcs"; then
+        fail pkg-config-system "the staged /usr weft.pc has an rpath: $(grep '^Libs:' "$pcs")"
+    elif ! grep -q rpath "$pcdir/weft.pc"; then
+        fail pkg-config-system "the prefix's weft.pc has no rpath, so this check proves nothing"
+    else
+        pass "pkg-config-system (staged for /usr: '$(grep '^Libs:' "$pcs")'; in the prefix: '$(grep '^Libs:' "$pcdir/weft.pc")')"
+    fi
+}
+
+# ---- the README's install section, as written --------------------------------
+# Each line of its install block runs in a stand-in for the checkout
+# (build/demo and build/release are this build) with a fresh HOME, so into
+# a fresh "$HOME/weft"; then the program under "Using it" is built there
+# with the section's CMake project and with its pkg-config lines, and each
+# build must print fib(30).
+
+check_readme() {
+    local r="$tmp/readme" n=0 line out
+    mkdir -p "$r/checkout/build"
+    ln -s "$wbuild" "$r/checkout/build/demo"
+    ln -s "$wbuild" "$r/checkout/build/release"
+    if ! python3 - "$root/README.md" "$r" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+out = sys.argv[2]
+def blocks(section):
+    m = re.search(r"^## " + re.escape(section) + r"\n(.*?)(?=^## )", text, re.S | re.M)
+    if not m:
+        sys.exit("README.md has no section '## " + section + "'")
+    return re.findall(r"^```(\w+)\n(.*?)^```", m.group(1), re.S | re.M)
+c = [b for lang, b in blocks("Using it") if lang == "c"]
+inst = blocks("Install and use")
+cm = [b for lang, b in inst if lang == "cmake"]
+sh = [b for lang, b in inst if lang == "sh"]
+if len(c) < 1 or len(cm) != 1 or len(sh) != 3:
+    sys.exit("README.md: want a C block under Using it, and one cmake and three sh blocks under Install and use")
+open(out + "/app.c", "w").write(c[0])
+open(out + "/CMakeLists.txt", "w").write(cm[0])
+for i, b in enumerate(sh):
+    open(out + "/sh%d" % i, "w").write(b)
+EOF
+    then
+        fail readme "the README's blocks could not be read"
+        return
+    fi
+    while IFS= read -r line; do
+        [[ -z ${line// /} || $line == \#* ]] && continue
+        n=$((n + 1))
+        local home="$r/home$n" app="$r/home$n/app"
+        mkdir -p "$app"
+        cp "$r/app.c" "$r/CMakeLists.txt" "$app/"
+        if ! (cd "$r/checkout" && HOME=$home quiet "readme-install$n" bash -euc "$line"); then
+            fail readme "install line $n failed: $line"
+            return
+        fi
+        if ! out=$(cd "$app" && HOME=$home bash -euc "$(cat "$r/sh1")" 2>&1) ||
+           [[ $out != *"fib(30) = 832040"* ]]; then
+            fail readme "the CMake way after install line $n: $(tail -n 5 <<<"$out" | paste -sd' ' -)"
+            return
+        fi
+        if ! out=$(cd "$app" && HOME=$home env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH \
+                   bash -euc "$(cat "$r/sh2")" 2>&1) ||
+           [[ $(grep -c 'fib(30) = 832040' <<<"$out") != 2 ]]; then
+            fail readme "the pkg-config way after install line $n: $(tail -n 5 <<<"$out" | paste -sd' ' -)"
+            return
+        fi
+    done <"$r/sh0"
+    if ((n == 0)); then
+        fail readme "the install block has no command"
+    else
+        pass "readme (Install and use as written: $n install lines, each into a fresh \$HOME/weft, then the sample built with its CMake project and both pkg-config lines, each printing fib(30))"
+    fi
 }
 
 # ---- add_subdirectory ------------------------------------------------------
@@ -378,6 +482,8 @@ check_header
 check_version
 check_find_package
 check_pkg_config
+check_pc_system
+check_readme
 check_subdir
 check_examples
 
