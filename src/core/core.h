@@ -101,6 +101,14 @@ typedef struct weft__fstate {
      * suspended in it) so that weft_graph_wait can refuse a task of the
      * run it would wait for. Core never reads it. Owner only. */
     const void *graph;
+    /* Work this fiber will run next without having queued it (a graph's
+     * next root, the rest of a parallel loop), NULL = none. Before the
+     * fiber can block (weft__suspend, weft_yield) it is submitted, so
+     * another worker, or this worker's next fiber, can take it: a fiber
+     * holds nothing privately while it cannot run. The holder takes it
+     * back with weft__unhold once its task returns, if it is still here.
+     * Owner only. */
+    weft__task *held;
 } weft__fstate;
 
 /* The state of the fiber running on w now. Callable from: w's owner. */
@@ -433,6 +441,70 @@ static inline void weft__count_inline(weft__worker *w)
 {
     __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);      /* release: pairs with acquire in is_idle */
     __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
+}
+
+/* ---- work a fiber holds (weft__fstate.held) ------------------------------------- */
+
+/* Submits what the running fiber holds, if anything: it is about to
+ * block, or to hold something else. Callable from: owner. */
+static inline void weft__publish_held(weft__worker *w)
+{
+    weft__fstate *st = weft__fstate_cur(w);
+    weft__task *t = st->held;
+    if (WEFT_UNLIKELY(t != NULL)) {
+        st->held = NULL;
+        weft__submit(w->s, w, t, WEFT_HINT_NONE);
+    }
+}
+
+/* The running fiber will run t (a record the caller owns, filled in)
+ * after the code it calls next, unless that code blocks: then t is
+ * queued first. Something already held (an outer level's) is queued
+ * now: the code about to run may block. Callable from: owner, in a task. */
+static inline void weft__hold(weft__worker *w, weft__task *t)
+{
+    weft__publish_held(w);
+    weft__fstate_cur(w)->held = t;
+}
+
+/* Takes t back: true if it is still held (nothing blocked since
+ * weft__hold, so it is the caller's to run or free), false if it was
+ * queued meanwhile (it runs, or has run, as a task of its own). Callable
+ * from: owner, on the fiber that held t. */
+static inline bool weft__unhold(weft__worker *w, weft__task *t)
+{
+    weft__fstate *st = weft__fstate_cur(w);
+    if (WEFT_LIKELY(st->held == t)) {
+        st->held = NULL;
+        return true;
+    }
+    return false;
+}
+
+/* ---- fibers running short ------------------------------------------------------ */
+
+/* Fibers held by tasks (blocked, yielded or polling) on one worker past
+ * which it runs short: ready fibers then go before new tasks, pollers
+ * are polled and yielded fibers let back in at every pick, and YIELD
+ * spawns go depth first, so that the number of fibers stays bounded by
+ * what the work needs, not by how many tasks were started. */
+#define WEFT__FIBERS_SOFT 256
+
+/* Callable from: owner. */
+static inline bool weft__short_of_fibers(const weft__worker *w)
+{
+    return w->blocked >= WEFT__FIBERS_SOFT;
+}
+
+/* A bound thread of a scheduler without workers, running a task on one
+ * of its loop's fibers (not its own code): what such a task spawns goes
+ * on the thread's own deque and LIFO slot, as on a worker, so recursive
+ * work runs depth first; the loop hands what is left there to the
+ * global ring before the thread goes back to its own code (nobody else
+ * may look at its deque). Callable from: owner. */
+static inline bool weft__bound_runs_tasks(const weft__worker *w)
+{
+    return w->bound && w->s->nworkers == 0 && w->cur != &w->host;
 }
 
 /* Callable from: w's owner, or any thread with w NULL. */

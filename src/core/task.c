@@ -356,7 +356,14 @@ static __attribute__((noinline)) void offload_and_push(weft_sched *s, weft__work
 void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
 {
     count_spawn(s, w);
-    if (w && !w->bound && hint != WEFT_HINT_YIELD) {
+    /* Short of fibers (weft__short_of_fibers): a YIELD spawn goes on the
+     * deque like any other, so the work goes depth first and its waiters
+     * end before more start; breadth first, every task started waits on
+     * a fiber of its own until its children, queued behind everything
+     * else, have run. */
+    if (w && WEFT_UNLIKELY(hint == WEFT_HINT_YIELD) && weft__short_of_fibers(w))
+        hint = WEFT_HINT_NONE;
+    if (w && (!w->bound || weft__bound_runs_tasks(w)) && hint != WEFT_HINT_YIELD) {
         if (hint == WEFT_HINT_NEXT) {
             WEFT_TSAN_RELEASE(t);
             weft__node *old = atomic_exchange_explicit(&w->lifo, &t->node,

@@ -355,7 +355,8 @@ static bool others_turn(weft__worker *w)
 }
 
 /* A fiber to continue on: a ready one, an idle one (to run the loop), or
- * a new one. next_fiber's cases past its first. */
+ * a new one; NULL if none is ready or idle and none can be mapped (memory
+ * or vm.max_map_count ran out). next_fiber's cases past its first. */
 static __attribute__((noinline)) weft__fiber *next_fiber_slow(weft__worker *w)
 {
     weft__fiber *f;
@@ -372,10 +373,8 @@ static __attribute__((noinline)) weft__fiber *next_fiber_slow(weft__worker *w)
         f->next = NULL;
         return f;
     }
-    int rc = weft__fiber_create(&w->fibers, &f, fiber_main, w);
-    if (rc != WEFT_OK)
-        weft__panic("suspend: cannot create a fiber (%s); %u fibers are blocked on worker %u",
-                    weft_strerror(rc), w->blocked, w->index);
+    if (weft__fiber_create(&w->fibers, &f, fiber_main, w) != WEFT_OK)
+        return NULL;   /* no fiber to be had: the caller waits in place */
     WEFT__STAT(w, fibers_created, 1);
     return f;
 }
@@ -418,13 +417,66 @@ static inline void switch_to(weft__worker *w, weft__fiber *to)
     switch_from(w, w->cur, to);
 }
 
+static weft__task *take_lifo(weft__worker *w);
+static void poll_waiters(weft__worker *w);
+static void fire_due_timers(weft__worker *w);
+
+/* A bound thread of a scheduler without workers goes back to its own
+ * code: what its tasks queued on its deque and LIFO slot, which nobody
+ * else looks at, goes to the global ring, oldest first, for whichever
+ * bound thread blocks next (weft__bound_runs_tasks). Callable from:
+ * owner, on its host fiber. */
+static __attribute__((noinline)) void bound_hand_back(weft__worker *w)
+{
+    if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed))
+        return;   /* the usual case: nothing left behind */
+    weft__task *t = take_lifo(w);
+    weft__node *batch[64];
+    unsigned n;
+    while ((n = weft__deque_pop_oldest(&w->deque, batch, 64)) != 0)
+        weft__inject_push_batch(&w->s->global, batch, n);
+    if (t)
+        weft__inject_push(&w->s->global, &t->node);
+    weft__notify_work(w->s);
+}
+
+/* Is there a fiber for w to go on with if the running one blocks now?
+ * One ready or idle, or one mapped now and kept idle for the switch.
+ * False only when none is ready or idle and none can be mapped (memory
+ * or vm.max_map_count ran out): the caller then fails its wait with
+ * WEFT_ENOMEM instead of blocking. Callable from: owner, before the
+ * blocking fiber commits to leave. */
+static __attribute__((noinline)) bool have_fiber_slow(weft__worker *w)
+{
+    drain_inbox(w);
+    if (w->ready_head)
+        return true;
+    weft__fiber *f;
+    if (weft__fiber_create(&w->fibers, &f, fiber_main, w) != WEFT_OK)
+        return false;
+    WEFT__STAT(w, fibers_created, 1);
+    f->next = w->idle_fibers;
+    w->idle_fibers = f;
+    return true;
+}
+
+static inline bool have_fiber(weft__worker *w)
+{
+    if (WEFT_LIKELY(w->idle_fibers || w->run_next || w->ready_head))
+        return true;
+    return have_fiber_slow(w);
+}
+
 /* weft__suspend for self = w->cur, with w->track read once by the caller (host_block's fast
  * path passes false, which folds the tracking away). */
 static inline __attribute__((always_inline)) void suspend(weft__worker *w, weft__fiber *self, bool track)
 {
+    weft__publish_held(w);   /* nothing stays private while we cannot run it */
     weft__fiber *next = next_fiber(w);
     if (next == self)
         return;   /* made ready before it could leave */
+    if (WEFT_UNLIKELY(next == NULL))
+        weft__panic("suspend: no fiber for worker %u to go on with (have_fiber was not asked)", w->index);
     if (WEFT_UNLIKELY(track))
         weft__track_suspend(w, self);
     w->blocked++;
@@ -432,6 +484,8 @@ static inline __attribute__((always_inline)) void suspend(weft__worker *w, weft_
     w->blocked--;
     if (WEFT_UNLIKELY(track))
         weft__track_resume(w, self);
+    if (WEFT_UNLIKELY(self == &w->host) && w->bound)
+        bound_hand_back(w);
 }
 
 void weft__suspend(weft__worker *w)
@@ -609,6 +663,8 @@ bool weft__work_visible(weft__worker *w)
     weft_sched *s = w->s;
     if (w->ready_head || w->run_next || atomic_load_explicit(&w->inbox, memory_order_relaxed))
         return true;
+    if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed)))
+        return true;   /* a bound thread's own queues (weft__bound_runs_tasks): nobody else's work */
     return weft__work_queued(s);
 }
 
@@ -708,9 +764,16 @@ static void loop(weft__worker *w)
     weft_sched *s = w->s;
     unsigned idle_rounds = 0;
     for (;;) {
-        /* Resumable fibers first, in the order they were made ready. */
-        if ((w->tick & 15) == 0 && w->pollers)
+        /* Resumable fibers first, in the order they were made ready.
+         * Short of fibers, every fiber that could go on is let in before
+         * a new task may start (and take another fiber if it blocks). */
+        if (WEFT_UNLIKELY(weft__short_of_fibers(w))) {
+            release_yielded(w);
+            if (w->pollers)
+                poll_waiters(w);
+        } else if ((w->tick & 15) == 0 && w->pollers) {
             poll_waiters(w);
+        }
         fire_due_timers(w);
         weft__fiber *f = NULL;
         if (WEFT_UNLIKELY(s->cfg.shuffle) ? !local_work_waiting(w) || !fiber_waiting(w) ||
@@ -792,14 +855,18 @@ static void loop(weft__worker *w)
             weft__stop_searching(w);
             if (w->cur == &w->host)
                 return;
-            /* Leave on the thread's own stack. */
+            /* Leave on the thread's own stack (a worker's host waits in
+             * weft__worker_thread; it is in idle_fibers only if it ran
+             * the loop, which it does when no first fiber could be made). */
             weft__fiber *self = w->cur;
             self->next = w->idle_fibers;
             w->idle_fibers = self;
-            weft__fiber **pp = &w->idle_fibers;
-            while (*pp != &w->host)
-                pp = &(*pp)->next;
-            *pp = w->host.next;
+            for (weft__fiber **pp = &w->idle_fibers; *pp; pp = &(*pp)->next) {
+                if (*pp == &w->host) {
+                    *pp = w->host.next;
+                    break;
+                }
+            }
             switch_to(w, &w->host);
             continue;   /* not reached for workers: the host returns */
         }
@@ -829,37 +896,41 @@ static void wait_timeout(weft__timer *t)
 /* host_block's general case: the stall tracker notes what the fiber
  * waits on (and weft__suspend lists it), a deadline arms a timer. */
 static __attribute__((noinline))
-void host_block_slow(weft__worker *w, weft__waiter *wt, void (*unlock)(void *), void *lock)
+int host_block_slow(weft__worker *w, weft__waiter *wt, void (*unlock)(void *), void *lock)
 {
+    if (!have_fiber(w))
+        return WEFT_ENOMEM;   /* nothing done: the caller unqueues wt */
     if (WEFT_UNLIKELY(w->track))
         weft__track_note(w, wt->what, wt->obj, wt->deadline);
     if (!wt->deadline) {
         unlock(lock);
         weft__suspend(w);
-        return;
+        return WEFT_OK;
     }
     wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
     weft__timer_arm(w, &tm.timer);
     unlock(lock);
     weft__suspend(w);
     weft__timer_disarm(w, &tm.timer);
+    return WEFT_OK;
 }
 
 /* The common case inline: no deadline, no stall tracking. It is
  * weft__suspend without the tracking, in the same frame as the unlock. */
-static void host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
+static int host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
 {
     weft__worker *w = weft__tls_worker;
     weft__fiber *self = w->cur;
     wt->fiber = self;
-    if (WEFT_UNLIKELY(wt->deadline != 0 || w->track)) {
-        host_block_slow(w, wt, unlock, lock);
-        return;
-    }
+    if (WEFT_UNLIKELY(wt->deadline != 0 || w->track))
+        return host_block_slow(w, wt, unlock, lock);
+    if (WEFT_UNLIKELY(!have_fiber(w)))
+        return WEFT_ENOMEM;   /* nothing done: the caller unqueues wt */
     /* Safe to unlock before switching: a notifier's wake only queues this
      * fiber on its own worker, which cannot look before we are out. */
     unlock(lock);
     suspend(w, self, false);
+    return WEFT_OK;
 }
 
 static void host_wake(weft__waiter *wt)
@@ -892,8 +963,9 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->global_left = w->global_interval;
     w->shuffle = s->cfg.shuffle;
     /* Shuffle mode: a child takes its chances in the loop. A bound
-     * thread's children go to the workers or, alone, to its own loop. */
-    w->inline_depth = bound || w->shuffle ? 0 : WEFT__INLINE_DEPTH;
+     * thread's children go to the workers; with none, its tasks' children
+     * go on its own deque, as on a worker (weft__bound_runs_tasks). */
+    w->inline_depth = (bound && s->nworkers > 0) || w->shuffle ? 0 : WEFT__INLINE_DEPTH;
     int rc = weft__deque_init(&w->deque, s->cfg.local_capacity, &s->cfg.allocator);
     if (rc != WEFT_OK)
         return rc;
@@ -948,7 +1020,19 @@ void *weft__worker_thread(void *arg)
     /* Every fiber of this worker starts with the thread's FP control
      * state as the start hook left it. */
     weft__fiber_pool_take_fp(&w->fibers);
-    loop(w);
+    /* The loop, and so every task, runs on fibers: a task's stack is the
+     * configured fiber_stack_size with the guard below it, so an
+     * overflow is reported, never a plain SIGSEGV on the thread's own
+     * stack. The host waits here until the scheduler exits (the loop
+     * switches back to it). If no fiber can be mapped now, the host runs
+     * the loop itself, as a worker once did, rather than fail. */
+    weft__fiber *first;
+    if (weft__fiber_create(&w->fibers, &first, fiber_main, w) == WEFT_OK) {
+        WEFT__STAT(w, fibers_created, 1);
+        switch_to(w, first);
+    } else {
+        loop(w);
+    }
     /* The worker has left: from its stop hook, weft calls act as from an
      * outside thread (a spawn returns WEFT_ESHUTDOWN instead of landing
      * in a deque nobody will look at again). */
@@ -1044,7 +1128,10 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
             nanosleep(&ts, NULL);
             continue;
         }
-        /* Switch out and let the loop re-poll us. */
+        /* Switch out and let the loop re-poll us: unless no fiber could
+         * go on meanwhile (none can be mapped), the one case this fails. */
+        if (!have_fiber(w))
+            return WEFT_ENOMEM;
         st->pred = pred;
         st->pred_ctx = ctx;
         st->poll_next = w->pollers;
@@ -1075,6 +1162,16 @@ void weft_yield(void)
         return;
     /* Go behind what is queued: the loop lets yielded fibers back in only
      * after it has run a task or found nothing to run. */
+    weft__fiber *next = w->idle_fibers;
+    if (next) {
+        w->idle_fibers = next->next;
+        next->next = NULL;
+    } else if (weft__fiber_create(&w->fibers, &next, fiber_main, w) == WEFT_OK) {
+        WEFT__STAT(w, fibers_created, 1);
+    } else {
+        return;   /* no fiber to go on with: the yield does nothing */
+    }
+    weft__publish_held(w);
     weft__fiber *self = w->cur;
     self->next = NULL;
     if (w->yield_tail)
@@ -1082,19 +1179,11 @@ void weft_yield(void)
     else
         w->yield_head = self;
     w->yield_tail = self;
-    weft__fiber *next = w->idle_fibers;
-    if (next) {
-        w->idle_fibers = next->next;
-        next->next = NULL;
-    } else {
-        int rc = weft__fiber_create(&w->fibers, &next, fiber_main, w);
-        if (rc != WEFT_OK)
-            weft__panic("yield: cannot create a fiber (%s)", weft_strerror(rc));
-        WEFT__STAT(w, fibers_created, 1);
-    }
     w->blocked++;
     switch_to(w, next);
     w->blocked--;
+    if (WEFT_UNLIKELY(self == &w->host) && w->bound)
+        bound_hand_back(w);
 }
 
 /* Yielded fibers rejoin the ready FIFO. Callable from: owner. */
@@ -1124,7 +1213,9 @@ static void sleep_fire(weft__timer *t)
 int weft_sleep(uint64_t ns)
 {
     weft__worker *w = weft__tls_worker;
-    if (!w || (w->bound && w->s->nworkers > 0)) {
+    /* A bound thread beside workers runs no loop; and with no fiber to go
+     * on with (none can be mapped), the thread itself sleeps. */
+    if (!w || (w->bound && w->s->nworkers > 0) || !have_fiber(w)) {
         struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;

@@ -79,6 +79,7 @@
  *   3. lock the mutex again, in both cases, then return.
  */
 #include <stdatomic.h>
+#include <time.h>
 
 #include "spin.h"
 #include "wait.h"
@@ -130,19 +131,27 @@ void weft_mutex_init(weft_mutex *p)
 /* Sleeps until sema_post grants a wake-up. first: queue at the head. */
 static void sema_wait(mutex_impl *m, weft_mutex *p, bool first)
 {
-    weft__spin_lock(&m->lock);
-    if (m->sema > 0) {
-        m->sema--;
-        weft__spin_unlock(&m->lock);
-        return;
+    for (;;) {
+        weft__spin_lock(&m->lock);
+        if (m->sema > 0) {
+            m->sema--;
+            weft__spin_unlock(&m->lock);
+            return;
+        }
+        weft__waiter w;
+        weft__waiter_init(&w, p, "mutex", 0);
+        if (first)
+            weft__waitq_push_front(&m->q, &w);
+        else
+            weft__waitq_push(&m->q, &w);
+        /* No deadline: OK, or ENOMEM when a task's worker has no fiber to
+         * go on with (none can be mapped). A lock cannot fail: the thread
+         * then sleeps a moment in the kernel and queues again. */
+        if (weft__wait(&m->q, &w, weft__spin_lock_fn, weft__spin_unlock_fn, &m->lock) == WEFT_OK)
+            return;
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
     }
-    weft__waiter w;
-    weft__waiter_init(&w, p, "mutex", 0);
-    if (first)
-        weft__waitq_push_front(&m->q, &w);
-    else
-        weft__waitq_push(&m->q, &w);
-    weft__wait(&m->q, &w, weft__spin_lock_fn, weft__spin_unlock_fn, &m->lock);   /* no deadline: always OK */
 }
 
 /* Grants one wake-up: to the oldest sleeper, or kept for the next. */

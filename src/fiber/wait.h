@@ -48,8 +48,11 @@ typedef struct weft__host {
     /* Blocks the calling fiber until its waiter is woken or the deadline
      * passes. unlock(lock) is called once the waiter can no longer miss
      * its wake-up and before anything else runs on this thread. On return
-     * the state is NOTIFIED or TIMEDOUT. */
-    void (*block)(weft__waiter *w, void (*unlock)(void *), void *lock);
+     * the state is NOTIFIED or TIMEDOUT, and the result WEFT_OK. Or
+     * WEFT_ENOMEM, at once and with nothing done (lock still held, w
+     * still queued): there is no fiber for the thread to go on with
+     * while this one waits, and none can be mapped. */
+    int (*block)(weft__waiter *w, void (*unlock)(void *), void *lock);
     /* Makes w's fiber runnable again. Callable from: any thread. */
     void (*wake)(weft__waiter *w);
     /* As wake, but when the caller runs on the fiber's own worker the
@@ -220,16 +223,22 @@ int weft__wait_timedout(weft__waitq *q, weft__waiter *w, unsigned state,
  * Releases the lock. Returns WEFT_OK when notified, WEFT_ETIMEDOUT when
  * the deadline passed first; in that case w is off the queue again
  * (weft__wait re-takes the lock with lock_fn to unlink it, then calls
- * unlock_fn) and the lock is not held on return. Inline: every blocking
- * call of every primitive goes through it, and the fast path (a host,
- * notified) is a few instructions around the host's block. */
+ * unlock_fn) and the lock is not held on return. WEFT_ENOMEM when the
+ * host had no fiber to go on with: nothing waited, w is off the queue,
+ * the lock released. Inline: every blocking call of every primitive
+ * goes through it, and the fast path (a host, notified) is a few
+ * instructions around the host's block. */
 static inline int weft__wait(weft__waitq *q, weft__waiter *w,
                              void (*lock_fn)(void *), void (*unlock_fn)(void *), void *lock)
 {
     const weft__host *h = weft__tls_host;
     w->host = h;   /* under the lock: a notifier reads it before its store */
     if (WEFT_LIKELY(h != NULL)) {
-        h->block(w, unlock_fn, lock);
+        if (WEFT_UNLIKELY(h->block(w, unlock_fn, lock) != WEFT_OK)) {
+            weft__waitq_remove(q, w);   /* still under the lock: nobody saw it */
+            unlock_fn(lock);
+            return WEFT_ENOMEM;
+        }
     } else {
         unlock_fn(lock);
         weft__block_thread(w);

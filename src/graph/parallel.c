@@ -123,16 +123,56 @@ static bool offer(weft__loop *l, weft__worker *w, size_t b, size_t e)
     return true;
 }
 
+/* Runs chunks [b, e) in order on this fiber, holding the rest: while
+ * chunk k runs, [k + 1, e) waits in a record of its own in the fiber's
+ * held slot (weft__hold), so if chunk k blocks the rest is queued before
+ * the fiber leaves, and a chunk that waits for a later one is not stuck
+ * behind it. The rest counts in pending from the start; once queued it
+ * is a piece that ends itself, and this one stops. Without a record
+ * (memory ran out) the chunks run in order, unheld. Callable from: a
+ * thread of l's scheduler that runs tasks (a worker, or the bound thread
+ * of a scheduler without workers). */
+static void run_held(weft__loop *l, weft__worker *w, size_t b, size_t e)
+{
+    weft__task *rest = weft__task_alloc(l->s, w);
+    if (WEFT_UNLIKELY(!rest)) {
+        for (; b < e; b++)
+            l->chunks(l, b, b + 1);
+        return;
+    }
+    atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: a submit of the rest publishes it */
+    for (; b + 1 < e; b++) {
+        set_piece(rest, piece_task, l, b + 1, e, w->cur);
+        weft__hold(w, rest);
+        l->chunks(l, b, b + 1);
+        if (!weft__unhold(w, rest))
+            return;   /* chunk b blocked: the rest was queued, a piece of its own */
+    }
+    weft__task_free(l->s, w, rest);
+    /* Relaxed: our own piece still counts, so this cannot reach zero;
+     * its piece_end carries our writes. */
+    atomic_fetch_sub_explicit(&l->pending, 1, memory_order_relaxed);
+    l->chunks(l, b, e);
+}
+
 /* Runs the piece [b, e) of chunks: offers upper halves until one chunk
- * is left, runs what is left, then ends the piece. */
+ * is left, runs what is left, then ends the piece. With one worker (or
+ * none) nothing is offered: the chunks run in order, the rest held. */
 static void run_piece(weft__loop *l, size_t b, size_t e)
 {
     weft__worker *w = weft__tls_worker;
-    if (w && w->s == l->s && !w->bound && l->s->nworkers > 1) {
-        while (e - b > 1 && offer(l, w, b + (e - b) / 2, e))
-            e = b + (e - b) / 2;
+    if (w && w->s == l->s && (!w->bound || l->s->nworkers == 0)) {
+        if (!w->bound && l->s->nworkers > 1) {
+            while (e - b > 1 && offer(l, w, b + (e - b) / 2, e))
+                e = b + (e - b) / 2;
+        }
+        if (e - b > 1) {   /* one worker, or a record was missing */
+            run_held(l, w, b, e);
+            piece_end(l);
+            return;
+        }
     }
-    for (; b < e; b++)   /* more than one only if a record was missing */
+    for (; b < e; b++)
         l->chunks(l, b, b + 1);
     piece_end(l);
 }
@@ -167,14 +207,33 @@ static bool share_take(weft__loop *l, bool front, size_t *k)
 }
 
 /* A helper: runs chunks from the back of the caller's share, so a share
- * that turns out slow is finished by whoever is free. */
+ * that turns out slow is finished by whoever is free. While a chunk runs
+ * it holds another helper (weft__hold): if the chunk blocks, that one is
+ * queued and goes on with the share, so chunks of the share that wait
+ * for each other are not stuck behind the blocked one. Callable from: a
+ * worker of l's scheduler. */
 static void share_task(void *arg)
 {
     weft__task *t = arg;
     weft__loop *l = (weft__loop *)(uintptr_t)t->data[0];   /* read before any chunk reuses the record */
+    weft__worker *w = weft__tls_worker;
+    weft__task *next = NULL;
     size_t k;
-    while (share_take(l, false, &k))
+    while (share_take(l, false, &k)) {
+        if (!next && (next = weft__task_alloc(l->s, w)) != NULL) {
+            set_piece(next, share_task, l, 0, 0, w->cur);
+            atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: its submit publishes it */
+        }
+        if (next)
+            weft__hold(w, next);
         l->chunks(l, k, k + 1);
+        if (next && !weft__unhold(w, next))
+            next = NULL;   /* queued while the chunk blocked: it helps on its own */
+    }
+    if (next) {
+        weft__task_free(l->s, w, next);
+        atomic_fetch_sub_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: ours still counts (piece_end below) */
+    }
     piece_end(l);
 }
 
@@ -184,8 +243,9 @@ static bool loop_finished(void *ctx)
     return atomic_load_explicit(&l->pending, memory_order_acquire) == 0;   /* acquire: pairs with the pieces' fetch_sub */
 }
 
-/* A thread outside the scheduler (no weft worker at all). With no
- * workers it runs every chunk itself. With a CPU spare for it (fewer
+/* A thread outside the scheduler (no weft worker at all; with no
+ * workers, one of another scheduler's threads, which runs every chunk
+ * itself, in order). With a CPU spare for it (fewer
  * workers than CPUs), it runs a share of the chunks, 1/(workers + 1) of
  * them, from the front, while the workers take the rest as a root piece;
  * helpers queued after the root take chunks from the back of the share
@@ -197,9 +257,11 @@ static int loop_outside(weft__loop *l, size_t nchunks)
     weft_sched *s = l->s;
     unsigned nw = s->nworkers;
     if (nw == 0) {
-        /* The check an external spawn makes: refused once destroy has
-         * begun. Nothing below touches s, so destroy may go on (there is
-         * nothing for it to wait out, unlike a spawn's queueing). */
+        /* A thread of another scheduler (a plain thread binds to s
+         * instead, loop_run): nobody else would run the chunks, so it
+         * runs them itself, in order. The check an external spawn makes:
+         * refused once destroy has begun. Nothing below touches s, so
+         * destroy may go on. */
         if (atomic_load(&s->shutdown))   /* seq_cst, as every access to shutdown; pairs with destroy's store */
             return WEFT_ESHUTDOWN;
         for (size_t k = 0; k < nchunks; k++)
@@ -255,13 +317,28 @@ static int loop_run(weft__loop *l, size_t nchunks)
     atomic_init(&l->pending, 1);
     weft_waitgroup_init(&l->done, 1);
     int rc = WEFT_OK;
+    bool bound_here = false;
+    if (!w && s->nworkers == 0) {
+        /* A plain thread of a scheduler without workers: it binds for
+         * the loop, so that it runs the chunks as a bound thread does
+         * (one that blocks lets the others run) and unbinds after. The
+         * bind is refused with ESHUTDOWN once destroy has begun, as an
+         * outside spawn is; a destroy meanwhile gets EBUSY. */
+        rc = weft_sched_bind(s);
+        if (rc != WEFT_OK) {
+            weft_waitgroup_destroy(&l->done);
+            return rc;
+        }
+        bound_here = true;
+        w = weft__tls_worker;
+    }
     if (w && w->s == s && (!w->bound || s->nworkers == 0)) {
         /* A task of s, or the thread that runs everything: root inline. */
         run_piece(l, 0, nchunks);
         if (!w->bound)
             weft__help_until(w, loop_finished, l);
     } else if (!w || s->nworkers == 0) {
-        rc = loop_outside(l, nchunks);   /* with workers, only for !w */
+        rc = loop_outside(l, nchunks);
     } else {
         /* A bound thread beside workers (its wait sleeps in the kernel),
          * or a worker of another scheduler (its fiber waits, its worker
@@ -279,6 +356,8 @@ static int loop_run(weft__loop *l, size_t nchunks)
     if (rc == WEFT_OK)
         weft_waitgroup_wait(&l->done);
     weft_waitgroup_destroy(&l->done);
+    if (bound_here)
+        weft_sched_unbind();
     return rc;
 }
 

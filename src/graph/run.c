@@ -39,8 +39,11 @@
  *      run = epoch << 1 | 1 (release). Unlock.
  *   2. Queue roots[0] (from a worker of s: on its deque; from outside: on
  *      the global ring). Each root, before its visit, queues the roots
- *      that head the halves of its range and keeps the next one to visit
- *      after itself (the spread, graph.h).
+ *      that head the halves of its range and holds the next one to visit
+ *      after itself (the spread, graph.h): held in the fiber's state
+ *      (core's weft__hold), so that if the root's function blocks, the
+ *      held root is queued before the fiber leaves. A fiber keeps no
+ *      work to itself while it cannot run it.
  *   3. Visit(t): claim t (CAS ctl to this epoch, RAN or SKIPPED: SKIPPED
  *      if cancelled, poisoned, or the run is cancelled); reset t's join;
  *      run fn; store done. For each successor v: if t was skipped, poison
@@ -262,9 +265,16 @@ void weft__node_entry(void *arg)
     const void *outer = st->graph;
     st->graph = g;
     for (;;) {
-        /* A root spreads before its visit: the run cannot end before it. */
+        /* A root spreads before its visit: the run cannot end before it.
+         * The next root is held, not kept in a local: if t's function
+         * blocks, it is queued before the fiber leaves (weft__hold), so
+         * a root that t waits for is never stuck behind t. */
         weft_task *root = t->npred == 0 ? spread(w, t) : NULL;
+        if (root)
+            weft__hold(w, &root->rec);
         weft_task *next = visit(w, t, &sinks);
+        if (root && !weft__unhold(w, &root->rec))
+            root = NULL;   /* queued while t blocked: it runs as a task of its own */
         if (root) {
             /* Two to go on with: the successor stays (locality), the
              * root is queued. */
@@ -358,8 +368,8 @@ int weft_graph_wait(weft_graph *g)
     weft__waiter me;
     weft__waiter_init(&me, g, "graph", 0);
     weft__waitq_push(&g->waiters, &me);
-    weft__wait(&g->waiters, &me, lock_cb, unlock_cb, g);   /* unlocks; no deadline: always notified */
-    return (int)(intptr_t)me.data;
+    int rc = weft__wait(&g->waiters, &me, lock_cb, unlock_cb, g);   /* unlocks; no deadline: notified, or ENOMEM (no fiber to go on with) */
+    return rc == WEFT_OK ? (int)(intptr_t)me.data : rc;
 }
 
 /* ---- cancelling and state ----------------------------------------------------------- */

@@ -99,11 +99,12 @@ static void rc_pause(void)
 }
 
 /* W's host: a plain thread on the futex, which says when it is queued. */
-static void rc_block(weft__waiter *w, void (*unlock)(void *), void *lock)
+static int rc_block(weft__waiter *w, void (*unlock)(void *), void *lock)
 {
     unlock(lock);
     atomic_store(&rc_w_queued, 1);
     weft__block_thread(w);
+    return WEFT_OK;
 }
 
 static void rc_wake(weft__waiter *w)
@@ -204,13 +205,14 @@ WT_TEST(sync_threads, mutex_unlock_racing_destroy, .timeout = 300)
 static atomic_int hold_queued, hold_go, full_entered;
 static atomic_int full_rc;
 
-static void hold_block(weft__waiter *w, void (*unlock)(void *), void *lock)
+static int hold_block(weft__waiter *w, void (*unlock)(void *), void *lock)
 {
     atomic_store(&hold_queued, 1);
     while (!atomic_load(&hold_go))
         sched_yield();
     unlock(lock);
     weft__block_thread(w);
+    return WEFT_OK;
 }
 
 static const weft__host hold_host = { hold_block, rc_wake, NULL };
@@ -559,7 +561,7 @@ static unsigned index_of(weft__fiber *f)
     return 0;
 }
 
-static void mini_block(weft__waiter *w, void (*unlock)(void *), void *lock)
+static int mini_block(weft__waiter *w, void (*unlock)(void *), void *lock)
 {
     weft__fiber *self = running;
     w->fiber = self;
@@ -569,6 +571,7 @@ static void mini_block(weft__waiter *w, void (*unlock)(void *), void *lock)
     unlock(lock);
     weft__fiber_switch(self, &sched_fiber);
     timed[i] = NULL;
+    return WEFT_OK;
 }
 
 static void mini_wake(weft__waiter *w)
