@@ -42,7 +42,7 @@ extern "C" {
 #define WEFT_ERRNO_MAP(XX)                                                   \
     XX(EINVAL,     -1, "invalid argument")                                   \
     XX(ENOMEM,     -2, "out of memory; nothing was changed")                 \
-    XX(EBUSY,      -3, "object is in use (graph already running)")           \
+    XX(EBUSY,      -3, "object or scheduler is in use")                      \
     XX(ECYCLE,     -4, "the graph has a cycle; nothing was run")             \
     XX(ECANCELED,  -5, "the run finished with cancelled tasks skipped")      \
     XX(ETIMEDOUT,  -6, "timed wait expired")                                 \
@@ -99,11 +99,18 @@ WEFT_API const char *weft_err_name(int err);
  * When alloc returns NULL: the call that needed the memory fails with
  * WEFT_ENOMEM and changes nothing (a create leaves *out NULL). This holds
  * for create, bind, spawn, the graph calls, the parallel helpers and
- * weft_chan_create. Two allocations have no caller to fail back to, and
- * abort with a message instead: growing a worker's timer heap past 256
- * timed waits armed at once on it, and (not an allocation through the
- * hook) mapping a new fiber stack when a task blocks and the worker has
- * no idle fiber. */
+ * weft_chan_create. Growing a worker's timer heap (past 256 timed waits
+ * armed at once on it) fails the timed wait that needed it with
+ * WEFT_ENOMEM; a sleep then sleeps the thread. Not an allocation through
+ * the hook, and also never an abort: mapping a fiber stack. When a task
+ * blocks and its worker has no ready or idle fiber to go on with and none
+ * can be mapped (memory, or vm.max_map_count: a fiber takes two
+ * mappings), the wait returns WEFT_ENOMEM at once and changes nothing
+ * (wait group, event, condition variable, channel, weft_graph_wait,
+ * weft_wait_until, weft_wait_idle); weft_sleep sleeps the thread,
+ * weft_yield does nothing, and weft_mutex_lock, which cannot fail, sleeps
+ * the thread briefly between tries. Fibers stay bounded by what the work
+ * needs, not by the number of tasks started: see "tasks". */
 typedef struct weft_allocator {
     void *(*alloc)(size_t size, void *ctx);
     void (*free)(void *ptr, size_t size, void *ctx);
@@ -119,7 +126,12 @@ WEFT_API void weft_set_allocator(const weft_allocator *a);
 
 /* Default usable bytes per fiber stack. Below every stack lies a 64 KiB
  * guard region (address space, no memory), so that a frame of up to that
- * size that overflows the stack faults and is reported as an overflow. */
+ * size that overflows the stack faults and is reported as an overflow
+ * ("weft: fiber stack overflow", then abort). Every task on a worker, and
+ * every task a bound thread runs while it blocks, runs on such a stack:
+ * fiber_stack_size is what a task gets, less what weft's own frames use
+ * below it (well under 4 KiB), and less what the tasks that
+ * weft_wait_until runs inline on the same stack use. */
 #define WEFT_FIBER_STACK_DEFAULT ((size_t)256 * 1024)
 /* Smallest accepted stack size: smaller requests fail with WEFT_EINVAL. */
 #define WEFT_FIBER_STACK_MIN     ((size_t)16 * 1024)
@@ -134,18 +146,22 @@ typedef struct weft_config {
     unsigned workers;          /* worker threads; WEFT_WORKERS_AUTO (default)
                                   = the CPUs the creating thread may run on
                                   (its affinity mask); 0 = none: tasks run on the
-                                  bound thread whenever it blocks */
-    size_t fiber_stack_size;   /* usable bytes per fiber, default
+                                  bound thread whenever it blocks; more
+                                  than 4096 (AUTO's count too) = EINVAL */
+    size_t fiber_stack_size;   /* usable bytes per fiber, default (and 0)
                                   WEFT_FIBER_STACK_DEFAULT; a 64 KiB guard
-                                  region is added below it */
-    unsigned local_capacity;   /* per-worker deque slots, a power of two;
-                                  default 256 */
+                                  region is added below it. Below
+                                  WEFT_FIBER_STACK_MIN or above 4 GiB =
+                                  EINVAL */
+    unsigned local_capacity;   /* per-worker deque slots, a power of two
+                                  from 2 to 2^20; default 256. Anything
+                                  else (0 and 1 too) = EINVAL */
     unsigned global_interval;  /* poll the global ring first every N ticks;
-                                  default 61 */
+                                  default 61; 0 = EINVAL */
     unsigned lifo_budget;      /* max consecutive runs from the LIFO slot;
-                                  default 3 */
+                                  default 3; 0 = EINVAL */
     unsigned spin_us;          /* search/spin time before a worker sleeps;
-                                  default 50 */
+                                  default 50; above 1000000 = EINVAL */
     unsigned max_searching;    /* workers allowed to steal at once;
                                   0 (default) = half the workers, at least 1 */
     uint64_t seed;             /* seeds each worker's victim order; 0 (default)
@@ -192,8 +208,16 @@ typedef struct weft_config {
 } weft_config;
 
 WEFT_API void weft_config_init(weft_config *cfg);   /* documented defaults */
-/* NULL cfg = defaults. Callable from: any thread. */
+/* NULL cfg = defaults. WEFT_EINVAL: out NULL, or a value of cfg listed
+ * above as refused (weft_config_check says which). Callable from: any
+ * thread. */
 WEFT_API int  weft_sched_create(weft_sched **out, const weft_config *cfg);
+/* Why weft_sched_create would refuse cfg with WEFT_EINVAL: a static
+ * string naming the field and the rule, e.g. "lifo_budget: must be at
+ * least 1" (the first broken rule, in field order); NULL if cfg (or NULL,
+ * the defaults) is accepted. Checks nothing else (memory, threads).
+ * Callable from: any thread. */
+WEFT_API const char *weft_config_check(const weft_config *cfg);
 /* Finishes all queued work and every suspended fiber, joins the workers,
  * frees everything. With workers = 0 the queued tasks run on the calling
  * thread (bound to s for the while if it is not already). A bound
@@ -202,15 +226,23 @@ WEFT_API int  weft_sched_create(weft_sched **out, const weft_config *cfg);
  * of s or a task of s; while threads other than the caller are bound to
  * s; with workers = 0, queued tasks and a caller that is a thread of
  * another scheduler (it cannot run them). External spawns racing it
- * return WEFT_ESHUTDOWN or run; so does weft_sched_bind. Callable from:
- * any thread that is not running one of s's tasks. */
+ * return WEFT_ESHUTDOWN or run; so does weft_sched_bind. Retrying it on
+ * WEFT_EBUSY while other threads unbind is safe: it goes on only once
+ * each of them has stopped touching s. Once it has returned, s is
+ * freed: no call on s (a plain thread's spawn, a bind) may start after
+ * that; the caller must order them, as weft cannot detect such a
+ * use-after-free. Callable from: any thread that is not running one of
+ * s's tasks. */
 WEFT_API int  weft_sched_destroy(weft_sched *s);
 /* This thread may now block on weft primitives and run tasks. EBUSY if
  * it is already a worker or bound; ESHUTDOWN once s is being destroyed. */
 WEFT_API int  weft_sched_bind(weft_sched *s);
 /* Runs work queued on this thread first (workers = 0). From a task
  * running on the bound thread it does nothing (a message on stderr):
- * the task's frames live on what it would free. */
+ * the task's frames live on what it would free. May race a
+ * weft_sched_destroy of the scheduler retried on WEFT_EBUSY: destroy
+ * frees nothing until this call has stopped touching it. Callable from:
+ * the bound thread (elsewhere it does nothing). */
 WEFT_API void weft_sched_unbind(void);
 WEFT_API weft_sched *weft_sched_current(void);      /* NULL on unbound threads */
 WEFT_API unsigned weft_sched_workers(const weft_sched *s);
@@ -226,10 +258,30 @@ WEFT_API int  weft_worker_index(void);  /* 0..workers-1 on a worker, else -1 */
 
 typedef void (*weft_fn)(void *arg);
 
+/* Blocking anywhere. A task may block at any point (a sync primitive, a
+ * channel, weft_sleep, weft_yield, a nested graph's or loop's wait) and
+ * its worker goes on with other work on another fiber. Nothing weft
+ * holds for a task's fiber to run next stays private while it is
+ * blocked: a graph's next root, the rest of a parallel loop, the LIFO
+ * slot are queued where other workers, or this worker's next fiber, take
+ * them, so tasks may wait on each other in any order that can finish.
+ * The one exception is documented at weft_wait_until.
+ *
+ * Fibers. A task that blocks keeps its fiber. Once 256 fibers on one
+ * worker are held by tasks (blocked, yielded, or polling in
+ * weft_wait_until), the worker runs short: it lets every fiber that could
+ * go on (yielded, or whose wait_until predicate holds) run before it
+ * starts a new task, and a WEFT_HINT_YIELD spawn from it goes on its
+ * deque like any other (depth first), so a storm of yields or of
+ * breadth-first recursion needs a few hundred fibers per worker, not one
+ * per task. */
+
 typedef enum weft_hint {
     WEFT_HINT_NONE = 0,   /* default placement */
     WEFT_HINT_NEXT,       /* run next on this worker (LIFO slot) */
-    WEFT_HINT_YIELD       /* go behind everything queued (global ring tail) */
+    WEFT_HINT_YIELD       /* go behind everything queued (global ring tail);
+                             a worker short of fibers (above) queues it as
+                             NONE */
 } weft_hint;
 
 WEFT_API int  weft_spawn(weft_sched *s, weft_fn fn, void *arg);
@@ -246,9 +298,21 @@ WEFT_API int  weft_wait_idle(weft_sched *s);
  * parent's frame for ever. Such a parent waits with a wait group or an
  * event instead, which never runs children inline. On a bound thread
  * beside workers it runs nothing and polls pred (every 20 us).
- * WEFT_ENOTBOUND on a thread that is neither a worker nor bound. */
+ * WEFT_ENOTBOUND on a thread that is neither a worker nor bound;
+ * WEFT_ENOMEM if it had to switch out and no fiber could be mapped for
+ * the worker to go on with ("allocation"). */
 WEFT_API int  weft_wait_until(bool (*pred)(void *ctx), void *ctx);
+/* Lets other ready work run first. Callable from: any thread. On a
+ * worker, and on a thread bound with workers = 0, it puts the caller's
+ * fiber behind what is queued, and returns at once when nothing
+ * else waits to run; on a bound thread beside workers and on any other
+ * thread it calls sched_yield(). */
 WEFT_API void weft_yield(void);
+/* Waits at least ns nanoseconds. Callable from: any thread. On a worker,
+ * and on a thread bound with workers = 0, it suspends the caller's fiber
+ * and the thread runs other work meanwhile; on a bound thread beside
+ * workers and on any other thread it sleeps the thread (nanosleep,
+ * resumed after a signal). */
 WEFT_API int  weft_sleep(uint64_t ns);
 
 /* ---- fiber-aware sync: blocks the fiber, not the thread -------------
@@ -271,7 +335,10 @@ WEFT_API int  weft_sleep(uint64_t ns);
  * never a lost notification. A timeout of 0 only polls (no wait, no fiber
  * switch), except on a condition variable, where it still releases and
  * re-takes the mutex. A wait may end later than its timeout, never
- * earlier. */
+ * earlier. A task's wait (timed or not) may also return WEFT_ENOMEM at
+ * once, having waited for nothing and changed nothing, when its worker
+ * has no fiber to go on with and none can be mapped ("allocation");
+ * a condition variable's wait still returns holding the mutex. */
 
 typedef struct weft_waitgroup { uint64_t private_[8]; } weft_waitgroup;
 typedef struct weft_event     { uint64_t private_[8]; } weft_event;
@@ -443,7 +510,9 @@ WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
  * of other graphs and plain tasks wait as usual. ENOTBOUND, at once, if
  * the run's scheduler has no workers and the caller is neither its bound
  * thread nor one of its tasks (nobody would run the tasks while it
- * sleeps; as weft_wait_idle). Callable from: any thread. */
+ * sleeps; as weft_wait_idle). ENOMEM, at once, from a task whose worker
+ * has no fiber to go on with ("allocation"); the run goes on. Callable
+ * from: any thread. */
 WEFT_API int  weft_graph_wait(weft_graph *g);
 /* Skips every task of the run in flight that has not started yet; tasks
  * already running finish. true if a run was in flight. Later runs are not
@@ -472,13 +541,20 @@ WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
  * blocks), but beside workers queues them and sleeps in the kernel until
  * the workers are done (such a thread runs no tasks while it waits); or
  * any other thread. Such a thread runs chunks itself when a CPU is spare
- * for it: all of them if s has no workers, else about 1/(workers + 1) of
- * them while the workers run the rest and help with its share once free
- * (fewer workers than the CPUs s's creator may run on); with a worker per
- * CPU it sleeps until they are done. begin == end is a no-op; EINVAL: s
- * or a function NULL, or begin > end; ESHUTDOWN: from outside s (not a
- * task or bound thread of s) while s is being destroyed. Bodies may
- * spawn, block and nest loops. */
+ * for it: about 1/(workers + 1) of them while the workers run the rest
+ * and help with its share once free (fewer workers than the CPUs s's
+ * creator may run on); with a worker per CPU it sleeps until they are
+ * done. If s has no workers, such a thread binds to s for the call (as
+ * weft_sched_bind; a weft_sched_destroy meanwhile gets EBUSY) and runs
+ * the chunks as a bound thread does; a thread of another scheduler runs
+ * them itself, in order. begin == end is a no-op; EINVAL: s or a function
+ * NULL, or begin > end; ESHUTDOWN: from outside s (not a task or bound
+ * thread of s) while s is being destroyed; ENOMEM: such a thread could
+ * not bind. Bodies may spawn, block and nest loops, and a chunk may wait
+ * for any other chunk of the same loop (as a task may wait for another:
+ * while a chunk is blocked the chunks after it are queued, one worker or
+ * many), with one exception: in parallel_reduce, a chunk must not wait
+ * for a later chunk of its own run of chunks (below). */
 typedef void (*weft_range_fn)(size_t begin, size_t end, void *arg);
 typedef void (*weft_reduce_fn)(size_t begin, size_t end, void *partial, void *arg);
 typedef void (*weft_combine_fn)(void *into, const void *from, void *arg);
@@ -492,7 +568,9 @@ WEFT_API int weft_parallel_for(weft_sched *s, size_t begin, size_t end, size_t g
  * starts as a copy of identity; combine(into, from, arg) folds from into
  * into (associative; identity must be its neutral element). Chunks are
  * grouped into at most 1024 runs of consecutive chunks, each folded in
- * order from the identity, and the runs are combined in order on the
+ * order from the identity by one fiber (so with more than 1024 chunks a
+ * chunk must not wait for a later one of its run; below that every chunk
+ * is a run of its own), and the runs are combined in order on the
  * calling thread. The grouping depends on the range and grain only, so
  * the result is the same on every run and at every worker count, for
  * floating-point sums too (grain 0 aims at 1024 chunks, whatever the

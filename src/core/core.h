@@ -234,7 +234,9 @@ struct weft_sched {
 
     /* Idle accounting: wait_idle and shutdown. */
     atomic_uint_fast64_t ext_spawned;    /* spawns from threads with no worker */
-    atomic_uint ext_inflight;            /* external spawns between check and submit */
+    atomic_uint ext_inflight;            /* external spawns between check and submit, and
+                                            unbinds past leaving bound[] (sched.c);
+                                            destroy waits for 0 */
     uint64_t retired_spawned;            /* counts of unbound threads, under bound_lock */
     uint64_t retired_completed;
     atomic_uint idle_gen;                /* futex word: bumped when work runs dry */
@@ -333,7 +335,7 @@ bool weft__spin_until(weft_sched *s, bool (*pred)(void *), void *ctx);
 /* Blocking for fiber-aware primitives on workers and on bound threads in
  * single-threaded mode (src/fiber/wait.h). */
 extern const weft__host weft__core_host;
-void weft__timer_arm(weft__worker *w, weft__timer *t);
+bool weft__timer_arm(weft__worker *w, weft__timer *t);   /* false: out of memory, not armed */
 bool weft__timer_disarm(weft__worker *w, weft__timer *t);
 
 /* stall.c */

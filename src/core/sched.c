@@ -2,13 +2,41 @@
  * stats and wait_idle.
  *
  * Synchronization
- *   shutdown   set once by destroy (seq_cst); external spawners announce
- *              themselves in ext_inflight (seq_cst) before reading it, so
- *              destroy, after setting it, waits out every spawn that did
- *              not see it (Dekker on the two variables).
+ *   shutdown   set once by destroy (seq_cst), under bound_lock; external
+ *              spawners announce themselves in ext_inflight (seq_cst)
+ *              before reading it, so destroy, after setting it, waits out
+ *              every spawn that did not see it (Dekker on the two
+ *              variables). bind reads it under bound_lock.
+ *   ext_inflight
+ *              threads that are neither workers nor listed in bound[] and
+ *              still use s: external spawns between their shutdown check
+ *              and their submit (task.c), and unbinds that have left
+ *              bound[] and are still freeing into s. seq_cst RMWs; destroy
+ *              frees nothing before it has read 0 after setting shutdown.
  *   exiting    set by destroy once the scheduler is idle; workers read it
  *              when they run out of work.
- *   bound[]    bound threads' workers: under bound_lock.
+ *   bound[], nbound, retired_*
+ *              bound threads' workers and the counts of those gone: under
+ *              bound_lock.
+ *
+ * Unbind racing destroy. destroy may be retried by one thread while
+ * others unbind (it refuses with EBUSY while any other thread is bound).
+ * Leaving bound[] is what lets destroy through, and unbind still has work
+ * to do on s afterwards (retiring its pool into s's spares, freeing its
+ * worker through s's allocator), so:
+ *   unbind                                destroy
+ *   1. ext_inflight += 1 (seq_cst)        a. lock bound_lock; nbound
+ *   2. retire the pool (spare_lock)          counts only the caller? else
+ *   3. lock bound_lock; leave bound[];       unlock, EBUSY
+ *      fold its counts; unlock            b. shutdown = true; unlock
+ *   4. free its worker (s's allocator)    c. wait until ext_inflight == 0
+ *   5. ext_inflight -= 1 (seq_cst):       d. ... free s
+ *      its last touch of s
+ * If destroy's (a) sees the thread gone, (a) follows its (3) in
+ * bound_lock's order, so (1) happens before (c)'s loads: destroy waits
+ * for (5), whose release makes every touch of s before it happen before
+ * destroy's frees. If (a) comes first, the thread is still counted:
+ * EBUSY, and s is left as it was.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,27 +78,66 @@ static bool pow2(unsigned v)
     return v >= 2 && (v & (v - 1)) == 0;
 }
 
-/* ncpu: cpu_count(), for WEFT_WORKERS_AUTO. */
+/* Largest fiber stack accepted: beyond it a size is a unit mistake (or
+ * past the address space). The fiber layer refuses the same bound. */
+#define STACK_SIZE_MAX ((size_t)1 << 32)
+
+/* Every value weft_sched_create refuses, with the reason
+ * weft_config_check gives: the one list of rules, in field order.
+ * X(refused, reason); c is the config, nw its worker count with
+ * WEFT_WORKERS_AUTO resolved. The reasons are what include/weft.h lists
+ * beside each field. */
+#define WEFT__CONFIG_RULES(X)                                                     \
+    X(nw > 4096,                                                                  \
+      "workers: must be at most 4096 (WEFT_WORKERS_AUTO counts the CPUs)")        \
+    X(c->fiber_stack_size != 0 && (c->fiber_stack_size < WEFT_FIBER_STACK_MIN ||  \
+                                   c->fiber_stack_size > STACK_SIZE_MAX),         \
+      "fiber_stack_size: must be 0 (the default) or from 16 KiB "                 \
+      "(WEFT_FIBER_STACK_MIN) to 4 GiB")                                          \
+    X(!pow2(c->local_capacity) || c->local_capacity > (1u << 20),                 \
+      "local_capacity: must be a power of two from 2 to 2^20")                    \
+    X(c->global_interval == 0,                                                    \
+      "global_interval: must be at least 1")                                      \
+    X(c->lifo_budget == 0,                                                        \
+      "lifo_budget: must be at least 1")                                          \
+    X(c->spin_us > 1000000,                                                       \
+      "spin_us: must be at most 1000000 (1 s)")                                   \
+    X(c->shuffle && nw > 1, /* more threads would add their own order */          \
+      "shuffle: needs workers 0 or 1")                                            \
+    X(c->watchdog_ns != 0 && c->watchdog_ns < 1000000,                            \
+      "watchdog_ns: must be 0 (off) or at least 1000000 (1 ms)")                  \
+    X((c->allocator.alloc == NULL) != (c->allocator.free == NULL),                \
+      "allocator: set both hooks (alloc and free) or neither")
+
+/* The first rule c breaks, NULL if none. nw: c->workers resolved. */
+static const char *config_reason(const weft_config *c, unsigned nw)
+{
+#define WEFT__RULE(refused, reason) \
+    if (refused)                    \
+        return reason;
+    WEFT__CONFIG_RULES(WEFT__RULE)
+#undef WEFT__RULE
+    return NULL;
+}
+
+const char *weft_config_check(const weft_config *cfg)
+{
+    if (!cfg)
+        return NULL;   /* the defaults */
+    unsigned nw = cfg->workers == WEFT_WORKERS_AUTO ? cpu_count() : cfg->workers;
+    return config_reason(cfg, nw);
+}
+
+/* Checks c (the rules above) and fills in what its zeros and
+ * WEFT_WORKERS_AUTO stand for. ncpu: cpu_count(). */
 static int check_config(weft_config *c, unsigned ncpu)
 {
     if (c->workers == WEFT_WORKERS_AUTO)
         c->workers = ncpu;
-    if (c->workers > 4096)
+    if (config_reason(c, c->workers) != NULL)
         return WEFT_EINVAL;
     if (c->fiber_stack_size == 0)
         c->fiber_stack_size = WEFT_FIBER_STACK_DEFAULT;
-    if (c->fiber_stack_size < WEFT_FIBER_STACK_MIN)
-        return WEFT_EINVAL;
-    if (!pow2(c->local_capacity) || c->local_capacity > (1u << 20))
-        return WEFT_EINVAL;
-    if (c->global_interval == 0 || c->lifo_budget == 0)
-        return WEFT_EINVAL;
-    if (c->spin_us > 1000000)
-        return WEFT_EINVAL;
-    if (c->shuffle && c->workers > 1)
-        return WEFT_EINVAL;   /* more threads would add their own order */
-    if (c->watchdog_ns != 0 && c->watchdog_ns < 1000000)
-        return WEFT_EINVAL;
     weft_allocator user = c->allocator;
     return weft__allocator_resolve(&c->allocator, &user);
 }
@@ -282,10 +349,13 @@ int weft_sched_destroy(weft_sched *s)
                         "scheduler; refused (WEFT_EBUSY)\n", others, others == 1 ? " is" : "s are");
         return WEFT_EBUSY;
     }
-    /* No new external spawns; wait out those already past the check. */
+    /* No new external spawns; wait out those already past the check,
+     * and unbinds that have left bound[] but still use s (they announced
+     * themselves in ext_inflight before leaving it, under bound_lock,
+     * which we took after: the load below sees them). */
     atomic_store(&s->shutdown, true);                       /* seq_cst: pairs with ext_inflight */
     pthread_mutex_unlock(&s->bound_lock);
-    while (atomic_load(&s->ext_inflight) != 0)              /* seq_cst */
+    while (atomic_load(&s->ext_inflight) != 0)              /* seq_cst (acquire): pairs with the subs in spawn and unbind */
         sched_yield();
     if (!own && !w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
         /* Spawned by other threads since the first look. */
@@ -428,12 +498,9 @@ void weft_sched_unbind(void)
     /* In single-threaded mode nobody else runs what is queued. */
     if (s->nworkers == 0)
         weft_wait_until(idle_pred, s);
-    pthread_mutex_lock(&s->bound_lock);
-    bound_remove(s, w);
-    /* Keep its counts: idle accounting sums over every worker ever. */
-    s->retired_spawned += w->spawned;
-    s->retired_completed += w->completed;
-    pthread_mutex_unlock(&s->bound_lock);
+    /* Step 1 of unbind (see Synchronization): announce, while still
+     * listed, that this thread goes on using s after it leaves bound[]. */
+    atomic_fetch_add(&s->ext_inflight, 1);   /* seq_cst: before leaving bound[]; a destroy that sees us gone waits for the sub below */
     weft__host_set(NULL);
     weft__fiber_thread_leave();
     weft__tls_worker = NULL;
@@ -441,8 +508,17 @@ void weft_sched_unbind(void)
     /* Records from w's slabs may be queued or pooled anywhere by now:
      * its slabs and free records stay with s until destroy. */
     weft__task_pool_retire(s, &w->pool);
+    pthread_mutex_lock(&s->bound_lock);
+    bound_remove(s, w);
+    /* Keep its counts: idle accounting sums over every worker ever. */
+    s->retired_spawned += w->spawned;
+    s->retired_completed += w->completed;
+    pthread_mutex_unlock(&s->bound_lock);
+    /* Out of bound[]: nobody reads w any more, and s is still ours until
+     * the sub below (destroy waits for it before it frees anything). */
     weft__worker_fini(w);
     weft__free_with(&s->cfg.allocator, w, sizeof *w);
+    atomic_fetch_sub(&s->ext_inflight, 1);   /* seq_cst (release): our last touch of s; pairs with destroy's load after it set shutdown */
 }
 
 weft_sched *weft_sched_current(void)
