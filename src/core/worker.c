@@ -107,15 +107,15 @@ static void heap_down(weft__worker *w, unsigned i)
 }
 
 /* Callable from: owner. Timers live in the waiter's frame; the heap holds
- * pointers, grown by doubling (amortized, and only past the warm size). */
-void weft__timer_arm(weft__worker *w, weft__timer *t)
+ * pointers, grown by doubling (amortized, and only past the warm size).
+ * false: the heap could not grow (out of memory), nothing armed. */
+bool weft__timer_arm(weft__worker *w, weft__timer *t)
 {
     if (w->ntimers == w->timer_cap) {
         unsigned cap = w->timer_cap ? w->timer_cap * 2 : 64;
         weft__timer **n = weft__alloc_with(&w->s->cfg.allocator, sizeof *n * cap);
         if (!n)
-            weft__panic("timer_arm: out of memory growing the timer heap past %u timers on worker %u",
-                        w->timer_cap, w->index);
+            return false;
         if (w->timers) {
             memcpy(n, w->timers, sizeof *n * w->ntimers);
             weft__free_with(&w->s->cfg.allocator, w->timers, sizeof *n * w->timer_cap);
@@ -126,6 +126,7 @@ void weft__timer_arm(weft__worker *w, weft__timer *t)
     t->index = w->ntimers;
     w->timers[w->ntimers++] = t;
     heap_up(w, t->index);
+    return true;
 }
 
 /* Callable from: owner. False if t had fired already. */
@@ -898,20 +899,18 @@ static void wait_timeout(weft__timer *t)
 static __attribute__((noinline))
 int host_block_slow(weft__worker *w, weft__waiter *wt, void (*unlock)(void *), void *lock)
 {
+    /* Both failures come before anything is done: the caller unqueues wt. */
     if (!have_fiber(w))
-        return WEFT_ENOMEM;   /* nothing done: the caller unqueues wt */
+        return WEFT_ENOMEM;   /* no fiber to go on with */
+    wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
+    if (wt->deadline && !weft__timer_arm(w, &tm.timer))
+        return WEFT_ENOMEM;   /* the timer heap could not grow */
     if (WEFT_UNLIKELY(w->track))
         weft__track_note(w, wt->what, wt->obj, wt->deadline);
-    if (!wt->deadline) {
-        unlock(lock);
-        weft__suspend(w);
-        return WEFT_OK;
-    }
-    wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
-    weft__timer_arm(w, &tm.timer);
     unlock(lock);
     weft__suspend(w);
-    weft__timer_disarm(w, &tm.timer);
+    if (wt->deadline)
+        weft__timer_disarm(w, &tm.timer);
     return WEFT_OK;
 }
 
@@ -1210,26 +1209,31 @@ static void sleep_fire(weft__timer *t)
     weft__ready(st->fiber);
 }
 
+static int thread_sleep(uint64_t ns)
+{
+    struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+    return WEFT_OK;
+}
+
 int weft_sleep(uint64_t ns)
 {
     weft__worker *w = weft__tls_worker;
     /* A bound thread beside workers runs no loop; and with no fiber to go
      * on with (none can be mapped), the thread itself sleeps. */
-    if (!w || (w->bound && w->s->nworkers > 0) || !have_fiber(w)) {
-        struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
-        return WEFT_OK;
-    }
+    if (!w || (w->bound && w->s->nworkers > 0) || !have_fiber(w))
+        return thread_sleep(ns);
     uint64_t now = weft__now_ns();
     /* A sleep past the clock's range lasts "forever" (until the end of
      * the clock), not a wrapped, short deadline. */
     uint64_t deadline = ns < UINT64_MAX - now ? now + ns : UINT64_MAX;
     sleep_timer st = { .timer = { .deadline = deadline, .fire = sleep_fire },
                        .fiber = w->cur };
+    if (!weft__timer_arm(w, &st.timer))
+        return thread_sleep(ns);   /* the timer heap could not grow: the thread sleeps */
     if (WEFT_UNLIKELY(w->track))
         weft__track_note(w, "sleep", NULL, st.timer.deadline);
-    weft__timer_arm(w, &st.timer);
     weft__suspend(w);
     return WEFT_OK;
 }

@@ -375,11 +375,13 @@ WT_TEST(block, parallel_chunks_wait_on_later_chunks, .timeout = 60)
 
 /* ---- the LIFO slot and plain spawns ----------------------------------------- */
 
-struct lifo { weft_sched *s; struct gate gt; };
+struct lifo { weft_sched *s; struct gate gt; weft_waitgroup left; };
 
 static void lifo_child(void *p)
 {
-    gate_pass(&((struct lifo *)p)->gt);
+    struct lifo *l = p;
+    gate_pass(&l->gt);
+    weft_waitgroup_done(&l->left);   /* out of the gate's event: it may go */
 }
 
 /* A task puts two children in its LIFO slot (the second displaces the
@@ -391,10 +393,15 @@ static int lifo_slot_blocks(weft_sched *s, void *unused)
         return 0;   /* the slot is a worker's: meaningful from a task */
     struct lifo l = { .s = s };
     gate_init(&l.gt, 3);
+    weft_waitgroup_init(&l.left, 2);
     CHECK(weft_spawn_hint(s, lifo_child, &l, WEFT_HINT_NEXT) == WEFT_OK);
     CHECK(weft_spawn_hint(s, lifo_child, &l, WEFT_HINT_NEXT) == WEFT_OK);
     gate_pass(&l.gt);
     CHECK(atomic_load(&l.gt.in) == 3);
+    /* A child woken by the gate may still be inside its wait on the
+     * event: destroy it only once both have left. */
+    CHECK(weft_waitgroup_wait(&l.left) == WEFT_OK);
+    weft_waitgroup_destroy(&l.left);
     weft_event_destroy(&l.gt.open);
     return 0;
 }
@@ -617,18 +624,21 @@ WT_TEST(fibers, breadth_first_recursion_completes, .timeout = 120)
 
 /* ---- stack overflow on a worker ------------------------------------------------ */
 
-static int recurse_forever(int *depth)
+/* Deep enough to pass any stack weft gives a task (2^30 frames of half
+ * a kilobyte), bounded so that the compiler sees an end. */
+static int recurse_deep(int *depth)
 {
     volatile char pad[512];
     pad[0] = (char)*depth;
-    ++*depth;
-    return recurse_forever(depth) + pad[0];
+    if (++*depth > (1 << 30))
+        return pad[0];
+    return recurse_deep(depth) + pad[0];
 }
 
 static void overflow_task(void *p)
 {
     int depth = 0;
-    *(int *)p = recurse_forever(&depth);
+    *(int *)p = recurse_deep(&depth);
 }
 
 static void overflow_child(void *arg)
@@ -659,7 +669,9 @@ WT_TEST(fibers, worker_task_overflow_is_reported, .timeout = 60)
 }
 
 /* The documented stack size is what a task gets: with 64 KiB stacks, a
- * task using 3/4 of it runs, one using twice that is reported. */
+ * task using 3/4 of it runs, one using 1.5 times it is reported (one
+ * frame lands within the 64 KiB guard, as weft.h promises for frames up
+ * to the guard's size; a bigger single frame could step over it). */
 static void use_stack(void *p)
 {
     size_t n = *(size_t *)p;
@@ -692,7 +704,7 @@ WT_TEST(fibers, task_stack_is_the_configured_size, .timeout = 60)
     char buf[4096];
     int st = wt_run_child(stack_child, (void *)(uintptr_t)(48 * 1024), buf, sizeof buf);
     WT_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "48 KiB of 64: status %#x, stderr: %s", st, buf);
-    st = wt_run_child(stack_child, (void *)(uintptr_t)(128 * 1024), buf, sizeof buf);
-    WT_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "128 KiB of 64: status %#x, stderr: %s", st, buf);
+    st = wt_run_child(stack_child, (void *)(uintptr_t)(96 * 1024), buf, sizeof buf);
+    WT_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "96 KiB of 64: status %#x, stderr: %s", st, buf);
     WT_ASSERT(strstr(buf, "weft: fiber stack overflow") != NULL, "stderr: %s", buf);
 }
