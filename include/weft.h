@@ -131,7 +131,9 @@ WEFT_API void weft_set_allocator(const weft_allocator *a);
  * every task a bound thread runs while it blocks, runs on such a stack:
  * fiber_stack_size is what a task gets, less what weft's own frames use
  * below it (well under 4 KiB), and less what the tasks that
- * weft_wait_until runs inline on the same stack use. */
+ * weft_wait_until runs inline on the same stack use. (Only when no fiber
+ * can be mapped at all does a worker run tasks on its thread's own stack,
+ * and a bound thread with no workers runs them under its own code.) */
 #define WEFT_FIBER_STACK_DEFAULT ((size_t)256 * 1024)
 /* Smallest accepted stack size: smaller requests fail with WEFT_EINVAL. */
 #define WEFT_FIBER_STACK_MIN     ((size_t)16 * 1024)
@@ -265,7 +267,10 @@ typedef void (*weft_fn)(void *arg);
  * blocked: a graph's next root, the rest of a parallel loop, the LIFO
  * slot are queued where other workers, or this worker's next fiber, take
  * them, so tasks may wait on each other in any order that can finish.
- * The one exception is documented at weft_wait_until.
+ * The exceptions, each documented where it applies: children that
+ * weft_wait_until runs inline on the waiter's stack; the chunks of one
+ * run of chunks in weft_parallel_reduce; the chunks a thread outside a
+ * scheduler without workers runs itself, in order.
  *
  * Fibers. A task that blocks keeps its fiber. Once 256 fibers on one
  * worker are held by tasks (blocked, yielded, or polling in
@@ -338,7 +343,8 @@ WEFT_API int  weft_sleep(uint64_t ns);
  * earlier. A task's wait (timed or not) may also return WEFT_ENOMEM at
  * once, having waited for nothing and changed nothing, when its worker
  * has no fiber to go on with and none can be mapped ("allocation");
- * a condition variable's wait still returns holding the mutex. */
+ * a condition variable's wait then returns holding the mutex, which it
+ * has released and taken again meanwhile. */
 
 typedef struct weft_waitgroup { uint64_t private_[8]; } weft_waitgroup;
 typedef struct weft_event     { uint64_t private_[8]; } weft_event;
@@ -544,17 +550,16 @@ WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
  * for it: about 1/(workers + 1) of them while the workers run the rest
  * and help with its share once free (fewer workers than the CPUs s's
  * creator may run on); with a worker per CPU it sleeps until they are
- * done. If s has no workers, such a thread binds to s for the call (as
- * weft_sched_bind; a weft_sched_destroy meanwhile gets EBUSY) and runs
- * the chunks as a bound thread does; a thread of another scheduler runs
- * them itself, in order. begin == end is a no-op; EINVAL: s or a function
- * NULL, or begin > end; ESHUTDOWN: from outside s (not a task or bound
- * thread of s) while s is being destroyed; ENOMEM: such a thread could
- * not bind. Bodies may spawn, block and nest loops, and a chunk may wait
- * for any other chunk of the same loop (as a task may wait for another:
- * while a chunk is blocked the chunks after it are queued, one worker or
- * many), with one exception: in parallel_reduce, a chunk must not wait
- * for a later chunk of its own run of chunks (below). */
+ * done. If s has no workers, such a thread runs every chunk itself, in
+ * order (so there a chunk must not wait for a later one: bind the thread
+ * to let the chunks run as tasks). begin == end is a no-op; EINVAL: s or
+ * a function NULL, or begin > end; ESHUTDOWN: from outside s (not a task
+ * or bound thread of s) while s is being destroyed. Bodies may spawn,
+ * block and nest loops, and a chunk may wait for any other chunk of the
+ * same loop (as a task may wait for another: while a chunk is blocked
+ * the chunks after it are queued, one worker or many), except on such an
+ * outside thread, and in parallel_reduce for a later chunk of its own run
+ * of chunks (below). */
 typedef void (*weft_range_fn)(size_t begin, size_t end, void *arg);
 typedef void (*weft_reduce_fn)(size_t begin, size_t end, void *partial, void *arg);
 typedef void (*weft_combine_fn)(void *into, const void *from, void *arg);

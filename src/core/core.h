@@ -166,7 +166,8 @@ struct weft__worker {
     unsigned global_interval;
     bool shuffle;
     unsigned inline_depth;               /* how deep wait_until runs children inline:
-                                            0 on bound threads and in shuffle mode */
+                                            0 on bound threads beside workers and
+                                            in shuffle mode */
     weft__fiber *idle_fibers;            /* parked at the loop, reusable */
     weft__fiber *ready_head, *ready_tail;/* owner's FIFO of resumable fibers */
     weft__fiber *run_next;               /* woken by the running fiber: runs next */

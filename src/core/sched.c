@@ -281,7 +281,10 @@ static void wait_idle_blocking(weft_sched *s)
 /* Is the caller, one of w's scheduler's own threads, inside a task? A
  * worker runs nothing else (its hooks aside). A bound thread runs tasks
  * only on its loop's fibers, in single-threaded mode: its own code is on
- * its host fiber (tasks never run inline there: inline_depth is 0). */
+ * its host fiber (its spawns go to the global ring, never its deque, so
+ * wait_until runs none inline there). The one exception, when no fiber
+ * can be mapped at all (worker.c, host_runs_one), reads as "not in a
+ * task": such a task's waits fail with WEFT_ENOMEM anyway. */
 static bool in_task(const weft__worker *w)
 {
     return !w->bound || w->cur != &w->host;

@@ -29,6 +29,27 @@
  *                 due timers, runs one local task, releases yielded
  *                 fibers and polls wait_until pollers.
  *   cur, idle_fibers, pollers, timers, blocked: owner only.
+ *   held          per fiber (weft__fstate, core.h): owner only. What the
+ *                 fiber runs next without having queued it; submitted by
+ *                 suspend and weft_yield before the fiber leaves, and by
+ *                 no_fiber and thread_sleep before the thread waits.
+ *   a bound thread's deque and LIFO slot (workers = 0): owner only, and
+ *                 nobody else looks at them (no workers, no stealing);
+ *                 filled only by its tasks' spawns, and empty whenever its
+ *                 own code runs (bound_hand_back on every host resume).
+ *
+ * Blocking a fiber (host_block; weft_wait_until, weft_sleep alike):
+ *   1. Under the primitive's lock, with the waiter queued: have_fiber,
+ *      so that a fiber to go on with exists (ready, idle, or mapped now
+ *      and left idle). If none: publish what the fiber holds, return
+ *      WEFT_ENOMEM; the caller unqueues the waiter, nothing was seen.
+ *   2. Arm the timer if the wait has a deadline (same failure as 1).
+ *   3. Unlock. A notifier may now make this fiber ready: it only queues
+ *      it on this worker, which cannot look before step 5.
+ *   4. Publish what the fiber holds (weft__publish_held).
+ *   5. next_fiber, which finds what step 1 promised, and switch.
+ *   6. Resumed (pinned, on this worker): disarm the timer; on a bound
+ *      thread's host, hand its deque back.
  *
  * Fibers. Every fiber of a worker runs the same loop. A task runs on the
  * fiber that picked it. When it blocks (weft__suspend), its fiber leaves
@@ -356,8 +377,9 @@ static bool others_turn(weft__worker *w)
 }
 
 /* A fiber to continue on: a ready one, an idle one (to run the loop), or
- * a new one; NULL if none is ready or idle and none can be mapped (memory
- * or vm.max_map_count ran out). next_fiber's cases past its first. */
+ * a new one; NULL only if none is ready or idle and none can be mapped
+ * (memory or vm.max_map_count ran out), which have_fiber rules out first.
+ * next_fiber's cases past its first. */
 static __attribute__((noinline)) weft__fiber *next_fiber_slow(weft__worker *w)
 {
     weft__fiber *f;
@@ -374,9 +396,17 @@ static __attribute__((noinline)) weft__fiber *next_fiber_slow(weft__worker *w)
         f->next = NULL;
         return f;
     }
-    if (weft__fiber_create(&w->fibers, &f, fiber_main, w) != WEFT_OK)
-        return NULL;   /* no fiber to be had: the caller waits in place */
-    WEFT__STAT(w, fibers_created, 1);
+    if (weft__fiber_create(&w->fibers, &f, fiber_main, w) == WEFT_OK) {
+        WEFT__STAT(w, fibers_created, 1);
+        return f;
+    }
+    /* None can be mapped: a ready fiber goes on whatever its turn (the
+     * fairness above only orders them). have_fiber, asked before a fiber
+     * commits to block, found one of these or an idle one; NULL is then
+     * unreachable. */
+    f = take_ready(w);
+    if (!f && w->run_next)
+        f = take_run_next(w);
     return f;
 }
 
@@ -429,7 +459,7 @@ static void fire_due_timers(weft__worker *w);
  * owner, on its host fiber. */
 static __attribute__((noinline)) void bound_hand_back(weft__worker *w)
 {
-    if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed))
+    if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed))   /* relaxed: only this thread writes it */
         return;   /* the usual case: nothing left behind */
     weft__task *t = take_lifo(w);
     weft__node *batch[64];
@@ -461,6 +491,7 @@ static __attribute__((noinline)) bool have_fiber_slow(weft__worker *w)
     return true;
 }
 
+/* Callable from: owner (see have_fiber_slow). */
 static inline bool have_fiber(weft__worker *w)
 {
     if (WEFT_LIKELY(w->idle_fibers || w->run_next || w->ready_head))
@@ -525,8 +556,8 @@ static weft__task *grab_global(weft__worker *w)
     unsigned max = 1 + w->deque_capacity / 4;
     if (max > 32)
         max = 32;
-    if (w->bound)
-        max = 1;   /* bound threads have no deque to keep the rest in */
+    if (w->bound && w->s->nworkers > 0)
+        max = 1;   /* such a thread keeps no deque: it runs no loop */
     unsigned n = weft__inject_pop_batch(&s->global, batch, max);
     if (!n)
         return NULL;
@@ -664,7 +695,7 @@ bool weft__work_visible(weft__worker *w)
     weft_sched *s = w->s;
     if (w->ready_head || w->run_next || atomic_load_explicit(&w->inbox, memory_order_relaxed))
         return true;
-    if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed)))
+    if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed)))   /* relaxed: only this thread writes them */
         return true;   /* a bound thread's own queues (weft__bound_runs_tasks): nobody else's work */
     return weft__work_queued(s);
 }
@@ -770,7 +801,7 @@ static void loop(weft__worker *w)
          * a new task may start (and take another fiber if it blocks). */
         if (WEFT_UNLIKELY(weft__short_of_fibers(w))) {
             release_yielded(w);
-            if (w->pollers)
+            if (w->pollers && (w->tick & 3) == 0)   /* every 4th pick: a poll walks every poller */
                 poll_waiters(w);
         } else if ((w->tick & 15) == 0 && w->pollers) {
             poll_waiters(w);
@@ -894,6 +925,16 @@ static void wait_timeout(weft__timer *t)
         weft__ready(wt->fiber);
 }
 
+/* A wait fails for lack of a fiber (or a timer slot): the caller will
+ * not block, but may sleep its thread before trying again (a mutex lock)
+ * or return an error its user may ignore, so what the fiber holds goes
+ * to the queues now, where others can take it. Callable from: owner. */
+static __attribute__((noinline)) int no_fiber(weft__worker *w)
+{
+    weft__publish_held(w);
+    return WEFT_ENOMEM;
+}
+
 /* host_block's general case: the stall tracker notes what the fiber
  * waits on (and weft__suspend lists it), a deadline arms a timer. */
 static __attribute__((noinline))
@@ -901,10 +942,10 @@ int host_block_slow(weft__worker *w, weft__waiter *wt, void (*unlock)(void *), v
 {
     /* Both failures come before anything is done: the caller unqueues wt. */
     if (!have_fiber(w))
-        return WEFT_ENOMEM;   /* no fiber to go on with */
+        return no_fiber(w);
     wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
     if (wt->deadline && !weft__timer_arm(w, &tm.timer))
-        return WEFT_ENOMEM;   /* the timer heap could not grow */
+        return no_fiber(w);   /* the timer heap could not grow: as good as no fiber */
     if (WEFT_UNLIKELY(w->track))
         weft__track_note(w, wt->what, wt->obj, wt->deadline);
     unlock(lock);
@@ -924,7 +965,7 @@ static int host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
     if (WEFT_UNLIKELY(wt->deadline != 0 || w->track))
         return host_block_slow(w, wt, unlock, lock);
     if (WEFT_UNLIKELY(!have_fiber(w)))
-        return WEFT_ENOMEM;   /* nothing done: the caller unqueues wt */
+        return no_fiber(w);   /* nothing done: the caller unqueues wt */
     /* Safe to unlock before switching: a notifier's wake only queues this
      * fiber on its own worker, which cannot look before we are out. */
     unlock(lock);
@@ -1105,6 +1146,32 @@ bool weft__spin_until(weft_sched *s, bool (*pred)(void *), void *ctx)
     }
 }
 
+/* A bound thread of a scheduler without workers waits in its own code
+ * (weft_wait_idle, destroy, unbind) and no fiber can be had: one step of
+ * the loop on the thread's own stack, as a worker's host runs the loop
+ * when it cannot map its first fiber. Due timers fire, pollers are
+ * polled and a queued task runs here, nested under the wait; a task that
+ * blocks in it gets WEFT_ENOMEM from its wait. With nothing to do, a
+ * short sleep: what would change that comes from other threads.
+ * Callable from: owner, on its host fiber. */
+static __attribute__((noinline)) void host_runs_one(weft__worker *w)
+{
+    fire_due_timers(w);
+    release_yielded(w);
+    if (w->pollers)
+        poll_waiters(w);
+    if (w->ready_head || w->run_next)
+        return;   /* a fiber can go on after all: have_fiber will say so */
+    weft__task *t = pick_local(w);
+    if (t) {
+        run_task(w, t);
+        bound_hand_back(w);   /* its spawns went on this thread's deque */
+        return;
+    }
+    struct timespec ts = { 0, WEFT__RETRY_NS };
+    nanosleep(&ts, NULL);
+}
+
 int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
 {
     if (!pred)
@@ -1128,9 +1195,14 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
             continue;
         }
         /* Switch out and let the loop re-poll us: unless no fiber could
-         * go on meanwhile (none can be mapped), the one case this fails. */
-        if (!have_fiber(w))
-            return WEFT_ENOMEM;
+         * go on meanwhile (none can be mapped). */
+        if (!have_fiber(w)) {
+            if (self == &w->host && w->bound) {
+                host_runs_one(w);   /* a bound thread's own code: it may not fail (destroy, unbind) */
+                continue;
+            }
+            return no_fiber(w);
+        }
         st->pred = pred;
         st->pred_ctx = ctx;
         st->poll_next = w->pollers;
@@ -1209,8 +1281,13 @@ static void sleep_fire(weft__timer *t)
     weft__ready(st->fiber);
 }
 
-static int thread_sleep(uint64_t ns)
+/* weft_sleep on the thread itself. What the fiber holds goes to the
+ * queues first: the thread runs nothing meanwhile. Callable from: any
+ * thread (w NULL when it is no worker). */
+static int thread_sleep(weft__worker *w, uint64_t ns)
 {
+    if (w)
+        weft__publish_held(w);
     struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
@@ -1223,7 +1300,7 @@ int weft_sleep(uint64_t ns)
     /* A bound thread beside workers runs no loop; and with no fiber to go
      * on with (none can be mapped), the thread itself sleeps. */
     if (!w || (w->bound && w->s->nworkers > 0) || !have_fiber(w))
-        return thread_sleep(ns);
+        return thread_sleep(w, ns);
     uint64_t now = weft__now_ns();
     /* A sleep past the clock's range lasts "forever" (until the end of
      * the clock), not a wrapped, short deadline. */
@@ -1231,7 +1308,7 @@ int weft_sleep(uint64_t ns)
     sleep_timer st = { .timer = { .deadline = deadline, .fire = sleep_fire },
                        .fiber = w->cur };
     if (!weft__timer_arm(w, &st.timer))
-        return thread_sleep(ns);   /* the timer heap could not grow: the thread sleeps */
+        return thread_sleep(w, ns);   /* the timer heap could not grow: the thread sleeps */
     if (WEFT_UNLIKELY(w->track))
         weft__track_note(w, "sleep", NULL, st.timer.deadline);
     weft__suspend(w);

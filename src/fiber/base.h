@@ -14,6 +14,10 @@
 #include "weft.h"
 
 #define WEFT_CACHELINE 64
+/* A thread that wanted to block on a fiber and could not (no fiber could
+ * be mapped) sleeps this long in the kernel before it tries again. */
+#define WEFT__RETRY_NS 50000
+
 #define WEFT_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define WEFT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define WEFT_UNUSED(x)   ((void)(x))

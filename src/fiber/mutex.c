@@ -149,7 +149,7 @@ static void sema_wait(mutex_impl *m, weft_mutex *p, bool first)
          * then sleeps a moment in the kernel and queues again. */
         if (weft__wait(&m->q, &w, weft__spin_lock_fn, weft__spin_unlock_fn, &m->lock) == WEFT_OK)
             return;
-        struct timespec ts = { 0, 50000 };
+        struct timespec ts = { 0, WEFT__RETRY_NS };
         nanosleep(&ts, NULL);
     }
 }

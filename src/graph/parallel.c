@@ -43,6 +43,13 @@
  *             caller, and lets the caller free the loop once wait returns.
  *   a piece   (loop, b, e) in its task record's data words, written before
  *             the push that publishes the record.
+ *   held      run_held's rest and share_task's next helper: a record in
+ *             the fiber's held slot (core's weft__hold), counted in
+ *             pending from the start; if the chunk blocks, suspend
+ *             submits it and it ends itself (piece_end); if not, the
+ *             holder frees it and takes its count back with a relaxed
+ *             fetch_sub, which cannot reach zero (the holder's own piece
+ *             still counts; its piece_end, acq_rel, carries the writes).
  *   share     an outside caller's chunks [lo, hi) in one word; the caller
  *             takes from the front and helpers from the back, each chunk
  *             by one CAS (relaxed: it only splits indices; a helper's
@@ -51,6 +58,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "graph.h"
 
@@ -142,7 +150,9 @@ static void run_held(weft__loop *l, weft__worker *w, size_t b, size_t e)
     }
     atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: a submit of the rest publishes it */
     for (; b + 1 < e; b++) {
-        set_piece(rest, piece_task, l, b + 1, e, w->cur);
+        /* No spawner: once queued the rest is nobody's child, so a
+         * weft_wait_until in a later chunk never runs it inline. */
+        set_piece(rest, piece_task, l, b + 1, e, NULL);
         weft__hold(w, rest);
         l->chunks(l, b, b + 1);
         if (!weft__unhold(w, rest))
@@ -221,7 +231,7 @@ static void share_task(void *arg)
     size_t k;
     while (share_take(l, false, &k)) {
         if (!next && (next = weft__task_alloc(l->s, w)) != NULL) {
-            set_piece(next, share_task, l, 0, 0, w->cur);
+            set_piece(next, share_task, l, 0, 0, NULL);   /* nobody's child, as in run_held */
             atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: its submit publishes it */
         }
         if (next)
@@ -243,9 +253,9 @@ static bool loop_finished(void *ctx)
     return atomic_load_explicit(&l->pending, memory_order_acquire) == 0;   /* acquire: pairs with the pieces' fetch_sub */
 }
 
-/* A thread outside the scheduler (no weft worker at all; with no
- * workers, one of another scheduler's threads, which runs every chunk
- * itself, in order). With a CPU spare for it (fewer
+/* A thread outside the scheduler (no weft worker at all, or one of
+ * another scheduler's). With no workers it runs every chunk itself, in
+ * order. With a CPU spare for it (fewer
  * workers than CPUs), it runs a share of the chunks, 1/(workers + 1) of
  * them, from the front, while the workers take the rest as a root piece;
  * helpers queued after the root take chunks from the back of the share
@@ -257,11 +267,11 @@ static int loop_outside(weft__loop *l, size_t nchunks)
     weft_sched *s = l->s;
     unsigned nw = s->nworkers;
     if (nw == 0) {
-        /* A thread of another scheduler (a plain thread binds to s
-         * instead, loop_run): nobody else would run the chunks, so it
-         * runs them itself, in order. The check an external spawn makes:
-         * refused once destroy has begun. Nothing below touches s, so
-         * destroy may go on. */
+        /* Nobody else would run the chunks: the caller runs them itself,
+         * in order (so here a chunk must not wait for a later one; a
+         * bound thread runs them as tasks instead). The check an external
+         * spawn makes: refused once destroy has begun. Nothing below
+         * touches s, so destroy may go on. */
         if (atomic_load(&s->shutdown))   /* seq_cst, as every access to shutdown; pairs with destroy's store */
             return WEFT_ESHUTDOWN;
         for (size_t k = 0; k < nchunks; k++)
@@ -309,6 +319,21 @@ static int loop_outside(weft__loop *l, size_t nchunks)
     return WEFT_OK;
 }
 
+/* Waits until every piece of l has ended: l lives in the caller's frame,
+ * so this may not fail. A task's wait fails (WEFT_ENOMEM) only when its
+ * worker has no fiber to go on with and none can be mapped: then it runs
+ * its own queued pieces inline where it can, sleeps a moment, and waits
+ * again. Callable from: the loop's caller. */
+static void wait_loop(weft__loop *l, weft__worker *w)
+{
+    while (weft_waitgroup_wait(&l->done) != WEFT_OK) {
+        if (w && w->s == l->s && !w->bound)
+            weft__help_until(w, loop_finished, l);
+        struct timespec ts = { 0, WEFT__RETRY_NS };
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Runs chunks [0, nchunks) of l and waits for all of them. */
 static int loop_run(weft__loop *l, size_t nchunks)
 {
@@ -317,21 +342,6 @@ static int loop_run(weft__loop *l, size_t nchunks)
     atomic_init(&l->pending, 1);
     weft_waitgroup_init(&l->done, 1);
     int rc = WEFT_OK;
-    bool bound_here = false;
-    if (!w && s->nworkers == 0) {
-        /* A plain thread of a scheduler without workers: it binds for
-         * the loop, so that it runs the chunks as a bound thread does
-         * (one that blocks lets the others run) and unbinds after. The
-         * bind is refused with ESHUTDOWN once destroy has begun, as an
-         * outside spawn is; a destroy meanwhile gets EBUSY. */
-        rc = weft_sched_bind(s);
-        if (rc != WEFT_OK) {
-            weft_waitgroup_destroy(&l->done);
-            return rc;
-        }
-        bound_here = true;
-        w = weft__tls_worker;
-    }
     if (w && w->s == s && (!w->bound || s->nworkers == 0)) {
         /* A task of s, or the thread that runs everything: root inline. */
         run_piece(l, 0, nchunks);
@@ -354,10 +364,8 @@ static int loop_run(weft__loop *l, size_t nchunks)
         }
     }
     if (rc == WEFT_OK)
-        weft_waitgroup_wait(&l->done);
+        wait_loop(l, w);
     weft_waitgroup_destroy(&l->done);
-    if (bound_here)
-        weft_sched_unbind();
     return rc;
 }
 
