@@ -388,6 +388,8 @@ void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
         return;
     }
 notify:
+    if (WEFT_UNLIKELY(w->bound))
+        return;   /* a bound thread's own queues: no other thread may take from them */
     weft__notify_work(s);
 }
 
