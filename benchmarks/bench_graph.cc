@@ -9,6 +9,11 @@
 //   chain_2^20, chain_2^23      a linear chain (continuation, no queue)
 //   tree_2^20                   a binary tree, each node precedes two
 //   wavefront_256, _1024        a grid of blocks; (i,j) after (i-1,j), (i,j-1)
+//   wavefront_4096_8x8          Taskflow's wavefront: a 4096x4096 matrix in
+//                               8x8 blocks, a 512x512 grid of tasks (262,144);
+//                               each task computes its block's value from
+//                               the blocks above and to its left (a few ns,
+//                               the same code for every runtime)
 //   matmul_128, _512, _1024     C = A x B in 32x32 blocks: init tasks for
 //                               A and B, then C(i,j) += A(i,k) B(k,j) as a
 //                               chain over k per (i,j)
@@ -17,6 +22,19 @@
 // weft and oneTBB build their graph once and run it every iteration (what
 // both are for); OpenMP has no reusable graph, so its tasks and depend
 // clauses are made every iteration, in topological order, by one thread.
+//
+// "<shape>_<size>_brd_t<threads>/<system>" (brd: build + run + destroy) is
+// the field's shape of the same rows, what Taskflow's and oneTBB's own
+// graph benchmarks time: every iteration creates the graph, adds every
+// task and edge, runs it, waits for it and destroys it (weft: create, add,
+// precede, run, wait, destroy, the first run's cycle check included;
+// oneTBB: a flow::graph and its continue_nodes and edges, try_put to the
+// roots, wait_for_all, destroy). The scheduler (oneTBB's global_control)
+// is made before the loop and one untimed iteration runs first. Their
+// sequential baseline is <shape>_<size>_seq's, the same loop. After the
+// timed loop each brd case checks that every timed run ran every task
+// once, then runs once more from zeroed results and compares them with the
+// sequential loop's; a mismatch marks the case with an error.
 // Public API only. libgomp's idle threads spin and slow whatever runs
 // next, so the program re-executes itself with OMP_WAIT_POLICY=passive
 // unless the variable is set.
@@ -28,6 +46,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -43,12 +62,23 @@ namespace {
 
 // ---- the DAGs -------------------------------------------------------------
 
-enum class Kind { Trivial, MatInitA, MatInitB, MatMul };
+enum class Kind { Trivial, MatInitA, MatInitB, MatMul, Wave };
 
 struct Node {
     Kind kind = Kind::Trivial;
-    uint32_t i = 0, j = 0, k = 0;      // block coordinates for matmul
+    uint32_t i = 0, j = 0, k = 0;      // block coordinates for matmul, wave
 };
+
+// What a wavefront_4096_8x8 task computes for its block from the values
+// of the blocks above and to its left: a hash, so that a block that runs
+// before either of them, or not at all, changes the final grid.
+inline uint32_t wave_mix(uint32_t up, uint32_t left) {
+    uint32_t x = up * 0x9e3779b1u ^ (left + 0x7f4a7c15u);
+    x ^= x >> 15;
+    x *= 0x2c1b3c6du;
+    x ^= x >> 12;
+    return x;
+}
 
 // Nodes are numbered in a topological order; preds[v] lists v's
 // predecessors (all numbered below v).
@@ -59,6 +89,14 @@ struct Dag {
     // matmul
     uint32_t n = 0, bs = 0, nb = 0;
     std::vector<double> a, b, c;
+    // wave: one value per block, row-major (node v is block (v / side, v % side))
+    uint32_t wside = 0;
+    std::vector<uint32_t> wave;
+    // preds flattened (CSR), for the brd cases' build loops: flat()
+    std::vector<uint32_t> poff, pflat;
+    // the sequential loop's results from zeroed ones: reference()
+    bool have_ref = false;
+    uint64_t ref = 0;
 
     uint32_t add(Node nd = Node{}) {
         nodes.push_back(nd);
@@ -109,7 +147,64 @@ struct Dag {
                 }
             break;
         }
+        case Kind::Wave:
+            wave[v] = wave_mix(nd.i ? wave[v - wside] : 0x243f6a88u, nd.j ? wave[v - 1] : 0x85a308d3u);
+            break;
         }
+    }
+
+    // The predecessor lists in two flat arrays (made once).
+    void flat() {
+        if (!poff.empty()) return;
+        poff.reserve(size() + 1);
+        pflat.reserve(edges());
+        for (auto &p : preds) {
+            poff.push_back(uint32_t(pflat.size()));
+            pflat.insert(pflat.end(), p.begin(), p.end());
+        }
+        poff.push_back(uint32_t(pflat.size()));
+    }
+
+    // ---- checking a run's results
+
+    // Zeroes what the tasks write (a and b are rewritten by their init tasks).
+    void clear_results() {
+        std::fill(slot.begin(), slot.end(), 0);
+        std::fill(c.begin(), c.end(), 0.0);
+        std::fill(wave.begin(), wave.end(), 0u);
+    }
+    // A hash of what the tasks wrote.
+    uint64_t digest() const {
+        uint64_t h = 0xcbf29ce484222325ull;
+        auto eat = [&h](const void *p, size_t n) {
+            const unsigned char *q = static_cast<const unsigned char *>(p);
+            for (size_t k = 0; k < n; k++) h = (h ^ q[k]) * 0x100000001b3ull;
+        };
+        eat(slot.data(), slot.size() * sizeof slot[0]);
+        eat(c.data(), c.size() * sizeof c[0]);
+        eat(wave.data(), wave.size() * sizeof wave[0]);
+        return h;
+    }
+    // digest() after one sequential run from zeroed results (made once).
+    uint64_t reference() {
+        if (!have_ref) {
+            clear_results();
+            for (uint32_t v = 0; v < size(); v++) run(v);
+            ref = digest();
+            have_ref = true;
+        }
+        return ref;
+    }
+    // The trivial tasks' runs so far: every run adds one per trivial task.
+    uint64_t trivial_runs() const {
+        uint64_t s = 0;
+        for (int64_t x : slot) s += uint64_t(x);
+        return s;
+    }
+    uint64_t trivial_tasks() const {
+        uint64_t n = 0;
+        for (const Node &nd : nodes) n += nd.kind == Kind::Trivial;
+        return n;
     }
 };
 
@@ -143,6 +238,23 @@ std::unique_ptr<Dag> make_wavefront(uint32_t side) {
             if (j) d->edge(v - 1, v);
         }
     d->slot.assign(d->size(), 0);
+    return d;
+}
+
+// Taskflow's wavefront: an m x m matrix in bs x bs blocks, one task per
+// block, (i,j) after (i-1,j) and (i,j-1).
+std::unique_ptr<Dag> make_wave_blocks(uint32_t m, uint32_t bs) {
+    auto d = std::make_unique<Dag>();
+    uint32_t side = m / bs;
+    d->wside = side;
+    for (uint32_t i = 0; i < side; i++)
+        for (uint32_t j = 0; j < side; j++) {
+            uint32_t v = d->add(Node{Kind::Wave, i, j, 0});
+            if (i) d->edge(v - side, v);
+            if (j) d->edge(v - 1, v);
+        }
+    d->slot.assign(d->size(), 0);
+    d->wave.assign(d->size(), 0);
     return d;
 }
 
@@ -224,6 +336,69 @@ void bench_weft(benchmark::State &st, Dag *d, unsigned threads) {
     weft_sched_destroy(s);
 }
 
+// The brd cases' checks around their timed loop: once() builds, runs,
+// waits for and destroys the graph, false on an error.
+template <class F>
+void brd_loop(benchmark::State &st, Dag *d, F once) {
+    d->flat();
+    uint64_t ref = d->reference(), ntriv = d->trivial_tasks();
+    if (!once()) {            // untimed: the workers' first run
+        st.SkipWithError("build + run + destroy failed");
+        return;
+    }
+    uint64_t before = d->trivial_runs();
+    bool ok = true;
+    for (auto _ : st)
+        ok &= once();
+    st.SetItemsProcessed(int64_t(st.iterations()) * int64_t(d->size()));
+    if (!ok) {
+        st.SkipWithError("build + run + destroy failed");
+        return;
+    }
+    if (d->trivial_runs() - before != uint64_t(st.iterations()) * ntriv) {
+        st.SkipWithError("WRONG: a timed run did not run every task once");
+        return;
+    }
+    d->clear_results();
+    if (!once() || d->digest() != ref)
+        st.SkipWithError("WRONG: a run's results differ from the sequential loop's");
+}
+
+// Build + run + wait + destroy every iteration.
+void bench_weft_brd(benchmark::State &st, Dag *d, unsigned threads) {
+    weft_config cfg;
+    weft_config_init(&cfg);
+    cfg.workers = threads;
+    weft_sched *s = nullptr;
+    if (weft_sched_create(&s, &cfg) != WEFT_OK) {
+        st.SkipWithError("weft_sched_create failed");
+        return;
+    }
+    uint32_t n = uint32_t(d->size());
+    std::vector<WeftArg> args(n);
+    for (uint32_t v = 0; v < n; v++) args[v] = WeftArg{d, v};
+    std::vector<weft_task *> t(n);
+    brd_loop(st, d, [&]() {
+        const uint32_t *off = d->poff.data(), *pf = d->pflat.data();
+        weft_graph *g = nullptr;
+        if (weft_graph_create(&g) != WEFT_OK) return false;
+        int err = 0;
+        for (uint32_t v = 0; v < n; v++) {
+            weft_task *tv = t[v] = weft_graph_add(g, weft_node, &args[v]);
+            if (!tv) {
+                err = 1;
+                break;
+            }
+            for (uint32_t k = off[v]; k < off[v + 1]; k++) err |= weft_task_precede(t[pf[k]], tv);
+        }
+        if (!err) err = weft_graph_run(s, g);
+        if (!err) err = weft_graph_wait(g);
+        err |= weft_graph_destroy(g);
+        return err == 0;
+    });
+    weft_sched_destroy(s);
+}
+
 // ---- oneTBB flow graph -------------------------------------------------------------
 
 void bench_tbb(benchmark::State &st, Dag *d, unsigned threads) {
@@ -247,6 +422,36 @@ void bench_tbb(benchmark::State &st, Dag *d, unsigned threads) {
         g.wait_for_all();
     }
     st.SetItemsProcessed(int64_t(st.iterations()) * int64_t(d->size()));
+    st.SetLabel("baseline");
+}
+
+// Build + run + wait + destroy every iteration: a flow::graph, a
+// continue_node per task, an edge per dependency, try_put to the roots.
+void bench_tbb_brd(benchmark::State &st, Dag *d, unsigned threads) {
+    namespace flow = oneapi::tbb::flow;
+    using node_t = flow::continue_node<flow::continue_msg>;
+    oneapi::tbb::global_control gc(oneapi::tbb::global_control::max_allowed_parallelism, threads);
+    uint32_t n = uint32_t(d->size());
+    std::vector<std::unique_ptr<node_t>> nodes;
+    std::vector<node_t *> roots;
+    nodes.reserve(n);
+    brd_loop(st, d, [&]() {
+        const uint32_t *off = d->poff.data(), *pf = d->pflat.data();
+        {
+            flow::graph g;
+            for (uint32_t v = 0; v < n; v++) {
+                nodes.push_back(std::make_unique<node_t>(g, [d, v](const flow::continue_msg &) { d->run(v); }));
+                node_t &nv = *nodes.back();
+                if (off[v] == off[v + 1]) roots.push_back(&nv);
+                for (uint32_t k = off[v]; k < off[v + 1]; k++) flow::make_edge(*nodes[pf[k]], nv);
+            }
+            for (node_t *r : roots) r->try_put(flow::continue_msg());
+            g.wait_for_all();
+            nodes.clear();    // the nodes go before their graph
+            roots.clear();
+        }
+        return true;
+    });
     st.SetLabel("baseline");
 }
 
@@ -299,6 +504,7 @@ struct Case {
 std::unique_ptr<Dag> mk_chain(uint32_t a, uint32_t) { return make_chain(a); }
 std::unique_ptr<Dag> mk_tree(uint32_t a, uint32_t) { return make_tree(a); }
 std::unique_ptr<Dag> mk_wave(uint32_t a, uint32_t) { return make_wavefront(a); }
+std::unique_ptr<Dag> mk_wave_blocks(uint32_t a, uint32_t b) { return make_wave_blocks(a, b); }
 std::unique_ptr<Dag> mk_par(uint32_t a, uint32_t) { return make_parallel(a); }
 std::unique_ptr<Dag> mk_mm(uint32_t a, uint32_t b) { return make_matmul(a, b); }
 
@@ -326,6 +532,7 @@ int main(int argc, char **argv) {
     add("tree_2^20", mk_tree, 20, 0);
     add("wavefront_256", mk_wave, 256, 0);
     add("wavefront_1024", mk_wave, 1024, 0);
+    add("wavefront_4096_8x8", mk_wave_blocks, 4096, 8);
     add("matmul_128", mk_mm, 128, 32);
     add("matmul_512", mk_mm, 512, 32);
     add("matmul_1024", mk_mm, 1024, 32);
@@ -348,6 +555,16 @@ int main(int argc, char **argv) {
                 [l, t](benchmark::State &st) { bench_tbb(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
             benchmark::RegisterBenchmark((group + "/omp").c_str(),
                 [l, t](benchmark::State &st) { bench_omp(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
+        }
+        // Build + run + destroy beside them (OpenMP's rows above already
+        // make their tasks every iteration).
+        for (unsigned t : threads) {
+            Lazy *l = lc.get();
+            std::string group = l->c.name + "_brd_t" + std::to_string(t);
+            benchmark::RegisterBenchmark((group + "/weft").c_str(),
+                [l, t](benchmark::State &st) { bench_weft_brd(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
+            benchmark::RegisterBenchmark((group + "/tbb").c_str(),
+                [l, t](benchmark::State &st) { bench_tbb_brd(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
         }
     }
     return weft_bench_run(argc, argv);

@@ -19,7 +19,8 @@ the benchmark sources:
     compared with: the ratio is baseline time / case time, so 20x means
     the case is twenty times faster than that baseline. A <base>_t<T>
     group (fib<N>, the graph shapes) is also compared with <base>_seq's
-    sequential case.
+    sequential case; a graph's <base>_brd_t<T> group (build + run +
+    destroy every iteration) with the same <base>_seq.
 
 The Markdown needs the Python 3 standard library only. The plots need
 matplotlib (Debian: python3-matplotlib), drawn with the Agg backend; when
@@ -64,6 +65,8 @@ BUDGETS = {
     "oneway/weft_fiber_switch": 5.0,
     "roundtrip/weft_fiber_resume_suspend": 30.0,
     "pingpong/weft_one_worker": 100.0,
+    # issue 18: build + run + wait + destroy of a 2^20 chain, 1 thread
+    "chain_2^20_brd_t1/weft": 40.0,
 }
 
 # Budgets per task in ns*thread (wall ns per item times the group's
@@ -133,6 +136,11 @@ SUMMARY = [
     ("chain_2^23_tMAX", "weft", "graph: linear chain of 2^23 tasks, {t} threads"),
     ("tree_2^20_tMAX", "weft", "graph: binary tree of 2^20 tasks, {t} threads"),
     ("wavefront_256_tMAX", "weft", "graph: wavefront of 256x256 tasks, {t} threads"),
+    ("chain_2^20_brd_t1", "weft", "graph: build + run + destroy, chain of 2^20 tasks, 1 thread"),
+    ("chain_2^20_brd_tMAX", "weft", "graph: build + run + destroy, chain of 2^20 tasks, {t} threads"),
+    ("tree_2^20_brd_tMAX", "weft", "graph: build + run + destroy, binary tree of 2^20 tasks, {t} threads"),
+    ("wavefront_4096_8x8_brd_tMAX", "weft",
+     "graph: build + run + destroy, wavefront 4096 in 8x8 blocks (512x512 tasks), {t} threads"),
     ("matmul_512_tMAX", "weft", "graph: blocked matmul 512 (32x32 blocks), {t} threads"),
     ("parallel_10^6_tMAX", "weft", "graph: 10^6 independent tasks, {t} threads"),
     ("oneway", "weft_fiber_switch", "one-way fiber switch"),
@@ -345,13 +353,20 @@ def index(rows):
     return by_group
 
 
+def seq_group(base):
+    """The sequential group of a <base>_t<T> group's base: 'fib30' ->
+    'fib30_seq'; a graph's build + run + destroy rows share the warm
+    rows' loop: 'chain_2^20_brd' -> 'chain_2^20_seq'."""
+    return re.sub(r"_brd$", "", base) + "_seq"
+
+
 def baselines_of(group, by_group):
-    """The group's own baselines, then <base>_seq's sequential case for a
-    <base>_t<T> group (fib<N>, and the graph shapes)."""
+    """The group's own baselines, then the sequential case of seq_group()
+    for a <base>_t<T> group (fib<N>, and the graph shapes)."""
     own = [r for r in by_group.get(group, []) if r.baseline]
     m = re.match(r"^(.+)_t\d+$", group)
     if m:
-        own += [r for r in by_group.get(m.group(1) + "_seq", []) if r.case == "sequential"]
+        own += [r for r in by_group.get(seq_group(m.group(1)), []) if r.case == "sequential"]
     return own
 
 
@@ -425,6 +440,19 @@ def group_note(group, rows, by_group):
                     "(vs sequential: %s) come from the order the blocks run in, with its cache "
                     "effects, and from this machine's noise (the CV column), not from "
                     "scheduling overhead." % spread, ""]
+    if re.match(r"^chain_2\^20_brd_t1$", group):
+        return ["The *_brd_t<T>* groups time what a graph costs its user when it is made for "
+                "one run, the way Taskflow's and oneTBB's own graph benchmarks time it: every "
+                "iteration creates the graph, adds every task and edge, runs it, waits and "
+                "destroys it (weft: `weft_graph_create`, `weft_graph_add`, "
+                "`weft_task_precede`, `weft_graph_run` with its first-run cycle check, "
+                "`weft_graph_wait`, `weft_graph_destroy`; oneTBB: a `flow::graph` with a "
+                "`continue_node` per task and `make_edge` per dependency, `try_put` to the "
+                "roots, `wait_for_all`, destroy). The scheduler is made before the timed loop. "
+                "The same shapes' *_t<T>* groups run a graph built once (warm runs); "
+                "*sequential* is the same loop as theirs. Each brd case checks after its "
+                "timed loop that every run ran every task once and that one more run gives "
+                "the sequential loop's results.", ""]
     m = re.match(r"^spawn_join_t(\d+)$", group)
     if m:
         return ["Each thread has 64 roots; a root spawns 64 empty tasks and joins them, 256 "
@@ -909,7 +937,7 @@ def plots(results_dir, rows, meta):
                     color, style, marker = dict(FAMILIES)[f], ("--", "-.", ":")[k % 3], "os^"[k % 3]
                 ax.plot(xs, ys, marker=marker, markersize=4, linewidth=1.7 if style == "-" else 1.1,
                         linestyle=style, color=color, label=case)
-            seq = [r for r in by_group.get(base + "_seq", []) if r.ns_per_item]
+            seq = [r for r in by_group.get(seq_group(base), []) if r.ns_per_item]
             for r in seq:
                 ax.axhline(r.ns_per_item, color=dict(FAMILIES)["sequential"], linestyle=":",
                            linewidth=1.1, label=r.case)
