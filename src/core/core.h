@@ -9,9 +9,12 @@
  *   pinned   a suspended fiber resumes on the worker it blocked on.
  *
  * Files: sched.c (create/destroy/bind, config, stats), worker.c (the loop,
- * picking, stealing, suspending fibers, timers), park.c (two-phase
- * parking), task.c (records, spawn, wait_idle), stall.c (what blocked
- * fibers wait on, the stall watchdog, state dumps).
+ * picking, stealing, worker threads), ready.c (fibers made ready: inbox,
+ * FIFO, run_next), block.c (suspending fibers, the host primitives block
+ * through), waiting.c (wait_until, yield), timer.c (the timer heap,
+ * sleep), park.c (two-phase parking), task.c (records, spawn, wait_idle),
+ * stall.c (what blocked fibers wait on, the stall watchdog, state dumps).
+ * worker.h holds what the worker files share among themselves.
  */
 #ifndef WEFT_CORE_H
 #define WEFT_CORE_H
@@ -300,19 +303,16 @@ void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
  * that is not a worker of s. */
 int  weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint);
 
-/* worker.c */
+/* worker.c, ready.c, block.c, waiting.c, timer.c */
 void *weft__worker_thread(void *arg);
 int  weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound);
 void weft__worker_fini(weft__worker *w);
-/* Runs w's loop on the calling thread until pred(ctx) holds (bound
- * threads and the single-threaded mode). */
-void weft__worker_run_until(weft__worker *w, bool (*pred)(void *), void *ctx);
 /* Work-first help for a waiting task: runs the calling fiber's own
  * newest children inline while !pred(ctx), and returns pred(ctx) once
  * none is on top of w's deque (the rest were stolen, or others' work is
  * on top). Never suspends. Callable from: a task on w, its owner. */
 bool weft__help_until(weft__worker *w, bool (*pred)(void *), void *ctx);
-/* Suspends the current fiber of w until weft__fiber_ready(f). Callable
+/* Suspends the current fiber of w until weft__ready(f). Callable
  * from: a fiber on its own worker. */
 void weft__suspend(weft__worker *w);
 /* Makes a fiber suspended by weft__suspend runnable again. Callable from:

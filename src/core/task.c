@@ -367,7 +367,7 @@ void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
         if (hint == WEFT_HINT_NEXT) {
             WEFT_TSAN_RELEASE(t);
             weft__node *old = atomic_exchange_explicit(&w->lifo, &t->node,
-                                                       memory_order_acq_rel);  /* acq_rel: publishes t, takes old; pairs with the exchange in take_lifo/steal */
+                                                       memory_order_acq_rel);  /* acq_rel: publishes t, takes old; pairs with the exchange in weft__take_lifo/steal */
             if (!old)
                 goto notify;
             WEFT_TSAN_ACQUIRE(old);

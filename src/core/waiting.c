@@ -1,0 +1,175 @@
+/* This file is private to weft: waiting in a task: weft_wait_until (with
+ * its work-first inline runs), weft__help_until, weft__spin_until and
+ * weft_yield.
+ *
+ * Synchronization
+ *   pollers       owner only. Fibers suspended in weft_wait_until, linked
+ *                 through their weft__fstate.poll_next, with their pred
+ *                 and pred_ctx set while listed. The loop polls them
+ *                 (worker.c, poll_waiters) and moves those whose pred
+ *                 holds to the ready FIFO; a poller is never made ready
+ *                 from another thread.
+ *   yield_head, yield_tail: owner only. Fibers that yielded; the loop
+ *                 lets them back into the ready FIFO (release_yielded,
+ *                 worker.c) after it has run a task or found nothing to
+ *                 run.
+ *   depth         per fiber (weft__fstate): owner only. How deep the
+ *                 fiber's inline runs of its own children nest.
+ *   held          per fiber (weft__fstate, core.h): owner only. Submitted
+ *                 by weft_yield before the fiber leaves (and by
+ *                 weft__suspend and no_fiber, block.c).
+ *
+ * weft_wait_until blocks as host_block does (block.c, "Blocking a
+ * fiber"): have_fiber first, then it joins the pollers and suspends; no
+ * lock, as nobody else looks at the poll list.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <time.h>
+
+#include "worker.h"
+
+/* Single-threaded mode: a bound thread runs the loop on its own fibers
+ * while its host fiber is blocked. */
+static void bound_block(weft__worker *w)
+{
+    weft__suspend(w);
+}
+
+/* Work-first: runs the running fiber's own newest child inline, a
+ * bounded number of levels deep. False when the deque's newest task is
+ * not one of ours (it goes back where it was), or too deep. The pop
+ * expects an item: this is a join, right after its spawns. */
+static bool run_own_child(weft__worker *w, weft__fiber *self, weft__fstate *st)
+{
+    if (st->depth >= w->inline_depth)
+        return false;   /* too deep, or never inline here (inline_depth 0) */
+    weft__node *n = weft__deque_pop_expected(&w->deque);
+    if (!n)
+        return false;
+    weft__task *t = weft__as_task(n);
+    if (t->spawner != self) {
+        if (!weft__deque_push(&w->deque, n))
+            weft__inject_push(&w->s->global, n);
+        return false;
+    }
+    WEFT__STAT(w, local_runs, 1);
+    st->depth++;
+    weft__run_task(w, t);
+    st->depth--;
+    return true;
+}
+
+bool weft__help_until(weft__worker *w, bool (*pred)(void *), void *ctx)
+{
+    weft__fiber *self = w->cur;
+    weft__fstate *st = weft__fstate_of(self);
+    while (!pred(ctx)) {
+        if (!run_own_child(w, self, st))
+            return pred(ctx);
+    }
+    return true;
+}
+
+bool weft__spin_until(weft_sched *s, bool (*pred)(void *), void *ctx)
+{
+    if (pred(ctx))
+        return true;
+    if (!s->spare_cpu || s->cfg.spin_us == 0)
+        return false;   /* spinning would take a CPU from a worker */
+    /* A pause between looks, as spin_for_work: it leaves the core's
+     * resources to a worker on a sibling hardware thread. */
+    uint64_t until = weft__now_ns() + (uint64_t)s->cfg.spin_us * 1000u;
+    for (unsigned n = 1;; n++) {
+        if (pred(ctx))
+            return true;
+        if (n % WEFT__SPIN_SCAN == 0 && weft__now_ns() >= until)
+            return false;
+        weft__cpu_relax();
+    }
+}
+
+int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
+{
+    if (!pred)
+        return WEFT_EINVAL;
+    weft__worker *w = weft__tls_worker;
+    if (!w)
+        return WEFT_ENOTBOUND;
+    weft__fiber *self = w->cur;
+    weft__fstate *st = weft__fstate_of(self);
+    while (!pred(ctx)) {
+        if (run_own_child(w, self, st))
+            continue;
+        if (w->bound && w->s->nworkers > 0) {
+            /* A bound thread beside workers: its tasks went to the
+             * workers (it has no deque); look again after a short sleep.
+             * It runs none of them on this stack: a task that blocked
+             * here would block the thread's own code under it, and tasks
+             * that wait in turn would nest without bound. */
+            struct timespec ts = { 0, 20000 };
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        /* Switch out and let the loop re-poll us: unless no fiber could
+         * go on meanwhile (none can be mapped). */
+        if (!weft__have_fiber(w)) {
+            if (self == &w->host && w->bound) {
+                weft__host_runs_one(w);   /* a bound thread's own code: it may not fail (destroy, unbind) */
+                continue;
+            }
+            return weft__no_fiber(w);
+        }
+        st->pred = pred;
+        st->pred_ctx = ctx;
+        st->poll_next = w->pollers;
+        w->pollers = self;
+        if (w->bound)
+            bound_block(w);
+        else
+            weft__suspend(w);
+        st->pred = NULL;
+    }
+    return WEFT_OK;
+}
+
+void weft_yield(void)
+{
+    weft__worker *w = weft__tls_worker;
+    if (!w || (w->bound && w->s->nworkers > 0)) {
+        /* A bound thread beside workers runs no loop (as in weft_sleep). */
+        sched_yield();
+        return;
+    }
+    /* Nothing to let through? Other yielded fibers, due timers and
+     * wait_until pollers count: only the loop releases, fires and polls
+     * them, so two fibers spinning on yield, or one spinning while a
+     * sleeper's timer is due, would otherwise starve the others. */
+    if (!w->ready_head && !w->yield_head && !w->pollers && !weft__timer_due(w) &&
+        !weft__work_visible(w))
+        return;
+    /* Go behind what is queued: the loop lets yielded fibers back in only
+     * after it has run a task or found nothing to run. */
+    weft__fiber *next = w->idle_fibers;
+    if (next) {
+        w->idle_fibers = next->next;
+        next->next = NULL;
+    } else if (weft__fiber_create(&w->fibers, &next, weft__fiber_main, w) == WEFT_OK) {
+        WEFT__STAT(w, fibers_created, 1);
+    } else {
+        return;   /* no fiber to go on with: the yield does nothing */
+    }
+    weft__publish_held(w);
+    weft__fiber *self = w->cur;
+    self->next = NULL;
+    if (w->yield_tail)
+        w->yield_tail->next = self;
+    else
+        w->yield_head = self;
+    w->yield_tail = self;
+    w->blocked++;
+    weft__switch_to(w, next);
+    w->blocked--;
+    if (WEFT_UNLIKELY(self == &w->host) && w->bound)
+        weft__bound_hand_back(w);
+}
