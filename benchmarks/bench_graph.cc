@@ -307,15 +307,24 @@ void weft_node(void *p) {
     a->d->run(a->v);
 }
 
-void bench_weft(benchmark::State &st, Dag *d, unsigned threads) {
+// A scheduler of `threads` workers for a case, or nullptr with the case
+// marked as failed.
+weft_sched *make_sched(benchmark::State &st, unsigned threads) {
     weft_config cfg;
     weft_config_init(&cfg);
     cfg.workers = threads;
     weft_sched *s = nullptr;
     if (weft_sched_create(&s, &cfg) != WEFT_OK) {
         st.SkipWithError("weft_sched_create failed");
-        return;
+        return nullptr;
     }
+    return s;
+}
+
+void bench_weft(benchmark::State &st, Dag *d, unsigned threads) {
+    weft_sched *s = make_sched(st, threads);
+    if (!s)
+        return;
     weft_graph *g = nullptr;
     weft_graph_create(&g);
     std::vector<WeftArg> args(d->size());
@@ -366,14 +375,9 @@ void brd_loop(benchmark::State &st, Dag *d, F once) {
 
 // Build + run + wait + destroy every iteration.
 void bench_weft_brd(benchmark::State &st, Dag *d, unsigned threads) {
-    weft_config cfg;
-    weft_config_init(&cfg);
-    cfg.workers = threads;
-    weft_sched *s = nullptr;
-    if (weft_sched_create(&s, &cfg) != WEFT_OK) {
-        st.SkipWithError("weft_sched_create failed");
+    weft_sched *s = make_sched(st, threads);
+    if (!s)
         return;
-    }
     uint32_t n = uint32_t(d->size());
     std::vector<WeftArg> args(n);
     for (uint32_t v = 0; v < n; v++) args[v] = WeftArg{d, v};
