@@ -346,7 +346,11 @@ static void loop(weft__worker *w)
         }
         fire_due_timers(w);
         weft__fiber *f = NULL;
-        if (WEFT_UNLIKELY(s->cfg.shuffle) ? !weft__local_work_waiting(w) || !fiber_waiting(w) ||
+        /* Shuffle mode draws between a ready fiber and a task, except
+         * when short of fibers: then fibers first there too, or a storm
+         * of yields would start a fiber per task. */
+        if (WEFT_UNLIKELY(s->cfg.shuffle) ? weft__short_of_fibers(w) || !weft__local_work_waiting(w) ||
+                                                !fiber_waiting(w) ||
                                                 (weft__next_rand(&w->shuffle_rng) & 1)
                                           : !weft__others_turn(w))
             f = weft__take_ready(w);

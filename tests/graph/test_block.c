@@ -554,6 +554,38 @@ WT_TEST(fibers, yield_storm_is_bounded, .timeout = 120)
     }
 }
 
+static void yield_often(void *p)
+{
+    for (int i = 0; i < 20; i++)
+        weft_yield();
+    atomic_fetch_add((atomic_int *)p, 1);
+}
+
+/* Shuffle mode draws between ready fibers and new tasks; short of fibers
+ * it must still let fibers go first (found by a header-only tester: a
+ * fiber per task, and quadratic time). */
+WT_TEST(fibers, yield_storm_is_bounded_in_shuffle_mode, .timeout = 120)
+{
+    weft_config c;
+    weft_config_init(&c);
+    c.workers = 1;
+    c.shuffle = true;
+    c.seed = 1;
+    weft_sched *s;
+    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    int n = (int)wt_scaled(4000, 500);
+    for (int i = 0; i < n; i++)
+        WT_ASSERT_EQ(weft_spawn(s, yield_often, &ran), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&ran), n);
+    uint64_t peak = fibers_created(s);
+    WT_ASSERT(peak <= 1024, "%llu fibers for %d yielding tasks in shuffle mode",
+              (unsigned long long)peak, n);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
 struct fib { int n; long result; atomic_bool done; weft_hint hint; };
 
 static bool fib_done(void *p)
