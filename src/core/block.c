@@ -57,16 +57,9 @@ static __attribute__((noinline)) weft__fiber *next_fiber_slow(weft__worker *w)
         if (w->run_next && !weft__local_work_waiting(w))
             return weft__take_run_next(w);   /* over budget, but nothing else is waiting */
     }
-    f = w->idle_fibers;
-    if (f) {
-        w->idle_fibers = f->next;
-        f->next = NULL;
+    f = weft__spare_fiber(w);
+    if (f)
         return f;
-    }
-    if (weft__fiber_create(&w->fibers, &f, weft__fiber_main, w) == WEFT_OK) {
-        WEFT__STAT(w, fibers_created, 1);
-        return f;
-    }
     /* None can be mapped: a ready fiber goes on whatever its turn (the
      * fairness above only orders them). have_fiber, asked before a fiber
      * commits to block, found one of these or an idle one; NULL is then
@@ -120,6 +113,20 @@ __attribute__((noinline)) void weft__bound_hand_back(weft__worker *w)
     weft__notify_work(w->s);
 }
 
+weft__fiber *weft__spare_fiber(weft__worker *w)
+{
+    weft__fiber *f = w->idle_fibers;
+    if (f) {
+        w->idle_fibers = f->next;
+        f->next = NULL;
+        return f;
+    }
+    if (weft__fiber_create(&w->fibers, &f, weft__fiber_main, w) != WEFT_OK)
+        return NULL;
+    WEFT__STAT(w, fibers_created, 1);
+    return f;
+}
+
 /* weft__have_fiber's slow case: no fiber idle, ready or run_next without
  * looking at the inbox. Callable from: owner, before the blocking fiber
  * commits to leave. */
@@ -128,11 +135,10 @@ __attribute__((noinline)) bool weft__have_fiber_slow(weft__worker *w)
     weft__drain_inbox(w);
     if (w->ready_head)
         return true;
-    weft__fiber *f;
-    if (weft__fiber_create(&w->fibers, &f, weft__fiber_main, w) != WEFT_OK)
+    weft__fiber *f = weft__spare_fiber(w);   /* none idle: a new one */
+    if (!f)
         return false;
-    WEFT__STAT(w, fibers_created, 1);
-    f->next = w->idle_fibers;
+    f->next = w->idle_fibers;   /* kept idle for the switch that follows */
     w->idle_fibers = f;
     return true;
 }

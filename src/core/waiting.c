@@ -29,13 +29,6 @@
 
 #include "worker.h"
 
-/* Single-threaded mode: a bound thread runs the loop on its own fibers
- * while its host fiber is blocked. */
-static void bound_block(weft__worker *w)
-{
-    weft__suspend(w);
-}
-
 /* Work-first: runs the running fiber's own newest child inline, a
  * bounded number of levels deep. False when the deque's newest task is
  * not one of ours (it goes back where it was), or too deep. The pop
@@ -124,10 +117,7 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
         st->pred_ctx = ctx;
         st->poll_next = w->pollers;
         w->pollers = self;
-        if (w->bound)
-            bound_block(w);
-        else
-            weft__suspend(w);
+        weft__suspend(w);   /* on a bound thread's host too: its loop runs on other fibers meanwhile */
         st->pred = NULL;
     }
     return WEFT_OK;
@@ -150,15 +140,9 @@ void weft_yield(void)
         return;
     /* Go behind what is queued: the loop lets yielded fibers back in only
      * after it has run a task or found nothing to run. */
-    weft__fiber *next = w->idle_fibers;
-    if (next) {
-        w->idle_fibers = next->next;
-        next->next = NULL;
-    } else if (weft__fiber_create(&w->fibers, &next, weft__fiber_main, w) == WEFT_OK) {
-        WEFT__STAT(w, fibers_created, 1);
-    } else {
+    weft__fiber *next = weft__spare_fiber(w);
+    if (!next)
         return;   /* no fiber to go on with: the yield does nothing */
-    }
     weft__publish_held(w);
     weft__fiber *self = w->cur;
     self->next = NULL;

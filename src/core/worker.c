@@ -567,9 +567,8 @@ void *weft__worker_thread(void *arg)
      * stack. The host waits here until the scheduler exits (the loop
      * switches back to it). If no fiber can be mapped now, the host runs
      * the loop itself, as a worker once did, rather than fail. */
-    weft__fiber *first;
-    if (weft__fiber_create(&w->fibers, &first, weft__fiber_main, w) == WEFT_OK) {
-        WEFT__STAT(w, fibers_created, 1);
+    weft__fiber *first = weft__spare_fiber(w);
+    if (first) {
         weft__switch_to(w, first);
     } else {
         loop(w);

@@ -146,6 +146,10 @@ static inline bool weft__others_turn(weft__worker *w)
 
 /* ---- block.c ------------------------------------------------------------- */
 
+/* An idle fiber of w to run the loop on, else a newly mapped one
+ * (counted in fibers_created); NULL if none is idle and none can be
+ * mapped. Callable from: owner. */
+weft__fiber *weft__spare_fiber(weft__worker *w);
 /* weft__have_fiber's case past its loads. */
 bool weft__have_fiber_slow(weft__worker *w);
 /* A bound thread of a scheduler without workers going back to its own

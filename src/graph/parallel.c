@@ -131,6 +131,27 @@ static bool offer(weft__loop *l, weft__worker *w, size_t b, size_t e)
     return true;
 }
 
+/* A record for a piece a fiber will hold (the "held" protocol in the
+ * Synchronization block): counted in pending from now on, so that if
+ * it is queued while held it ends itself like any piece. NULL if no
+ * record could be had (nothing counted). */
+static weft__task *held_piece_new(weft__loop *l, weft__worker *w)
+{
+    weft__task *t = weft__task_alloc(l->s, w);
+    if (WEFT_LIKELY(t != NULL))
+        atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: a submit of the record publishes it */
+    return t;
+}
+
+/* A held piece that was never queued: freed, and its count taken back.
+ * Relaxed: the holder's own piece still counts, so this cannot reach
+ * zero; its piece_end (acq_rel) carries the holder's writes. */
+static void held_piece_drop(weft__loop *l, weft__worker *w, weft__task *t)
+{
+    weft__task_free(l->s, w, t);
+    atomic_fetch_sub_explicit(&l->pending, 1, memory_order_relaxed);
+}
+
 /* Runs chunks [b, e) in order on this fiber, holding the rest: while
  * chunk k runs, [k + 1, e) waits in a record of its own in the fiber's
  * held slot (weft__hold), so if chunk k blocks the rest is queued before
@@ -142,13 +163,12 @@ static bool offer(weft__loop *l, weft__worker *w, size_t b, size_t e)
  * of a scheduler without workers). */
 static void run_held(weft__loop *l, weft__worker *w, size_t b, size_t e)
 {
-    weft__task *rest = weft__task_alloc(l->s, w);
+    weft__task *rest = held_piece_new(l, w);
     if (WEFT_UNLIKELY(!rest)) {
         for (; b < e; b++)
             l->chunks(l, b, b + 1);
         return;
     }
-    atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: a submit of the rest publishes it */
     for (; b + 1 < e; b++) {
         /* No spawner: once queued the rest is nobody's child, so a
          * weft_wait_until in a later chunk never runs it inline. */
@@ -158,10 +178,7 @@ static void run_held(weft__loop *l, weft__worker *w, size_t b, size_t e)
         if (!weft__unhold(w, rest))
             return;   /* chunk b blocked: the rest was queued, a piece of its own */
     }
-    weft__task_free(l->s, w, rest);
-    /* Relaxed: our own piece still counts, so this cannot reach zero;
-     * its piece_end carries our writes. */
-    atomic_fetch_sub_explicit(&l->pending, 1, memory_order_relaxed);
+    held_piece_drop(l, w, rest);
     l->chunks(l, b, e);
 }
 
@@ -230,20 +247,16 @@ static void share_task(void *arg)
     weft__task *next = NULL;
     size_t k;
     while (share_take(l, false, &k)) {
-        if (!next && (next = weft__task_alloc(l->s, w)) != NULL) {
+        if (!next && (next = held_piece_new(l, w)) != NULL)
             set_piece(next, share_task, l, 0, 0, NULL);   /* nobody's child, as in run_held */
-            atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: its submit publishes it */
-        }
         if (next)
             weft__hold(w, next);
         l->chunks(l, k, k + 1);
         if (next && !weft__unhold(w, next))
             next = NULL;   /* queued while the chunk blocked: it helps on its own */
     }
-    if (next) {
-        weft__task_free(l->s, w, next);
-        atomic_fetch_sub_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: ours still counts (piece_end below) */
-    }
+    if (next)
+        held_piece_drop(l, w, next);
     piece_end(l);
 }
 
