@@ -72,6 +72,17 @@ typedef struct weft__task_pool {
     weft__task *slot[WEFT__POOL_TASKS];
 } weft__task_pool;
 
+/* ---- hook records ----------------------------------------------------
+ * A queued record whose link carries WEFT__NODE_HOOK (node.h) belongs to
+ * a layer above (a graph node: 64 bytes holding what the graph needs, no
+ * room for a task record's fields). Core runs it as weft__record_hook(rec)
+ * and reads nothing else in it: never pooled, never a spawner's child. */
+extern _Atomic(weft_fn) weft__record_hook;
+/* Sets the hook, once per process, before the first hook record is
+ * queued (the queues publish it with the record). Callable from: any
+ * thread; a second call with another function is a bug (ignored). */
+void weft__set_record_hook(weft_fn hook);
+
 /* ---- per-fiber state -------------------------------------------------
  * Lives on the fiber's own stack (the loop function's frame) and is found
  * through weft__fiber.host. */

@@ -219,9 +219,9 @@ void weft__inject_push_batch(weft__inject *q, weft__node **v, unsigned count)
         unsigned j = q->push_lane;
         for (; i < count; i++) {
             /* The lane's tail went in LANES items ago: still in cache. */
-            v[i]->next = NULL;
+            weft__node_set_next(v[i], NULL);   /* links keep a hook record's mark (node.h) */
             if (q->tail[j])
-                q->tail[j]->next = v[i];
+                weft__node_set_next(q->tail[j], v[i]);
             else
                 q->head[j] = v[i];
             q->tail[j] = v[i];
@@ -267,13 +267,13 @@ unsigned weft__inject_pop_batch(weft__inject *q, weft__node **out, unsigned max)
         unsigned j = q->pop_lane;
         for (unsigned k = 0; k < take; k++) {
             weft__node *x = q->head[j];
-            weft__node *next = x->next;
+            weft__node *next = weft__node_next(x);
             q->head[j] = next;
             if (next)
                 __builtin_prefetch(next);           /* the lane's next pop: LANES items from now */
             else
                 q->tail[j] = NULL;
-            x->next = NULL;
+            weft__node_set_next(x, NULL);
             WEFT_TSAN_ACQUIRE(x);                   /* the mutex orders it already; kept for symmetry */
             out[n++] = x;
             j = (j + 1) & (WEFT__INJECT_LANES - 1);

@@ -8,10 +8,40 @@
  * The deque never touches `next`. The global ring uses it only while the
  * record sits on its overflow list; once a pop returns the record, `next`
  * is the caller's again.
+ *
+ * Bit 0 of `next` marks a hook record (WEFT__NODE_HOOK): not a weft__task
+ * but a record of some layer above (a graph node) whose first member is
+ * this link and which core runs by calling the process-wide hook
+ * (weft__set_record_hook, core.h) with the record's address, reading
+ * nothing else in it. The owner sets the bit before the record is first
+ * queued; the global ring keeps it through the overflow list. A task
+ * record's `next` has the bit clear.
  */
 #ifndef WEFT_NODE_H
 #define WEFT_NODE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 typedef struct weft__node { struct weft__node *next; } weft__node;  /* intrusive link; first member of every queued record */
+
+#define WEFT__NODE_HOOK ((uintptr_t)1)
+
+static inline bool weft__node_is_hook(const weft__node *n)
+{
+    return ((uintptr_t)n->next & WEFT__NODE_HOOK) != 0;
+}
+
+/* The link itself, without the mark. */
+static inline weft__node *weft__node_next(const weft__node *n)
+{
+    return (weft__node *)((uintptr_t)n->next & ~WEFT__NODE_HOOK);
+}
+
+/* Sets the link, keeping n's mark. */
+static inline void weft__node_set_next(weft__node *n, weft__node *next)
+{
+    n->next = (weft__node *)(((uintptr_t)n->next & WEFT__NODE_HOOK) | (uintptr_t)next);
+}
 
 #endif /* WEFT_NODE_H */

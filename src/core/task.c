@@ -70,6 +70,7 @@ static weft__mag *slab_new(weft_sched *s, void **slabs)
     sl->next = *slabs;
     *slabs = sl;
     for (int i = 0; i < WEFT__SLAB_TASKS; i++) {
+        sl->tasks[i].node.next = NULL;   /* a task record: no hook mark (node.h) */
         sl->tasks[i].flags = WEFT__TASK_POOLED;
         sl->mag.slot[WEFT__SLAB_TASKS - 1 - i] = &sl->tasks[i];
     }
@@ -334,6 +335,17 @@ bool weft__sched_is_idle(weft_sched *s)
     pthread_mutex_unlock(&s->bound_lock);
     made += atomic_load_explicit(&s->ext_spawned, memory_order_acquire);
     return made == done;
+}
+
+/* ---- hook records ------------------------------------------------------------ */
+
+_Atomic(weft_fn) weft__record_hook;
+
+void weft__set_record_hook(weft_fn hook)
+{
+    weft_fn none = NULL;
+    atomic_compare_exchange_strong_explicit(&weft__record_hook, &none, hook,
+        memory_order_relaxed, memory_order_relaxed);   /* relaxed: the queues publish it with the first hook record */
 }
 
 /* ---- submit and spawn ------------------------------------------------------- */

@@ -41,7 +41,7 @@ static bool run_own_child(weft__worker *w, weft__fiber *self, weft__fstate *st)
     if (!n)
         return false;
     weft__task *t = weft__as_task(n);
-    if (t->spawner != self) {
+    if (weft__node_is_hook(n) || t->spawner != self) {   /* a hook record is nobody's child */
         if (!weft__deque_push(&w->deque, n))
             weft__inject_push(&w->s->global, n);
         return false;

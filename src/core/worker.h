@@ -67,10 +67,18 @@ static inline weft__task *weft__take_lifo(weft__worker *w)
 /* Runs a task taken from a queue: the loop, and wait_until's inline runs. */
 static inline __attribute__((always_inline)) void weft__run_task(weft__worker *w, weft__task *t)
 {
-    weft_fn fn = t->fn;
-    void *arg = t->arg;
+    weft_fn fn;
+    void *arg;
     WEFT_TSAN_ACQUIRE(t);
-    weft__task_free(w->s, w, t);   /* read out: the record is free for the task's children */
+    if (weft__node_is_hook(&t->node)) {
+        /* A hook record (node.h): its layer's; core reads nothing else. */
+        fn = atomic_load_explicit(&weft__record_hook, memory_order_relaxed);   /* set before any hook record was queued */
+        arg = t;
+    } else {
+        fn = t->fn;
+        arg = t->arg;
+        weft__task_free(w->s, w, t);   /* read out: the record is free for the task's children */
+    }
     if (WEFT_UNLIKELY(w->track))
         weft__track_run(w, fn, arg);   /* fn(arg), noted for stall reports */
     else

@@ -76,6 +76,11 @@ void weft_set_allocator(const weft_allocator *a)
         allocator = (weft_allocator){ default_alloc, default_free, NULL };
 }
 
+bool weft__allocator_is_default(void)
+{
+    return allocator.alloc == default_alloc;
+}
+
 void *weft__alloc_with(const weft_allocator *a, size_t size)
 {
     if (!a)

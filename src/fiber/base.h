@@ -105,6 +105,11 @@ void *weft__alloc(size_t size);
 void *weft__calloc(size_t size);
 void  weft__free(void *ptr, size_t size);
 
+/* Is the process-wide allocator weft's default (malloc)? Memory from it
+ * may be kept for reuse by a layer above (graph node blocks) without any
+ * allocator seeing it; memory from a user's allocator goes back to it. */
+bool  weft__allocator_is_default(void);
+
 /* Through allocator a (a scheduler's), or the process-wide one if a is
  * NULL. A block goes back to the allocator that made it, with the size
  * it was asked for. */

@@ -153,15 +153,15 @@ static const char *render(const weft_graph *g, char *buf, size_t cap, size_t *le
         put_node(&b, g, weft__graph_node(g, i));
     for (uint32_t i = 0; i < n; i++) {
         weft_task *t = weft__graph_node(g, i);
-        weft_task **s = weft__succ(t);
+        const uint32_t *s = weft__succ(t);
         for (uint32_t j = 0; j < t->nsucc; j++) {
-            if (mark[s[j]->index] == i + 1)
+            if (mark[s[j]] == i + 1)
                 continue;
-            mark[s[j]->index] = i + 1;
+            mark[s[j]] = i + 1;
             put_str(&b, "  t");
             put_u32(&b, i);
             put_str(&b, " -> t");
-            put_u32(&b, s[j]->index);
+            put_u32(&b, s[j]);
             put_str(&b, ";\n");
         }
     }

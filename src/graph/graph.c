@@ -1,18 +1,42 @@
 /* This file is private to weft: building task graphs, and the check made
- * once per change (duplicate edges, cycles, roots and sinks).
+ * before a run where the build left something to check (duplicate edges
+ * in long successor lists, edges against build order).
  *
  * Synchronization
- *   Every field a build call writes (nodes, successor lists, npred, the
- *   arena, names, checked) is written under g's lock, and only while no
- *   run is in flight (the calls check `run` under the lock and return
- *   WEFT_EBUSY otherwise; names are the exception: set under the lock at
- *   any time, read under it by the dump). A run reads the structure
- *   without the lock: weft_graph_run sets `run` under the lock after the
- *   last change, and the roots reach the workers through the queues
- *   (release/acquire), so every worker sees the finished structure.
- *   join   equals npred between runs (for roots after the check: the place
- *          in roots). Edges added here bump it and npred (relaxed: no run
- *          reads it now); the check recomputes both.
+ *   Every field a build call writes (nodes, successor lists, npred, join
+ *   between runs, the roots array, the counts, the arena, names, the check
+ *   flags) is written under g's lock, and only while no run is in flight
+ *   (the calls check `run` under the lock and return WEFT_EBUSY otherwise;
+ *   names are the exception: set under the lock at any time, read under
+ *   it by the dump). A run reads the structure without the lock:
+ *   weft_graph_run sets `run` under the lock after the last change, and
+ *   the roots reach the workers through the queues (release/acquire), so
+ *   every worker sees the finished structure.
+ *   join   equals npred between runs, except for a root (npred 0), whose
+ *          join is its place in the roots array. Edges added here set it
+ *          (relaxed: no run reads it now; the run's start publishes it).
+ *
+ * What a build call costs. A task is one cache line (graph.h) written in
+ * place in a block of nodes: no allocation but one per 1024 tasks. An
+ * edge appends an index to the predecessor's list (inline for the first
+ * two successors) and counts the successor's predecessor; a task with
+ * fewer than WEFT__SUCC_SCAN successors is first searched for the new
+ * one, so an edge added twice is one edge without any later pass. Roots
+ * and sinks are counted as edges are added: a task added is a root and a
+ * sink until an edge says otherwise.
+ *
+ * The check, before a run, does only what the build left to do:
+ *   duplicates  a task with WEFT__SUCC_SCAN successors or more takes
+ *               edges unsearched (adding one stays O(1) even for a task
+ *               with 10^5 successors); such tasks are listed (big), and
+ *               the check sorts each listed list and drops repeats, once
+ *               per change.
+ *   cycles      an edge from a task to one added before it is a back
+ *               edge; a graph with none is acyclic, since build order is
+ *               then a topological order. So the common case, tasks added
+ *               before their successors, costs nothing; a graph with back
+ *               edges gets Kahn's algorithm over all its nodes once per
+ *               change (a scratch word per node, freed after).
  *
  * Memory. Nodes live in blocks of WEFT__BLOCK_NODES (their addresses never
  * move: weft_task pointers stay valid). Successor arrays come from a bump
@@ -21,20 +45,69 @@
  * much again as the final arrays). Names are blocks of their own, reused
  * or freed when replaced (see weft_task_set_name), since renaming is
  * allowed at any time. Everything is freed by weft_graph_destroy.
- *
- * Duplicate edges are kept when added (an append, no search) and removed
- * by the check, in O(nodes + edges) with one scratch word per node: an edge
- * added twice acts as one edge, and adding one stays O(1) even for a task
- * with 10^5 successors.
  */
+#include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph.h"
 
-/* ---- the arena -------------------------------------------------------------- */
+/* ---- pieces: node blocks and arena chunks --------------------------------------
+ * Both are pieces of WEFT__PIECE bytes. A destroyed graph's pieces are
+ * kept, up to WEFT__PIECE_KEEP bytes for the process, for the next graph
+ * built: a program that builds a graph per frame or per request then
+ * writes into memory it already has, instead of the kernel handing out
+ * (and zeroing) fresh pages for every build and taking them back at
+ * every destroy, which cost more than the build itself (a chain of 2^20
+ * tasks: about 20 ns of its 50 per task). Kept only while the
+ * process-wide allocator is weft's default: a user's allocator sees every
+ * block go back. The cache's lock is a mutex taken once per piece (per
+ * 1024 tasks). */
 
-#define CHUNK_BYTES ((size_t)64 * 1024)
+#define WEFT__PIECE (sizeof(weft_task) * WEFT__BLOCK_NODES)
+#define WEFT__PIECE_KEEP ((size_t)64 << 20)
+
+static struct {
+    pthread_mutex_t lock;
+    void *head;                     /* kept pieces, linked through their first word */
+    size_t n;
+} kept = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+
+static void *piece_alloc(void)
+{
+    if (weft__allocator_is_default()) {
+        pthread_mutex_lock(&kept.lock);
+        void *p = kept.head;
+        if (p) {
+            memcpy(&kept.head, p, sizeof(void *));
+            kept.n--;
+        }
+        pthread_mutex_unlock(&kept.lock);
+        if (p)
+            return p;
+    }
+    return weft__alloc(WEFT__PIECE);
+}
+
+static void piece_free(void *p)
+{
+    if (weft__allocator_is_default()) {
+        pthread_mutex_lock(&kept.lock);
+        bool keep = kept.n < WEFT__PIECE_KEEP / WEFT__PIECE;
+        if (keep) {
+            memcpy(p, &kept.head, sizeof(void *));
+            kept.head = p;
+            kept.n++;
+        }
+        pthread_mutex_unlock(&kept.lock);
+        if (keep)
+            return;
+    }
+    weft__free(p, WEFT__PIECE);
+}
+
+/* ---- the arena -------------------------------------------------------------- */
 
 /* Caller holds the lock. 8-byte aligned; NULL: out of memory. */
 static void *arena_alloc(weft_graph *g, size_t bytes)
@@ -42,9 +115,9 @@ static void *arena_alloc(weft_graph *g, size_t bytes)
     bytes = (bytes + 7) & ~(size_t)7;
     if ((size_t)(g->bump_end - g->bump) < bytes) {
         size_t size = sizeof(weft__chunk) + bytes;
-        if (size < CHUNK_BYTES)
-            size = CHUNK_BYTES;
-        weft__chunk *c = weft__alloc(size);
+        if (size < WEFT__PIECE)
+            size = WEFT__PIECE;
+        weft__chunk *c = size == WEFT__PIECE ? piece_alloc() : weft__alloc(size);
         if (!c)
             return NULL;
         c->next = g->chunks;
@@ -67,6 +140,7 @@ static pthread_once_t namer_once = PTHREAD_ONCE_INIT;
 
 static void add_namer(void)
 {
+    weft__set_record_hook(weft__node_entry);   /* core runs nodes through it */
     weft__task_namer_add(weft__node_entry, "graph task", describe_task);
 }
 
@@ -114,6 +188,29 @@ static bool slots_reserve(void *arrp, uint32_t *cap, uint32_t i, uint32_t first)
     return true;
 }
 
+/* The same for an array of indices. */
+static bool u32_reserve(uint32_t **arr, uint32_t *cap, uint32_t i, uint32_t first)
+{
+    if (i < *cap)
+        return true;
+    uint32_t n = *cap ? *cap : first;
+    while (n <= i) {
+        if (n > UINT32_MAX / 2)
+            return false;
+        n *= 2;
+    }
+    uint32_t *nn = weft__alloc(sizeof *nn * n);
+    if (!nn)
+        return false;
+    if (*arr) {
+        memcpy(nn, *arr, sizeof *nn * *cap);
+        weft__free(*arr, sizeof *nn * *cap);
+    }
+    *arr = nn;
+    *cap = n;
+    return true;
+}
+
 static bool running(const weft_graph *g)
 {
     return atomic_load_explicit(&g->run, memory_order_relaxed) & 1u;   /* under lock: the lock orders it */
@@ -131,12 +228,15 @@ int weft_graph_destroy(weft_graph *g)
     /* Not running: the finisher's unlock was the last touch of g by any
      * worker (run.c), and we hold the lock after it. */
     for (uint32_t b = 0; b < g->nblocks; b++)
-        weft__free(g->blocks[b], sizeof(weft_task) * WEFT__BLOCK_NODES);
+        piece_free(g->blocks[b]);
     if (g->blocks)
         weft__free(g->blocks, sizeof *g->blocks * g->blocks_cap);
     for (weft__chunk *c = g->chunks, *next; c; c = next) {
         next = c->next;
-        weft__free(c, c->size);
+        if (c->size == WEFT__PIECE)
+            piece_free(c);
+        else
+            weft__free(c, c->size);
     }
     if (g->names) {
         for (uint32_t i = 0; i < g->names_cap; i++)
@@ -144,7 +244,9 @@ int weft_graph_destroy(weft_graph *g)
         weft__free(g->names, sizeof *g->names * g->names_cap);
     }
     if (g->roots)
-        weft__free(g->roots, sizeof *g->roots * g->nroots);
+        weft__free(g->roots, sizeof *g->roots * g->roots_cap);
+    if (g->big)
+        weft__free(g->big, sizeof *g->big * g->big_cap);
     weft__free(g, sizeof *g);
     return WEFT_OK;
 }
@@ -169,14 +271,19 @@ int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
         rc = WEFT_ENOMEM;   /* indices are 32-bit */
         goto out;
     }
+    /* Room first, so that a failure leaves nothing behind: a place in
+     * the roots array (it starts as a root), then a block if i starts
+     * one. A larger roots array holding the same roots is no change. */
+    if (!u32_reserve(&g->roots, &g->roots_cap, g->nroots, 16)) {
+        rc = WEFT_ENOMEM;
+        goto out;
+    }
     if ((i & (WEFT__BLOCK_NODES - 1)) == 0) {
-        /* A new block; first make room to remember it, so a failure
-         * leaves nothing behind. */
         if (!slots_reserve(&g->blocks, &g->blocks_cap, g->nblocks, 16)) {
             rc = WEFT_ENOMEM;
             goto out;
         }
-        weft_task *blk = weft__alloc(sizeof(weft_task) * WEFT__BLOCK_NODES);
+        weft_task *blk = piece_alloc();
         if (!blk) {
             rc = WEFT_ENOMEM;
             goto out;
@@ -184,22 +291,22 @@ int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
         g->blocks[g->nblocks++] = blk;
     }
     weft_task *t = weft__graph_node(g, i);
-    memset(t, 0, sizeof *t);
-    t->rec.fn = weft__node_entry;
-    t->rec.arg = t;
-    t->rec.flags = 0;             /* not pooled: the graph owns it */
-    t->rec.spawner = NULL;        /* never run inline by wait_until's child rule */
+    t->link.next = (weft__node *)WEFT__NODE_HOOK;   /* a hook record (core runs it as weft__node_entry) */
     t->fn = fn;
     t->arg = arg;
     t->g = g;
-    t->index = i;
-    atomic_init(&t->join, 0);
+    t->succ.arr = NULL;
+    t->nsucc = 0;
+    t->npred = 0;
+    atomic_init(&t->join, g->nroots);   /* a root: its place */
     /* Visited in no run: the last run's epoch with no visit recorded. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
     atomic_init(&t->ctl, epoch << WEFT__CTL_EPOCH_SHIFT);
     atomic_init(&t->done, WEFT__NO_EPOCH);
+    t->index = i;
+    g->roots[g->nroots++] = i;
+    g->nsinks++;
     g->n = i + 1;
-    g->checked = false;
     *out = t;
 out:
     weft__graph_unlock(g);
@@ -234,28 +341,46 @@ static uint32_t succ_cap(uint32_t n)
     return c;
 }
 
-/* Appends v to t's successors. Caller holds the lock. */
-static int succ_append(weft_graph *g, weft_task *t, weft_task *v)
+/* Is v already among t's successors? Only for short lists (the caller
+ * checks nsucc < WEFT__SUCC_SCAN). */
+static bool succ_has(weft_task *t, uint32_t v)
+{
+    const uint32_t *s = weft__succ(t);
+    for (uint32_t j = 0; j < t->nsucc; j++)
+        if (s[j] == v)
+            return true;
+    return false;
+}
+
+/* Makes room for one more successor of t: NULL if the list has room, else
+ * the new array (the caller commits it with succ_append), or *rc set and
+ * NULL on failure, nothing changed. Caller holds the lock. */
+static uint32_t *succ_room(weft_graph *g, weft_task *t, int *rc)
 {
     uint32_t n = t->nsucc;
-    if (n < WEFT__SUCC_INLINE) {
-        t->succ.inl[n] = v;
-    } else if (n == WEFT__SUCC_INLINE || n == succ_cap(n)) {
-        /* Full: the inline slots, or an array at its capacity. */
-        uint32_t cap = n == WEFT__SUCC_INLINE ? 4 : n * 2;
-        if (cap < n)
-            return WEFT_ENOMEM;   /* 32-bit overflow */
-        weft_task **a = arena_alloc(g, sizeof *a * cap);
-        if (!a)
-            return WEFT_ENOMEM;
-        memcpy(a, weft__succ(t), sizeof *a * n);
-        a[n] = v;
-        t->succ.arr = a;
+    if (n < WEFT__SUCC_INLINE || (n > WEFT__SUCC_INLINE && n < succ_cap(n)))
+        return NULL;
+    /* Full: the inline slots, or an array at its capacity. */
+    uint32_t cap = n == WEFT__SUCC_INLINE ? 4 : n * 2;
+    uint32_t *a = cap < n ? NULL : arena_alloc(g, sizeof *a * cap);   /* cap < n: 32-bit overflow */
+    if (!a)
+        *rc = WEFT_ENOMEM;
+    return a;
+}
+
+/* Appends v to t's successors into the room succ_room made (grown: the
+ * new array). Caller holds the lock. */
+static void succ_append(weft_task *t, uint32_t *grown, uint32_t v)
+{
+    uint32_t n = t->nsucc;
+    if (grown) {
+        memcpy(grown, weft__succ(t), sizeof *grown * n);
+        grown[n] = v;
+        t->succ.arr = grown;
     } else {
-        t->succ.arr[n] = v;
+        weft__succ(t)[n] = v;   /* inline while n < WEFT__SUCC_INLINE */
     }
     t->nsucc = n + 1;
-    return WEFT_OK;
 }
 
 int weft_task_precede(weft_task *t, weft_task *successor)
@@ -263,22 +388,51 @@ int weft_task_precede(weft_task *t, weft_task *successor)
     if (!t || !successor || t == successor || t->g != successor->g)
         return WEFT_EINVAL;
     weft_graph *g = t->g;
+    weft_task *v = successor;
     weft__graph_lock(g);
-    int rc;
+    int rc = WEFT_OK;
     if (running(g)) {
         rc = WEFT_EBUSY;
-    } else if (successor->npred == UINT32_MAX) {
-        rc = WEFT_ENOMEM;   /* counts are 32-bit */
-    } else {
-        rc = succ_append(g, t, successor);
-        if (rc == WEFT_OK) {
-            successor->npred++;
-            atomic_store_explicit(&successor->join,
-                atomic_load_explicit(&successor->join, memory_order_relaxed) + 1,
-                memory_order_relaxed);   /* no run reads it now; the run's start publishes it */
-            g->checked = false;
-        }
+        goto out;
     }
+    bool scan = t->nsucc < WEFT__SUCC_SCAN;
+    if (scan && succ_has(t, v->index))
+        goto out;   /* the edge is there: one edge */
+    if (v->npred == UINT32_MAX || t->nsucc == UINT32_MAX) {
+        rc = WEFT_ENOMEM;   /* counts are 32-bit */
+        goto out;
+    }
+    /* Room first, then the change, which cannot fail. */
+    if (t->nsucc == WEFT__SUCC_SCAN - 1 &&
+        !u32_reserve(&g->big, &g->big_cap, g->nbig, 16)) {
+        rc = WEFT_ENOMEM;   /* t is about to be listed as long */
+        goto out;
+    }
+    uint32_t *grown = succ_room(g, t, &rc);
+    if (rc != WEFT_OK)
+        goto out;
+    succ_append(t, grown, v->index);
+    if (t->nsucc == WEFT__SUCC_SCAN)
+        g->big[g->nbig++] = t->index;   /* from now on its edges go in unsearched */
+    if (!scan)
+        g->need_dedup = true;
+    if (t->nsucc == 1)
+        g->nsinks--;
+    if (v->npred == 0) {
+        /* v leaves the roots: the last root takes its place (usually v
+         * itself, added just before its edges). */
+        uint32_t place = atomic_load_explicit(&v->join, memory_order_relaxed);
+        uint32_t last = g->roots[--g->nroots];
+        g->roots[place] = last;
+        atomic_store_explicit(&weft__graph_node(g, last)->join, place, memory_order_relaxed);
+    }
+    v->npred++;
+    atomic_store_explicit(&v->join, v->npred, memory_order_relaxed);   /* no run reads it now; the run's start publishes it */
+    if (t->index > v->index)
+        g->back_edges++;
+    if (g->back_edges)
+        g->need_order = true;   /* any edge may close a cycle through a back edge */
+out:
     weft__graph_unlock(g);
     return rc;
 }
@@ -420,117 +574,101 @@ static void describe_task(void *arg, char *buf, size_t cap)
         snprintf(buf + n, cap - n, " (task %p of graph %p)", (void *)t, (void *)g);
 }
 
-/* ---- the check, once per change ---------------------------------------------- */
+/* ---- the check, before a run ------------------------------------------------ */
 
-/* Removes t's duplicate successors, using mark[] (one word per node, the
- * stamp of the last node whose list named it). */
-static void dedup(weft_task *t, uint32_t stamp, uint32_t *mark)
+static int cmp_u32(const void *a, const void *b)
 {
-    weft_task **s = weft__succ(t);
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Removes t's repeated successors: sorts the list (its order is no
+ * promise) and keeps the first of each; each edge dropped is uncounted
+ * from its successor. */
+static void dedup(weft_graph *g, weft_task *t)
+{
+    uint32_t *s = weft__succ(t);
     uint32_t n = t->nsucc, k = 0;
+    qsort(s, n, sizeof *s, cmp_u32);
     for (uint32_t j = 0; j < n; j++) {
-        weft_task *v = s[j];
-        if (mark[v->index] == stamp)
+        if (k && s[k - 1] == s[j]) {
+            weft_task *v = weft__graph_node(g, s[j]);
+            v->npred--;   /* stays >= 1: one copy of the edge stays */
+            atomic_store_explicit(&v->join, v->npred, memory_order_relaxed);   /* no run now */
+            if (t->index > v->index)
+                g->back_edges--;
             continue;
-        mark[v->index] = stamp;
-        s[k++] = v;
+        }
+        s[k++] = s[j];
     }
     if (k == n)
         return;
-    if (n > WEFT__SUCC_INLINE && k <= WEFT__SUCC_INLINE) {
+    if (k <= WEFT__SUCC_INLINE) {
         /* Back inline; the array's storage overlaps the inline slots. */
-        weft_task *keep[WEFT__SUCC_INLINE];
+        uint32_t keep[WEFT__SUCC_INLINE];
         memcpy(keep, s, sizeof *keep * k);
         memcpy(t->succ.inl, keep, sizeof *keep * k);
     }
     t->nsucc = k;
 }
 
+/* Kahn's algorithm over every node, with the join counters as in-degrees
+ * and a scratch word per node as the queue, seeded with the roots. true:
+ * every node was ordered (no cycle). Puts join back to npred after. */
+static bool acyclic(weft_graph *g, uint32_t *queue)
+{
+    uint32_t n = g->n, head = 0, tail = 0;
+    for (uint32_t r = 0; r < g->nroots; r++)
+        queue[tail++] = g->roots[r];
+    while (head < tail) {
+        weft_task *t = weft__graph_node(g, queue[head++]);
+        const uint32_t *s = weft__succ(t);
+        for (uint32_t j = 0; j < t->nsucc; j++) {
+            weft_task *v = weft__graph_node(g, s[j]);
+            uint32_t left = atomic_load_explicit(&v->join, memory_order_relaxed) - 1;
+            atomic_store_explicit(&v->join, left, memory_order_relaxed);   /* no run now */
+            if (left == 0)
+                queue[tail++] = s[j];
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        weft_task *t = weft__graph_node(g, i);
+        if (t->npred)
+            atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* roots keep their place */
+    }
+    return tail == n;
+}
+
 int weft__graph_check(weft_graph *g)
 {
-    if (g->checked)
-        return WEFT_OK;
     if (g->cyclic)
         return WEFT_ECYCLE;
-    uint32_t n = g->n;
-    if (n == 0) {
-        if (g->roots)
-            weft__free(g->roots, sizeof *g->roots * g->nroots);
-        g->roots = NULL;
-        g->nroots = g->nsinks = 0;
-        g->checked = true;
+    if (g->need_dedup) {
+        /* Tasks that fell back under the scan limit are searched again
+         * on add: they leave the list. */
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < g->nbig; i++) {
+            weft_task *t = weft__graph_node(g, g->big[i]);
+            dedup(g, t);
+            if (t->nsucc >= WEFT__SUCC_SCAN)
+                g->big[k++] = g->big[i];
+        }
+        g->nbig = k;
+        g->need_dedup = false;
+        if (!g->back_edges)
+            g->need_order = false;
+    }
+    if (!g->need_order)
         return WEFT_OK;
-    }
-    uint32_t *scratch = weft__calloc(sizeof *scratch * n);
-    if (!scratch)
-        return WEFT_ENOMEM;
-
-    /* 1. Duplicate edges go; predecessors are counted again. Stamps are
-     *    index + 1 so that the zeroed scratch matches no node. */
-    for (uint32_t i = 0; i < n; i++)
-        weft__graph_node(g, i)->npred = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        weft_task *t = weft__graph_node(g, i);
-        dedup(t, i + 1, scratch);
-        weft_task **s = weft__succ(t);
-        for (uint32_t j = 0; j < t->nsucc; j++)
-            s[j]->npred++;
-    }
-
-    /* 2. Kahn's algorithm with the join counters as the in-degrees and
-     *    scratch as the queue of indices; roots are queued first. */
-    uint32_t head = 0, tail = 0, nsinks = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        weft_task *t = weft__graph_node(g, i);
-        atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* no run now */
-        if (t->npred == 0)
-            scratch[tail++] = i;
-        if (t->nsucc == 0)
-            nsinks++;
-    }
-    uint32_t nroots = tail;
-    while (head < tail) {
-        weft_task *t = weft__graph_node(g, scratch[head++]);
-        weft_task **s = weft__succ(t);
-        for (uint32_t j = 0; j < t->nsucc; j++) {
-            uint32_t left = atomic_load_explicit(&s[j]->join, memory_order_relaxed) - 1;
-            atomic_store_explicit(&s[j]->join, left, memory_order_relaxed);
-            if (left == 0)
-                scratch[tail++] = s[j]->index;
-        }
-    }
-    bool acyclic = tail == n;
-
-    /* 3. Join counters back to npred: the invariant between runs. A
-     *    root's counter is never decremented; it holds its place in the
-     *    roots array instead (the spread, run.c). */
-    for (uint32_t i = 0; i < n; i++) {
-        weft_task *t = weft__graph_node(g, i);
-        atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);
-    }
-    if (acyclic)
-        for (uint32_t i = 0; i < nroots; i++)
-            atomic_store_explicit(&weft__graph_node(g, scratch[i])->join, i, memory_order_relaxed);
-
-    int rc = WEFT_OK;
-    if (!acyclic) {
+    uint32_t *queue = weft__alloc(sizeof *queue * g->n);
+    if (!queue)
+        return WEFT_ENOMEM;   /* the deduplicated graph is the same graph */
+    bool ok = acyclic(g, queue);
+    weft__free(queue, sizeof *queue * g->n);
+    if (!ok) {
         g->cyclic = true;
-        rc = WEFT_ECYCLE;
-    } else {
-        weft_task **roots = weft__alloc(sizeof *roots * nroots);
-        if (!roots) {
-            rc = WEFT_ENOMEM;   /* the deduplicated graph is the same graph */
-        } else {
-            for (uint32_t i = 0; i < nroots; i++)
-                roots[i] = weft__graph_node(g, scratch[i]);
-            if (g->roots)
-                weft__free(g->roots, sizeof *g->roots * g->nroots);
-            g->roots = roots;
-            g->nroots = nroots;
-            g->nsinks = nsinks;
-            g->checked = true;
-        }
+        return WEFT_ECYCLE;
     }
-    weft__free(scratch, sizeof *scratch * n);
-    return rc;
+    g->need_order = false;
+    return WEFT_OK;
 }

@@ -5,8 +5,9 @@
  * cancel, the end of a run, waiting), dot.c (the Graphviz dump).
  *
  * Vocabulary
- *   node     a weft_task: the user's function, its successors, and an
- *            embedded queue record (weft__task) so running allocates
+ *   node     a weft_task: one cache line holding the user's function,
+ *            its first successors and counters; it is its own queue
+ *            record (a hook record of core's), so running allocates
  *            nothing.
  *   visit    what happens to every node exactly once per run: it is
  *            claimed, then run or skipped, then its successors' join
@@ -15,6 +16,9 @@
  *            holds the epoch of its last visit, so nothing needs clearing
  *            between runs: a node whose epoch is not the graph's has not
  *            been visited in the run in flight.
+ *   root     a node with no predecessors. The roots array is kept as
+ *            edges are added (a node leaves it when it gains its first
+ *            predecessor), so a run needs no pass over the nodes.
  *   sink     a node with no successors. A run ends when its last sink has
  *            been visited: every node is a sink or precedes one, so by
  *            then every node has been visited.
@@ -34,13 +38,21 @@
 
 #include "core.h"
 
-/* Successors kept in the node itself; longer lists are arrays in the
- * arena with a power-of-two capacity (at least 4) implied by nsucc. */
+/* Successors kept in the node itself, as indices; longer lists are
+ * arrays of indices in the arena with a power-of-two capacity (at least
+ * 4) implied by nsucc. */
 #define WEFT__SUCC_INLINE 2
+/* A task with fewer successors than this is searched for the successor
+ * being added (an edge added twice is one edge): at most this many
+ * compares, in the node's own line or one more. From this many on, adds
+ * append without a search and the check removes duplicates once
+ * (graph.c). */
+#define WEFT__SUCC_SCAN 8
 
-/* Nodes come in blocks of 2^WEFT__BLOCK_SHIFT, so a node's address never
- * changes and index -> node is two loads. */
-#define WEFT__BLOCK_SHIFT 8
+/* Nodes come in blocks of 2^WEFT__BLOCK_SHIFT (64 KiB, allocated but not
+ * touched until used), so a node's address never changes and index ->
+ * node is two loads. */
+#define WEFT__BLOCK_SHIFT 10
 #define WEFT__BLOCK_NODES (1u << WEFT__BLOCK_SHIFT)
 
 /* ---- a node's ctl word ---------------------------------------------------
@@ -64,30 +76,40 @@ enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2 };
 /* Never an epoch: the initial value of done and cancel_epoch. */
 #define WEFT__NO_EPOCH UINT32_MAX
 
-/* Two cache lines: the queue record, then the node's own fields. */
+/* One cache line. The node is itself its queue record: a hook record of
+ * core's (node.h), which core runs as weft__node_entry(node) and of which
+ * it reads only the link, so a node needs none of a task record's
+ * fields. */
 struct weft_task {
-    weft__task rec;                 /* queued when ready; rec.arg == this */
+    weft__node link;                /* core's; carries WEFT__NODE_HOOK */
     weft_fn fn;                     /* NULL: an empty task */
     void *arg;
     weft_graph *g;
     union {
-        weft_task *inl[WEFT__SUCC_INLINE];   /* nsucc <= WEFT__SUCC_INLINE */
-        weft_task **arr;                     /* otherwise, in the arena */
-    } succ;
-    uint32_t nsucc;                 /* distinct after the check; built under g's lock */
-    uint32_t npred;                 /* predecessors (distinct after the check) */
-    _Atomic uint32_t join;          /* predecessors not yet visited this run;
-                                       for a root: its place in g->roots */
+        uint32_t inl[WEFT__SUCC_INLINE];   /* nsucc <= WEFT__SUCC_INLINE */
+        uint32_t *arr;                     /* otherwise, in the arena */
+    } succ;                         /* successor indices; built under g's lock */
+    uint32_t nsucc;                 /* distinct, except past WEFT__SUCC_SCAN before a check */
+    uint32_t npred;                 /* predecessors, counted as nsucc is */
+    _Atomic uint32_t join;          /* between runs: npred; during a run:
+                                       predecessors not yet visited; for a
+                                       root (npred 0): its place in g->roots */
     _Atomic uint32_t ctl;           /* see above */
     _Atomic uint32_t done;          /* epoch in which fn last returned */
     uint32_t index;                 /* position in the graph, from 0 */
 };
 
-_Static_assert(sizeof(struct weft_task) == 128, "a graph node is two cache lines");
+_Static_assert(sizeof(struct weft_task) == 64, "a graph node is one cache line");
 
-static inline weft_task **weft__succ(weft_task *t)
+static inline uint32_t *weft__succ(weft_task *t)
 {
     return t->nsucc <= WEFT__SUCC_INLINE ? t->succ.inl : t->succ.arr;
+}
+
+/* The node as core's queue record (a hook record: core reads the link). */
+static inline weft__task *weft__node_rec(weft_task *t)
+{
+    return (weft__task *)(void *)&t->link;
 }
 
 /* A task's name: a block of its own from the allocator, cap bytes for
@@ -106,6 +128,9 @@ typedef struct weft__chunk {
 struct weft_graph {
     /* Build state: under lock. */
     atomic_bool lock;               /* a spin lock; see run.c for why not a mutex */
+    bool cyclic;                    /* found a cycle: stays (no edge removal) */
+    bool need_dedup;                /* a list past WEFT__SUCC_SCAN grew unsearched */
+    bool need_order;                /* back_edges and an edge since the last order check */
     uint32_t n;                     /* nodes */
     weft_task **blocks;             /* node blocks */
     uint32_t nblocks, blocks_cap;
@@ -113,11 +138,12 @@ struct weft_graph {
     char *bump, *bump_end;
     char **names;                   /* by node index: a weft__name's s, or NULL */
     uint32_t names_cap;
-    bool checked;                   /* deduplicated, acyclic, roots known */
-    bool cyclic;                    /* found a cycle: stays (no edge removal) */
-    weft_task **roots;              /* nodes with no predecessors, after the check */
-    uint32_t nroots;
-    uint32_t nsinks;
+    uint32_t *roots;                /* indices of the nodes with no predecessor, kept as edges are added */
+    uint32_t nroots, roots_cap;
+    uint32_t nsinks;                /* nodes with no successor */
+    uint32_t *big;                  /* indices of nodes with WEFT__SUCC_SCAN successors or more */
+    uint32_t nbig, big_cap;
+    uint64_t back_edges;            /* edges u -> v with u added after v */
 
     /* Run state. */
     weft_sched *sched;              /* the run's scheduler: written before the roots are queued */
@@ -137,16 +163,28 @@ static inline weft_task *weft__graph_node(const weft_graph *g, uint32_t i)
 }
 
 /* run.c */
-void weft__graph_lock(weft_graph *g);
-void weft__graph_unlock(weft_graph *g);
-/* weft__graph_lock, giving up after about patience_ns: false, not held.
- * For stall reports, which must not hang on a graph. */
+/* weft__graph_lock, giving up after about patience_ns (UINT64_MAX: never):
+ * false, not held. For stall reports, which must not hang on a graph. */
 bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns);
+
+/* g's spin lock (run.c says why not a mutex). Inline: every build call
+ * takes it, and uncontended it is one exchange. */
+static inline void weft__graph_lock(weft_graph *g)
+{
+    if (WEFT_UNLIKELY(atomic_exchange_explicit(&g->lock, true, memory_order_acquire)))   /* acquire: pairs with the release in unlock */
+        weft__graph_lock_for(g, UINT64_MAX);
+}
+
+static inline void weft__graph_unlock(weft_graph *g)
+{
+    atomic_store_explicit(&g->lock, false, memory_order_release);   /* release: pairs with the acquire in lock */
+}
 /* The record function of every node. */
 void weft__node_entry(void *arg);
 
-/* graph.c: the check made once per change. Caller holds g's lock and no
- * run is in flight. OK, ECYCLE or ENOMEM. */
+/* graph.c: the check made before a run, once per change and only where
+ * needed (duplicates past WEFT__SUCC_SCAN, edges against build order).
+ * Caller holds g's lock and no run is in flight. OK, ECYCLE or ENOMEM. */
 int weft__graph_check(weft_graph *g);
 
 #endif /* WEFT_GRAPH_H */

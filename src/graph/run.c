@@ -35,7 +35,7 @@
  *
  * A run, as numbered steps:
  *   1. weft_graph_run, under the lock: refuse if running; check the graph
- *      if it changed; epoch++; sinks_left = nsinks; skipped = false;
+ *      where the build left something to check (graph.c); epoch++; sinks_left = nsinks; skipped = false;
  *      run = epoch << 1 | 1 (release). Unlock.
  *   2. Queue roots[0] (from a worker of s: on its deque; from outside: on
  *      the global ring). Each root, before its visit, queues the roots
@@ -86,11 +86,6 @@
 
 /* ---- the lock ---------------------------------------------------------------- */
 
-void weft__graph_lock(weft_graph *g)
-{
-    weft__graph_lock_for(g, UINT64_MAX);
-}
-
 bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
 {
     uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
@@ -106,11 +101,6 @@ bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
             sched_yield();   /* the holder may be preempted, or checking a large graph */
         }
     }
-}
-
-void weft__graph_unlock(weft_graph *g)
-{
-    atomic_store_explicit(&g->lock, false, memory_order_release);   /* release: pairs with the acquire in lock */
 }
 
 static void lock_cb(void *g)
@@ -175,7 +165,7 @@ static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
      * following them (a chain of nodes out of cache is otherwise one miss
      * per visit, paid in full). */
     if (t->nsucc)
-        __builtin_prefetch(&weft__succ(t)[0]->npred, 1);
+        __builtin_prefetch(weft__graph_node(g, weft__succ(t)[0]), 1);
     /* And the node 16 places on in build order: graphs are mostly built in
      * the order they run (chains, rows), so this keeps a memory-latency
      * worth of nodes in flight where the successor pointer alone gives
@@ -184,7 +174,7 @@ static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
      * of that, 32 no more than 16). In a graph built in another order it
      * costs a useless prefetch. */
     if (t->index + WEFT__PREFETCH_AHEAD < g->n)
-        __builtin_prefetch(&weft__graph_node(g, t->index + WEFT__PREFETCH_AHEAD)->npred, 1);
+        __builtin_prefetch(weft__graph_node(g, t->index + WEFT__PREFETCH_AHEAD), 1);
     /* Relaxed: the run's start reached this thread through the queue that
      * delivered a root, and every node after it through join's chain. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
@@ -205,10 +195,10 @@ static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
         return NULL;
     }
     weft_sched *s = g->sched;
-    weft_task **succ = weft__succ(t);
+    const uint32_t *succ = weft__succ(t);
     weft_task *next = NULL;
     for (uint32_t i = 0; i < n; i++) {
-        weft_task *v = succ[i];
+        weft_task *v = weft__graph_node(g, succ[i]);
         if (!ran)
             atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
         if (v->npred == 1 ||
@@ -216,7 +206,7 @@ static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
             if (!next)
                 next = v;   /* continuation: no queue trip */
             else
-                weft__submit(s, w, &v->rec, WEFT_HINT_NONE);
+                weft__submit(s, w, weft__node_rec(v), WEFT_HINT_NONE);
         }
     }
     return next;
@@ -242,8 +232,8 @@ static weft_task *spread(weft__worker *w, weft_task *t)
             ;
     for (uint64_t half = len / 2; half >= 2; half /= 2)
         if (p + half < n)
-            weft__submit(g->sched, w, &g->roots[p + half]->rec, WEFT_HINT_NONE);
-    return len >= 2 && p + 1 < n ? g->roots[p + 1] : NULL;
+            weft__submit(g->sched, w, weft__node_rec(weft__graph_node(g, g->roots[p + half])), WEFT_HINT_NONE);
+    return len >= 2 && p + 1 < n ? weft__graph_node(g, g->roots[p + 1]) : NULL;
 }
 
 /* Callable from: run_task on a worker (or bound thread) of the run's
@@ -271,15 +261,15 @@ void weft__node_entry(void *arg)
          * a root that t waits for is never stuck behind t. */
         weft_task *root = t->npred == 0 ? spread(w, t) : NULL;
         if (root)
-            weft__hold(w, &root->rec);
+            weft__hold(w, weft__node_rec(root));
         weft_task *next = visit(w, t, &sinks);
-        if (root && !weft__unhold(w, &root->rec))
+        if (root && !weft__unhold(w, weft__node_rec(root)))
             root = NULL;   /* queued while t blocked: it runs as a task of its own */
         if (root) {
             /* Two to go on with: the successor stays (locality), the
              * root is queued. */
             if (next)
-                weft__submit(w->s, w, &root->rec, WEFT_HINT_NONE);
+                weft__submit(w->s, w, weft__node_rec(root), WEFT_HINT_NONE);
             else
                 next = root;
         }
@@ -323,7 +313,7 @@ int weft_graph_run(weft_sched *s, weft_graph *g)
     /* A cancel of an old run must not match this epoch once it wraps. */
     atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);   /* published with the roots */
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
-    weft_task *first = g->roots[0];
+    weft_task *first = weft__graph_node(g, g->roots[0]);
     int prev = g->result;
     weft__graph_unlock(g);
 
@@ -331,10 +321,10 @@ int weft_graph_run(weft_sched *s, weft_graph *g)
     if (w && w->s != s)
         w = NULL;   /* a worker of another scheduler queues from outside */
     if (w) {
-        weft__submit(s, w, &first->rec, WEFT_HINT_NONE);
+        weft__submit(s, w, weft__node_rec(first), WEFT_HINT_NONE);
         return WEFT_OK;
     }
-    rc = weft__submit_external(s, &first->rec, WEFT_HINT_NONE);
+    rc = weft__submit_external(s, weft__node_rec(first), WEFT_HINT_NONE);
     if (rc != WEFT_OK)
         finish(g, prev);   /* nothing was queued: end the run at once, visiting nothing */
     return rc;

@@ -294,8 +294,8 @@ static void add_edge(uint32_t u, uint32_t v)
     for (int tries = 0; tries < 2; tries++) {
         uint32_t nsucc = tu->nsucc, npred = tv->npred;
         uint32_t join = atomic_load(&tv->join);
-        weft_task **succ = weft__succ(tu);
-        weft_task *last = nsucc ? succ[nsucc - 1] : NULL;
+        uint32_t *succ = weft__succ(tu);
+        uint32_t last = nsucc ? succ[nsucc - 1] : UINT32_MAX;
         int rc = weft_task_precede(tu, tv);
         if (rc == WEFT_OK) {
             G.eu[G.nedges] = u;
