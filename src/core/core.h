@@ -457,6 +457,27 @@ static inline void weft__count_inline(weft__worker *w)
     __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
 }
 
+/* Takes the newest record on w's deque if it is a hook record for which
+ * mine(rec, ctx) holds, for a layer that goes on with its own queued work
+ * without a trip through the loop (a graph visit that reached a sink).
+ * NULL otherwise, nothing taken. The caller counts what it took with
+ * weft__count_runs once it has run them. Callable from: owner, on a fiber
+ * running one of its tasks. */
+static inline weft__task *weft__take_own(weft__worker *w, bool (*mine)(weft__task *, void *), void *ctx)
+{
+    weft__node *n = weft__deque_peek(&w->deque);
+    if (!n || !weft__node_is_hook(n) || !mine((weft__task *)(void *)n, ctx))
+        return NULL;
+    n = weft__deque_pop(&w->deque);   /* n or NULL: thieves take the other end */
+    return (weft__task *)(void *)n;
+}
+
+/* n queued records taken with weft__take_own have run. */
+static inline void weft__count_runs(weft__worker *w, uint64_t n)
+{
+    __atomic_store_n(&w->completed, w->completed + n, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
+}
+
 /* ---- work a fiber holds (weft__fstate.held) ------------------------------------- */
 
 /* Submits what the running fiber holds, if anything: it is about to
