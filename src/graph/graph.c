@@ -332,13 +332,12 @@ size_t weft_graph_size(const weft_graph *g)
 
 /* ---- edges ---------------------------------------------------------------- */
 
-/* Capacity of an arena successor array holding n > WEFT__SUCC_INLINE. */
-static uint32_t succ_cap(uint32_t n)
+/* An arena successor array holds its capacity in the word before it, so
+ * that a list the check shortened (duplicates dropped) keeps its room:
+ * edges declared again every frame then fill the same array. */
+static uint32_t succ_cap(const weft_task *t)
 {
-    uint32_t c = 4;
-    while (c < n)
-        c *= 2;
-    return c;
+    return t->succ.arr[-1];
 }
 
 /* Is v already among t's successors? Only for short lists (the caller
@@ -358,14 +357,18 @@ static bool succ_has(weft_task *t, uint32_t v)
 static uint32_t *succ_room(weft_graph *g, weft_task *t, int *rc)
 {
     uint32_t n = t->nsucc;
-    if (n < WEFT__SUCC_INLINE || (n > WEFT__SUCC_INLINE && n < succ_cap(n)))
+    if (n < WEFT__SUCC_INLINE || (n > WEFT__SUCC_INLINE && n < succ_cap(t)))
         return NULL;
     /* Full: the inline slots, or an array at its capacity. */
     uint32_t cap = n == WEFT__SUCC_INLINE ? 4 : n * 2;
-    uint32_t *a = cap < n ? NULL : arena_alloc(g, sizeof *a * cap);   /* cap < n: 32-bit overflow */
-    if (!a)
+    uint32_t *a = cap < n || cap == UINT32_MAX ? NULL   /* 32-bit overflow */
+                : arena_alloc(g, sizeof *a * ((size_t)cap + 1));
+    if (!a) {
         *rc = WEFT_ENOMEM;
-    return a;
+        return NULL;
+    }
+    a[0] = cap;
+    return a + 1;
 }
 
 /* Appends v to t's successors into the room succ_room made (grown: the

@@ -39,8 +39,8 @@
 #include "core.h"
 
 /* Successors kept in the node itself, as indices; longer lists are
- * arrays of indices in the arena with a power-of-two capacity (at least
- * 4) implied by nsucc. */
+ * arrays of indices in the arena, their capacity in the word before them
+ * (graph.c). */
 #define WEFT__SUCC_INLINE 2
 /* A task with fewer successors than this is searched for the successor
  * being added (an edge added twice is one edge): at most this many
