@@ -424,12 +424,23 @@ WEFT_API void weft_chan_destroy(weft_chan *ch);  /* nobody may be blocked on it 
  * A graph is a DAG of tasks, built once and run any number of times. A
  * task runs when every task it succeeds has run; a task whose function
  * is NULL is an empty task, a join point between groups. Tasks and edges
- * live in the graph: building allocates (in blocks), running does not.
+ * live in the graph: building allocates (in blocks of 1024 tasks),
+ * running does not.
  *
  * Building (add, precede, succeed) is refused with WEFT_EBUSY while a run
  * is in flight, and is safe from several threads at once. Edges are
  * checked when the graph runs: a cycle makes weft_graph_run return
  * WEFT_ECYCLE and nothing runs. An edge added twice is one edge.
+ *
+ * Cost. A task takes 64 bytes, and its first two edges nothing more;
+ * adding a task or an edge is a few nanoseconds and never a search of the
+ * graph. The check before the first run of a changed graph is free when
+ * every edge goes from a task to one added after it (tasks added in an
+ * order they can run in, as most builders do); otherwise it visits every
+ * task and edge once. A destroyed graph's blocks are kept, up to 64 MiB
+ * in all, for the next graph built (with weft's default allocator only:
+ * a weft_set_allocator allocator gets every block back), so a program
+ * that builds a graph per frame does not wait on fresh pages each time.
  *
  * Cancelling: a cancelled task is skipped, and so is every task that
  * depends on a skipped one (the tasks that run are closed under

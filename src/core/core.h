@@ -460,16 +460,21 @@ static inline void weft__count_inline(weft__worker *w)
 /* Takes the newest record on w's deque if it is a hook record for which
  * mine(rec, ctx) holds, for a layer that goes on with its own queued work
  * without a trip through the loop (a graph visit that reached a sink).
- * NULL otherwise, nothing taken. The caller counts what it took with
- * weft__count_runs once it has run them. Callable from: owner, on a fiber
- * running one of its tasks. */
+ * NULL otherwise: a record that is not the caller's goes back where it
+ * was (it was the newest). Popped before it is looked at: a slot read
+ * without taking it may name a record that has run and been freed. The
+ * caller counts what it took with weft__count_runs once it has run them.
+ * Callable from: owner, on a fiber running one of its tasks. */
 static inline weft__task *weft__take_own(weft__worker *w, bool (*mine)(weft__task *, void *), void *ctx)
 {
-    weft__node *n = weft__deque_peek(&w->deque);
-    if (!n || !weft__node_is_hook(n) || !mine((weft__task *)(void *)n, ctx))
+    weft__node *n = weft__deque_pop(&w->deque);
+    if (!n)
         return NULL;
-    n = weft__deque_pop(&w->deque);   /* n or NULL: thieves take the other end */
-    return (weft__task *)(void *)n;
+    if (weft__node_is_hook(n) && mine((weft__task *)(void *)n, ctx))
+        return (weft__task *)(void *)n;
+    if (!weft__deque_push(&w->deque, n))   /* cannot fail: its slot was just freed */
+        weft__inject_push(&w->s->global, n);
+    return NULL;
 }
 
 /* n queued records taken with weft__take_own have run. */

@@ -153,17 +153,6 @@ static inline weft__node *weft__deque_pop(weft__deque *d)
     return weft__deque_pop_from(d, b);
 }
 
-/* The newest item, left in place; NULL if empty. A weft__deque_pop right
- * after returns this item or NULL (thieves take from the other end).
- * Callable from: owner worker. */
-static inline weft__node *weft__deque_peek(weft__deque *d)
-{
-    uint64_t b = ck_pr_load_64(&d->bottom);  /* owner's own field */
-    if (ck_pr_load_64(&d->top) == b)
-        return NULL;
-    return ck_pr_load_ptr(&d->buf[(b - 1) & d->mask]);   /* the owner wrote it */
-}
-
 /* weft__deque_pop for a caller that expects an item (a join popping the
  * child it just spawned): no early look at top, three instructions less
  * when there is an item; an empty deque costs the fence and the restore.

@@ -238,7 +238,8 @@ static weft_task *spread(weft__worker *w, weft_task *t)
 
 /* A visit that reached a sink goes on with the newest node on its
  * worker's deque, if that is one of the same graph's (mostly the sibling
- * its own visit queued), at most this many times per record: the sinks
+ * its own visit queued; anything else goes back), at most this many
+ * times per record: the sinks
  * it counts drop sinks_left once, and the trip through the worker's loop
  * is saved (binary tree 2^20 at 1 worker: a third of the run). The
  * bound lets the loop look at ready fibers and the global ring as
