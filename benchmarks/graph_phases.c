@@ -5,8 +5,11 @@
  *       SHAPE: chain (N tasks, each after the one before), tree (a binary
  *       tree of N tasks, numbered breadth first: i after (i - 1) / 2),
  *       wave (a sqrt(N) x sqrt(N) grid: (i,j) after (i-1,j) and (i,j-1)),
- *       independent (N tasks, no edges). Tasks are added in that order,
- *       each task's edges right after it, as a user's loop would.
+ *       independent (N tasks, no edges), backchain (a chain built
+ *       backwards: task i runs after task i + 1, the edge added with
+ *       task i + 1, so every edge goes against build order and the first
+ *       run's check orders the whole graph). Tasks are added in that
+ *       order, each task's edges right after it, as a user's loop would.
  *       Every repetition times, on the main thread, with CLOCK_MONOTONIC:
  *         build    weft_graph_create, the adds and the edges;
  *         first    the first run and its wait (the check included);
@@ -64,7 +67,7 @@ static void task(void *arg)
     ran_at[i] = atomic_fetch_add_explicit(&ticket, 1, memory_order_relaxed) + 1;
 }
 
-enum shape { CHAIN, TREE, WAVE, INDEPENDENT };
+enum shape { CHAIN, TREE, WAVE, INDEPENDENT, BACKCHAIN };
 
 static uint32_t side_of(uint32_t n)
 {
@@ -90,6 +93,9 @@ static unsigned preds(enum shape sh, uint32_t n, uint32_t i, uint32_t *p)
             p[k++] = i - 1;
         return k;
     }
+    case BACKCHAIN:
+        p[0] = i + 1;
+        return i + 1 < n;
     default:
         return 0;
     }
@@ -103,6 +109,11 @@ static weft_graph *build(enum shape sh, uint32_t n, weft_task **t)
         t[i] = weft_graph_add(g, task, (void *)(uintptr_t)i);
         if (!t[i])
             check(WEFT_ENOMEM, "add");
+        if (sh == BACKCHAIN) {
+            if (i > 0)
+                check(weft_task_precede(t[i], t[i - 1]), "precede");
+            continue;
+        }
         uint32_t p[2];
         unsigned k = preds(sh, n, i, p);
         for (unsigned j = 0; j < k; j++)
@@ -212,15 +223,15 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "memory") == 0)
         return memory((uint32_t)strtoul(argv[2], NULL, 10));
     if (argc < 5) {
-        fprintf(stderr, "usage: graph_phases chain|tree|wave|independent N THREADS REPS\n"
+        fprintf(stderr, "usage: graph_phases chain|tree|wave|independent|backchain N THREADS REPS\n"
                         "       graph_phases memory N\n");
         return 2;
     }
-    const char *names[] = { "chain", "tree", "wave", "independent" };
+    const char *names[] = { "chain", "tree", "wave", "independent", "backchain" };
     enum shape sh = CHAIN;
-    while (sh <= INDEPENDENT && strcmp(argv[1], names[sh]) != 0)
+    while (sh <= BACKCHAIN && strcmp(argv[1], names[sh]) != 0)
         sh++;
-    if (sh > INDEPENDENT) {
+    if (sh > BACKCHAIN) {
         fprintf(stderr, "graph_phases: unknown shape %s\n", argv[1]);
         return 2;
     }
