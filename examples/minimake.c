@@ -19,7 +19,11 @@
  * then searches for it only to name its targets.
  *
  *   minimake [-j N] [-n] [-d FILE] MAKEFILE
- *     -j N     N worker threads (default: weft's, one per CPU)
+ *     -j N     at most N commands at once (default: one per CPU). The
+ *              scheduler keeps its default workers (one per CPU): a
+ *              command is started with posix_spawn and awaited with
+ *              weft_wait_pid, which suspends the target's task, not its
+ *              worker, so 64 commands that sleep run at once on 2 cores.
  *     -n       dry run: print the commands in an order that respects the
  *              dependencies (the graph runs, the commands do not)
  *     -d FILE  write the graph as Graphviz DOT to FILE, after the run
@@ -59,6 +63,13 @@ static struct target *targets;
 static size_t ntargets;
 static const char *file;
 static bool dry_run;
+
+/* Commands in flight: at most `slots` at once (-j), a counting semaphore
+ * made of weft's fiber-aware mutex and condition variable, so a target
+ * waiting for a slot holds no worker either. */
+static weft_mutex slot_lock;
+static weft_cond slot_free;
+static long slots;
 
 static void *xrealloc(void *p, size_t size)
 {
@@ -205,19 +216,42 @@ static bool print_cycle(size_t i, unsigned char *state, size_t *path, size_t dep
 
 /* ---- building --------------------------------------------------------- */
 
-/* Runs cmd with /bin/sh -c; returns its wait status, or -1. */
+/* A target's commands hold a slot from the first to the last, as a job
+ * of make -j does. Callable from: a task. */
+static void slot_take(void)
+{
+    weft_mutex_lock(&slot_lock);
+    while (slots == 0)
+        weft_cond_wait(&slot_free, &slot_lock);
+    slots--;
+    weft_mutex_unlock(&slot_lock);
+}
+
+static void slot_give(void)
+{
+    weft_mutex_lock(&slot_lock);
+    slots++;
+    weft_cond_signal(&slot_free);
+    weft_mutex_unlock(&slot_lock);
+}
+
+/* Runs cmd with /bin/sh -c; returns its wait status, or -1. Callable
+ * from: a task (its worker goes on while the command runs). */
 static int run_sh(const char *cmd)
 {
     char *argv[] = { "sh", "-c", (char *)cmd, NULL };
     pid_t pid;
-    int status, err = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ);
+    int status = -1, err = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ);
     if (err) {
         fprintf(stderr, "minimake: cannot start /bin/sh: %s\n", strerror(err));
-        return -1;
+    } else if ((err = weft_wait_pid(pid, &status, UINT64_MAX)) != WEFT_OK) {
+        /* Out of memory or descriptors for the wait: block the worker. */
+        while (waitpid(pid, &status, 0) < 0)
+            if (errno != EINTR) {
+                status = -1;
+                break;
+            }
     }
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
     return status;
 }
 
@@ -227,6 +261,8 @@ static int run_sh(const char *cmd)
 static void build(void *arg)
 {
     struct target *t = arg;
+    if (!dry_run)
+        slot_take();
     for (size_t i = 0; i < t->ncmds; i++) {
         printf("%s\n", t->cmds[i]);
         if (dry_run)
@@ -241,8 +277,10 @@ static void build(void *arg)
             fprintf(stderr, "minimake: *** [%s] killed by signal %d\n", t->name, WTERMSIG(st));
         for (size_t j = 0; j < t->nsucc; j++)
             weft_task_cancel(targets[t->succ[j]].task);
-        return;
+        break;
     }
+    if (!dry_run)
+        slot_give();
 }
 
 static int write_dot(weft_graph *g, const char *path)
@@ -303,7 +341,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "minimake: -j wants a number from 1 to 1024, not '%s'\n", optarg);
                 return 2;
             }
-            cfg.workers = (unsigned)n;
+            slots = n;
             break;
         case 'n': dry_run = true; break;
         case 'd': dot = optarg; break;
@@ -312,6 +350,12 @@ int main(int argc, char **argv)
     }
     if (optind != argc - 1)
         return usage();
+    if (slots == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        slots = cpus > 0 ? cpus : 1;
+    }
+    weft_mutex_init(&slot_lock);
+    weft_cond_init(&slot_free);
     file = argv[optind];
     setvbuf(stdout, NULL, _IOLBF, 0);   /* echoed commands before their output */
 
@@ -381,5 +425,7 @@ out:
     }
     free(targets);
     free(text);
+    weft_cond_destroy(&slot_free);
+    weft_mutex_destroy(&slot_lock);
     return rc;
 }

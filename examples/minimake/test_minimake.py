@@ -14,6 +14,9 @@ CHECK is one of:
              problem, and no command runs
   failure    a failing command: its successors (transitively) are skipped,
              independent targets still run, exit 1
+  parallel   64 targets of `sleep 0.2` at -j 64 take well under 64 x 0.2 s
+             (commands awaited with weft_wait_pid, not a blocked worker);
+             -j 2 runs at most 2 commands at once
 
 Each case runs in a fresh folder under the current directory (ctest's:
 the build tree), removed when the check passes. minimake's stderr is
@@ -296,9 +299,48 @@ def check_failure(minimake):
             shutil.rmtree(d)
 
 
+# ---- parallel ---------------------------------------------------------------
+
+def check_parallel(minimake):
+    # 64 targets that each sleep 0.2 s, at -j 64: the commands are awaited
+    # with weft_wait_pid, so they all run at once even on 2 cores (workers
+    # blocked in waitpid would run 2 at a time: 6.4 s). Loose bound: the
+    # point is "at once", not the exact time.
+    import time
+    d = workdir("parallel")
+    rules = ["all: %s" % " ".join("s%02d" % i for i in range(64))]
+    for i in range(64):
+        rules.append("s%02d:\n\tsleep 0.2\n\techo s%02d >> log" % (i, i))
+    write(os.path.join(d, "Makefile.mm"), "\n".join(rules) + "\n")
+    t0 = time.monotonic()
+    p = run(minimake, ["-j", "64", "Makefile.mm"], d)
+    took = time.monotonic() - t0
+    print("parallel: 64 x sleep 0.2 at -j 64 took %.2f s (one at a time: 12.8 s)" % took)
+    ok = check(p.returncode == 0, "exit %d, want 0" % p.returncode)
+    ok &= check(sorted(read_lines(os.path.join(d, "log"))) == ["s%02d" % i for i in range(64)],
+                "every target ran once")
+    ok &= check(took < 6.0, "took %.2f s, want well under 64 x 0.2 s" % took)
+    # -j 2: at most 2 at once (each command notes its start and end).
+    rules = ["all: %s" % " ".join("s%d" % i for i in range(6))]
+    for i in range(6):
+        rules.append("s%d:\n\techo + >> trace\n\tsleep 0.05\n\techo - >> trace" % i)
+    write(os.path.join(d, "Makefile.mm"), "\n".join(rules) + "\n")
+    os.remove(os.path.join(d, "log"))
+    p = run(minimake, ["-j", "2", "Makefile.mm"], d)
+    ok &= check(p.returncode == 0, "-j 2: exit %d, want 0" % p.returncode)
+    depth = peak = 0
+    for line in read_lines(os.path.join(d, "trace")):
+        depth += 1 if line == "+" else -1
+        peak = max(peak, depth)
+    ok &= check(peak <= 2, "-j 2: %d commands at once" % peak)
+    if ok:
+        shutil.rmtree(d)
+
+
 def main():
     checks = {"dag": check_dag, "sample": check_sample,
-              "bad_input": check_bad_input, "failure": check_failure}
+              "bad_input": check_bad_input, "failure": check_failure,
+              "parallel": check_parallel}
     if len(sys.argv) != 3 or sys.argv[1] not in checks:
         sys.exit("usage: test_minimake.py {%s} MINIMAKE" % "|".join(checks))
     checks[sys.argv[1]](os.path.abspath(sys.argv[2]))

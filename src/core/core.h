@@ -13,7 +13,10 @@
  * FIFO, run_next), block.c (suspending fibers, the host primitives block
  * through), waiting.c (wait_until, yield), timer.c (the timer heap,
  * sleep), park.c (two-phase parking), task.c (records, spawn, wait_idle),
- * stall.c (what blocked fibers wait on, the stall watchdog, state dumps).
+ * stall.c (what blocked fibers wait on, the stall watchdog, state dumps),
+ * poller.c (the epoll set of fd waits, and parking in it), io.c
+ * (weft_wait_fd, weft_wait_pid), blocking.c (the blocking pool,
+ * weft_call_blocking).
  * worker.h holds what the worker files share among themselves.
  */
 #ifndef WEFT_CORE_H
@@ -265,6 +268,15 @@ struct weft_sched {
     atomic_bool shutdown;                /* destroy started: external spawn refused */
     atomic_bool exiting;                 /* workers may leave their loops */
 
+    /* fd and pid waits (poller.c), the blocking pool (blocking.c): made
+     * at first use, under io_lock; published with release, read with
+     * acquire, freed by destroy. */
+    pthread_mutex_t io_lock;
+    struct weft__poller *_Atomic poller;
+    struct weft__bpool *_Atomic bpool;
+    atomic_uint io_waiters;              /* fd waits registered in the epoll set */
+    weft__worker *_Atomic poll_owner;    /* the parked worker sleeping in epoll_wait, or NULL */
+
     /* Stall reports (stall.c). */
     bool track;                          /* workers list their blocked fibers */
     struct weft__watchdog *watchdog;     /* NULL unless cfg.watchdog_ns */
@@ -381,6 +393,52 @@ void weft__sched_dump(weft_sched *s, FILE *out);
  * second for any lock. For the test harness on a hang. Callable from:
  * any thread that is not a worker. */
 void weft__sched_dump_all(FILE *out);
+
+/* poller.c */
+typedef struct weft__poller weft__poller;
+/* s's poller, made now if it is not yet; NULL: out of memory or of
+ * descriptors. Callable from: any thread. */
+weft__poller *weft__poller_get(weft_sched *s);
+/* A task's fd wait on its fiber: registers fd for events (EPOLL*) until
+ * deadline (0 = none) and suspends. Returns the ready events (> 0),
+ * WEFT_ETIMEDOUT, WEFT_ESHUTDOWN, WEFT_EINVAL (fd not open),
+ * WEFT_ENOMEM, or 0: fd cannot be polled by epoll (a regular file), the
+ * caller asks poll(2). Callable from: a fiber on its own worker w. */
+int  weft__poller_wait(weft__worker *w, weft__poller *p, int fd, unsigned events,
+                       uint64_t deadline, const char *what, const void *obj);
+/* Parking in epoll_wait (park.c, step 3d): -1 if w may not (no fd wait
+ * registered, or another worker sleeps there), else it slept until
+ * readiness, deadline (0 = none), or its token: 1 if fibers of w were
+ * made ready, 0 otherwise. Callable from: owner, in the idle set. */
+int  weft__poller_sleep(weft__worker *w, uint64_t deadline);
+/* Ends the epoll_wait of the worker sleeping there. Callable from: any
+ * thread. */
+void weft__poller_break(weft_sched *s);
+/* A look without sleeping (epoll_wait, timeout 0): readiness found makes
+ * its fibers ready. Callable from: owner. */
+void weft__poller_poll(weft__worker *w);
+/* Every pending wait returns WEFT_ESHUTDOWN; later ones do not wait.
+ * Callable from: destroy, once shutdown is set. */
+void weft__poller_shutdown(weft_sched *s);
+/* Frees the poller. Callable from: destroy, after the workers left. */
+void weft__poller_fini(weft_sched *s);
+
+/* Are fd waits registered (a hint: relaxed)? Inline: the loop asks it
+ * every global_interval picks. */
+static inline bool weft__io_waiting(weft_sched *s)
+{
+    return atomic_load_explicit(&s->io_waiters, memory_order_relaxed) != 0;   /* relaxed: a hint; a wait's own worker parks or polls after registering it */
+}
+
+/* io.c. Test seam: true makes weft_wait_pid poll as without pidfd_open. */
+extern atomic_bool weft__no_pidfd;
+
+/* blocking.c. Test seam: how long an idle pool thread waits before it
+ * leaves (10 s). */
+extern uint64_t weft__bpool_keep_ns;
+/* Waits for every call in flight on s's blocking pool, stops and joins
+ * its threads, frees it. Callable from: destroy, after the workers left. */
+void weft__bpool_fini(weft_sched *s);
 
 /* park.c */
 int  weft__park_init(weft_sched *s);

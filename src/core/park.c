@@ -13,7 +13,16 @@
  *   token       per-worker futex word: set to 1 by the waker that chose
  *               the worker (under nothing: it was removed from the set
  *               under the lock first, so exactly one waker sets it);
- *               cleared by the worker itself.
+ *               cleared by the worker itself. The store is seq_cst: the
+ *               waker then reads poll_owner, and a worker sleeping in
+ *               epoll_wait gets a write to the poller's eventfd instead
+ *               of a futex wake (Dekker with the owner's CAS then token
+ *               load, poller.c).
+ *   poll_owner  the parked worker sleeping in epoll_wait while fd waits
+ *               are registered (poller.c). choose_sleeper passes over it
+ *               while another worker sleeps (relaxed read: a preference),
+ *               so new work wakes a futex sleeper and readiness keeps a
+ *               worker waiting for it.
  *
  * Protocol (models/park.pml checks it; step numbers match):
  *   Worker going idle                     Submitter
@@ -27,8 +36,13 @@
  *       it and search (past the cap);        unlock; set its token;
  *       else a notifier chose us: wait       futex-wake it
  *       for its token. Go back.
- *   3d. futex-wait for the token; woken
- *       workers start out searching.
+ *   3d. futex-wait for the token (or, as
+ *       poll_owner, epoll_wait for it and
+ *       for fd readiness); woken workers
+ *       start out searching. One that
+ *       readiness made fibers ready for
+ *       leaves the set itself, as at a
+ *       deadline, and runs them.
  *   Either the submitter's check sees the worker in the set (and wakes
  *   it), or the worker's re-check sees the work: the two barriers forbid
  *   both reads missing both writes (the store-buffering case).
@@ -161,8 +175,12 @@ static void idle_remove(weft_sched *s, weft__worker *w)
 
 static void give_token(weft__worker *w)
 {
-    atomic_store_explicit(&w->token, 1, memory_order_release);  /* release: pairs with acquire in weft__park */
-    weft__futex_wake(&w->token, 1);
+    weft_sched *s = w->s;
+    atomic_store_explicit(&w->token, 1, memory_order_seq_cst);  /* seq_cst: release, pairs with acquire in weft__park; and before the owner load (Dekker with weft__poller_sleep) */
+    if (atomic_load_explicit(&s->poll_owner, memory_order_seq_cst) == w)   /* seq_cst: see the store above */
+        weft__poller_break(s);   /* it sleeps in epoll_wait, not on its futex */
+    else
+        weft__futex_wake(&w->token, 1);
 }
 
 /* Pops one idle worker and counts it as searching. Returns NULL if the
@@ -174,6 +192,11 @@ static weft__worker *choose_sleeper(weft_sched *s)
     if (s->idle_head &&
         atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0) {
         w = s->idle_head;
+        /* The worker sleeping in epoll_wait (poller.c) goes last: it
+         * would leave the poller for the work, and fd readiness would
+         * wait for a worker to park again. (relaxed: a preference.) */
+        if (w->idle_next && atomic_load_explicit(&s->poll_owner, memory_order_relaxed) == w)
+            w = w->idle_next;
         idle_remove(s, w);
         atomic_fetch_add_explicit(&s->nsearching, 1, memory_order_relaxed);  /* on w's behalf */
     }
@@ -293,6 +316,27 @@ void weft__stop_searching(weft__worker *w)
 
 /* ---- parking ----------------------------------------------------------------- */
 
+/* A parked worker leaves the idle set on its own (a deadline, or fd
+ * readiness for its fibers): true if it did; false if a notifier chose
+ * it meanwhile (then its token is on the way). */
+static bool leave_idle(weft_sched *s, weft__worker *w)
+{
+    pthread_mutex_lock(&s->idle_lock);
+    bool still = atomic_load_explicit(&w->in_idle, memory_order_relaxed);
+    if (still)
+        idle_remove(s, w);
+    pthread_mutex_unlock(&s->idle_lock);
+    if (still) {
+        /* Our leaving (nidle's decrement) before any load of our later
+         * submits: a searcher that read us idle and skipped its hand-off
+         * has made nsearching 0 first, so those loads see it
+         * (weft__stop_searching). x86 orders this by the locked RMW
+         * already. */
+        atomic_thread_fence(memory_order_seq_cst);
+    }
+    return still;
+}
+
 void weft__park(weft__worker *w, uint64_t deadline)
 {
     weft_sched *s = w->s;
@@ -328,7 +372,9 @@ void weft__park(weft__worker *w, uint64_t deadline)
         /* Else a notifier already chose us: its token is on the way. */
     }
 
-    /* 3d. Sleep. */
+    /* 3d. Sleep: on the futex, or in epoll_wait while fd waits are
+     * registered and no other worker sleeps there (poller.c); then the
+     * token comes as a write to the poller's eventfd (give_token). */
     WEFT__STAT(w, parks, 1);
     for (;;) {
         if (atomic_load_explicit(&w->token, memory_order_acquire))   /* acquire: pairs with give_token */
@@ -339,25 +385,24 @@ void weft__park(weft__worker *w, uint64_t deadline)
             if (now >= deadline) {
                 /* Timed out: leave the set ourselves, unless someone
                  * chose us meanwhile (then take their token). */
-                pthread_mutex_lock(&s->idle_lock);
-                bool still = atomic_load_explicit(&w->in_idle, memory_order_relaxed);
-                if (still)
-                    idle_remove(s, w);
-                pthread_mutex_unlock(&s->idle_lock);
-                if (still) {
-                    /* Our leaving (nidle's decrement) before any load of
-                     * our later submits: a searcher that read us idle and
-                     * skipped its hand-off has made nsearching 0 first,
-                     * so those loads see it (weft__stop_searching). x86
-                     * orders this by the locked RMW already. */
-                    atomic_thread_fence(memory_order_seq_cst);
+                if (leave_idle(s, w))
                     return;
-                }
                 continue;
             }
             timeout = deadline - now;
         }
-        weft__futex_wait(&w->token, 0, timeout);
+        int polled = weft__poller_sleep(w, deadline);
+        if (polled < 0) {
+            weft__futex_wait(&w->token, 0, timeout);
+        } else if (polled > 0 && leave_idle(s, w)) {
+            /* Readiness made fibers of ours ready: go and run them. The
+             * poller is free meanwhile: if fd waits are left and nobody
+             * searches, another idle worker is woken to sleep in it (it
+             * spins first, so a short burst brings us back there). */
+            if (weft__io_waiting(s) && weft__notify_needed(s))
+                weft__notify_slow(s);
+            return;
+        }
     }
     atomic_store_explicit(&w->token, 0, memory_order_relaxed);
     WEFT__STAT(w, wakeups, 1);

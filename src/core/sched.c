@@ -60,6 +60,7 @@ void weft_config_init(weft_config *cfg)
     cfg->spin_us = 50;
     cfg->max_searching = 0;
     cfg->seed = 0;
+    cfg->blocking_threads = 64;
 }
 
 /* CPUs this thread may run on (its affinity mask, which a cpuset or
@@ -107,7 +108,9 @@ static bool pow2(unsigned v)
     X(c->watchdog_ns != 0 && c->watchdog_ns < 1000000,                            \
       "watchdog_ns: must be 0 (off) or at least 1000000 (1 ms)")                  \
     X((c->allocator.alloc == NULL) != (c->allocator.free == NULL),                \
-      "allocator: set both hooks (alloc and free) or neither")
+      "allocator: set both hooks (alloc and free) or neither")                    \
+    X(c->blocking_threads > 4096,                                                 \
+      "blocking_threads: must be at most 4096 (0 is the default, 64)")
 
 /* The first rule c breaks, NULL if none. nw: c->workers resolved. */
 static const char *config_reason(const weft_config *c, unsigned nw)
@@ -138,6 +141,8 @@ static int check_config(weft_config *c, unsigned ncpu)
         return WEFT_EINVAL;
     if (c->fiber_stack_size == 0)
         c->fiber_stack_size = WEFT_FIBER_STACK_DEFAULT;
+    if (c->blocking_threads == 0)
+        c->blocking_threads = 64;
     weft_allocator user = c->allocator;
     return weft__allocator_resolve(&c->allocator, &user);
 }
@@ -175,6 +180,7 @@ static void destroy_partial(weft_sched *s, unsigned inited)
     weft__spares_fini(s);
     pthread_mutex_destroy(&s->spare_lock);
     pthread_mutex_destroy(&s->bound_lock);
+    pthread_mutex_destroy(&s->io_lock);
     weft__free_with(&a, s, sizeof *s);
 }
 
@@ -207,6 +213,7 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
      * brief, so waiters spin before they sleep. */
     weft__mutex_init_brief(&s->spare_lock);
     pthread_mutex_init(&s->bound_lock, NULL);
+    pthread_mutex_init(&s->io_lock, NULL);
     size_t n = s->nworkers ? s->nworkers : 1;
     s->workers = weft__alloc_with(&s->cfg.allocator, sizeof(weft__worker) * n);
     s->coprimes = weft__alloc_with(&s->cfg.allocator, sizeof(unsigned) * n);
@@ -360,6 +367,10 @@ int weft_sched_destroy(weft_sched *s)
     pthread_mutex_unlock(&s->bound_lock);
     while (atomic_load(&s->ext_inflight) != 0)              /* seq_cst (acquire): pairs with the subs in spawn and unbind */
         sched_yield();
+    /* fd and pid waits end with WEFT_ESHUTDOWN, and later ones do not
+     * wait: "finish every task" must not hang on input that never comes.
+     * Blocking calls are waited for (weft__bpool_fini, below). */
+    weft__poller_shutdown(s);
     if (!own && !w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
         /* Spawned by other threads since the first look. */
         if (bind_thread(s, true) == WEFT_OK)
@@ -381,11 +392,13 @@ int weft_sched_destroy(weft_sched *s)
          * exiting; it re-checks exiting after announcing idle. */
         pthread_join(s->workers[i].thread, NULL);
     }
+    weft__bpool_fini(s);   /* no task is left to call it; outside callers are waited for */
     weft__stall_stop(s);
     for (unsigned i = 0; i < s->nworkers; i++) {
         weft__worker_wait_wakers(&s->workers[i]);   /* a thread that woke a fiber may still be leaving */
         weft__worker_fini(&s->workers[i]);
     }
+    weft__poller_fini(s);
     weft__park_fini(s);
     weft__inject_fini(&s->global);
     weft_allocator a = s->cfg.allocator;   /* s itself goes back through it */
@@ -393,6 +406,7 @@ int weft_sched_destroy(weft_sched *s)
         weft__free_with(&a, s->bound, sizeof *s->bound * s->bound_cap);
     pthread_mutex_destroy(&s->spare_lock);
     pthread_mutex_destroy(&s->bound_lock);
+    pthread_mutex_destroy(&s->io_lock);
     weft__free_with(&a, s->workers, sizeof(weft__worker) * (s->nworkers ? s->nworkers : 1));
     weft__free_with(&a, s->coprimes, sizeof(unsigned) * (s->nworkers ? s->nworkers : 1));
     weft__spares_fini(s);

@@ -326,6 +326,8 @@ static unsigned put_fibers(weft_sched *s, weft__worker *w, unsigned bound_pos, s
             weft__fstate *st = WEFT_CONTAINER_OF(x, weft__fstate, blk);
             sb_printf(b, "waits on wait_until ctx %p (predicate %p)", (void *)x->obj,
                       (void *)(uintptr_t)st->pred);
+        } else if (strcmp(x->what, "fd") == 0 || strcmp(x->what, "child pid") == 0) {
+            sb_printf(b, "waits on %s %d", x->what, (int)(intptr_t)x->obj);   /* io.c: the number, not an address */
         } else {
             sb_printf(b, "waits on %s %p", x->what, (void *)x->obj);
         }

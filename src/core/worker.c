@@ -29,6 +29,13 @@
  *                 the scheduler to go idle (sched.c).
  *   inbox         polled by spin_for_work with a relaxed load, as a hint;
  *                 the owner empties it with an acquire exchange (ready.c).
+ *   io_waiters    fd waits registered (poller.c), read relaxed as a hint:
+ *                 while it is not 0 the loop looks at the epoll set without
+ *                 sleeping every global_interval picks and before it
+ *                 spins, so readiness is seen while every worker is busy
+ *                 (the bound: global_interval picks of any worker, unless
+ *                 one task runs long); readiness found makes its fibers
+ *                 ready (poller.c), this worker's onto its ready FIFO.
  *   tick, global_left, lifo_streak, rng, shuffle_rng, cur, idle_fibers,
  *                 pollers, yield list, timers, blocked, the streaks: owner
  *                 only. The loop fires due timers (timer.c), polls
@@ -126,6 +133,10 @@ static weft__task *pick_local(weft__worker *w)
     w->tick++;
     if (--w->global_left == 0) {   /* every global_interval-th tick; a countdown, not a division */
         w->global_left = w->global_interval;
+        /* fd readiness while this worker is busy: a look without
+         * sleeping (poller.c); its fibers run from the next pick. */
+        if (WEFT_UNLIKELY(weft__io_waiting(s)))
+            weft__poller_poll(w);
         t = grab_global(w);
         if (t) {
             WEFT__STAT(w, global_runs, 1);
@@ -414,6 +425,11 @@ static void loop(weft__worker *w)
         }
         if (w->pollers) {
             poll_waiters(w);
+            if (w->ready_head)
+                continue;
+        }
+        if (WEFT_UNLIKELY(weft__io_waiting(s))) {
+            weft__poller_poll(w);   /* before spinning: readiness may be there already */
             if (w->ready_head)
                 continue;
         }

@@ -1,0 +1,1039 @@
+/* Blocking without blocking a worker (issue 19): weft_wait_fd,
+ * weft_wait_pid and weft_call_blocking at 0 (a bound thread), 1 and 2
+ * workers. Readiness wakes exactly its waiters while the worker runs other
+ * tasks; timeouts racing readiness end each wait exactly once; bad input
+ * gets WEFT_EINVAL; destroy with waits pending returns (they get
+ * WEFT_ESHUTDOWN); plain and bound threads wait in ppoll; the pidfd and
+ * the polling fallback both reap children; the blocking pool grows to its
+ * bound and no further. No timing assertions beyond lower bounds. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <dirent.h>
+#include <spawn.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "weft.h"
+#include "wtest.h"
+#include "sched_util.h"
+
+#define MS 1000000ull
+
+extern char **environ;
+
+static const unsigned counts[] = { 0, 1, 2 };
+#define NCOUNTS (sizeof counts / sizeof counts[0])
+
+/* Test seam (io.c): pidfd_open counts as missing, so weft_wait_pid polls. */
+extern atomic_bool weft__no_pidfd;
+
+/* Runs setup(s) (which spawns tasks) on a scheduler with `workers`
+ * workers and waits for them; with 0 the calling thread is bound and runs
+ * the tasks while it waits. */
+static void run_on(unsigned workers, void (*setup)(weft_sched *s))
+{
+    weft_sched *s = make_sched(workers);
+    if (workers == 0)
+        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+    setup(s);
+    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    if (workers == 0)
+        weft_sched_unbind();
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+static void make_pipe(int fd[2])
+{
+    WT_ASSERT_EQ(pipe2(fd, O_NONBLOCK | O_CLOEXEC), 0);
+}
+
+/* ---- readiness wakes the waiter while its worker runs other tasks ------------- */
+
+static int pipe1[2];
+static atomic_int got1, writer_ran1;
+
+static void waiter1(void *arg)
+{
+    int rc = weft_wait_fd(pipe1[0], POLLIN, UINT64_MAX);
+    atomic_store(&got1, rc);
+    char c;
+    WT_ASSERT_EQ(read(pipe1[0], &c, 1), 1);
+    WT_ASSERT_EQ(c, 'x');
+}
+
+/* Runs after the waiter has blocked: on one worker (or the bound thread)
+ * only because that worker went on with other work. */
+static void writer1(void *arg)
+{
+    weft_sleep(2 * MS);
+    atomic_store(&writer_ran1, 1);
+    WT_ASSERT_EQ(write(pipe1[1], "x", 1), 1);
+}
+
+static void setup1(weft_sched *s)
+{
+    WT_ASSERT_EQ(weft_spawn(s, waiter1, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, writer1, NULL), WEFT_OK);
+}
+
+WT_TEST(io, fd_ready_wakes_waiter, .timeout = 60)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        make_pipe(pipe1);
+        atomic_store(&got1, 0);
+        atomic_store(&writer_ran1, 0);
+        run_on(counts[k], setup1);
+        WT_ASSERT_EQ(atomic_load(&got1), POLLIN);
+        WT_ASSERT_EQ(atomic_load(&writer_ran1), 1);
+        close(pipe1[0]);
+        close(pipe1[1]);
+    }
+}
+
+/* ---- timeouts, polls, bad input, plain threads ------------------------------------ */
+
+static void timeouts_body(void *arg)
+{
+    int fd[2];
+    make_pipe(fd);
+    uint64_t t0 = wt_now_ns();
+    WT_ASSERT_EQ(weft_wait_fd(fd[0], POLLIN, 3 * MS), WEFT_ETIMEDOUT);
+    WT_ASSERT(wt_now_ns() - t0 >= 3 * MS, "timed out early");
+    WT_ASSERT_EQ(weft_wait_fd(fd[0], POLLIN, 0), WEFT_ETIMEDOUT);          /* a poll */
+    WT_ASSERT_EQ(weft_wait_fd(fd[1], POLLOUT, 0), POLLOUT);
+    WT_ASSERT_EQ(weft_wait_fd(fd[1], POLLOUT, UINT64_MAX), POLLOUT);        /* ready at once */
+    WT_ASSERT_EQ(weft_wait_fd(fd[1], POLLOUT | POLLIN, 5 * MS), POLLOUT);
+    /* Bad input. */
+    WT_ASSERT_EQ(weft_wait_fd(-1, POLLIN, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_wait_fd(fd[0], 0, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_wait_fd(fd[0], POLLIN | POLLERR, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_wait_fd(fd[0], (short)0x4000, MS), WEFT_EINVAL);
+    int closed = dup(fd[0]);
+    close(closed);
+    WT_ASSERT_EQ(weft_wait_fd(closed, POLLIN, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_wait_fd(closed, POLLIN, 0), WEFT_EINVAL);
+    /* A regular file is always ready, as for poll. */
+    int f = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    WT_ASSERT(f >= 0);
+    WT_ASSERT_EQ(weft_wait_fd(f, POLLIN, UINT64_MAX), POLLIN);
+    close(f);
+    /* The other end closed: POLLHUP, whether asked for or not. */
+    close(fd[1]);
+    int rc = weft_wait_fd(fd[0], POLLIN, UINT64_MAX);
+    WT_ASSERT(rc > 0 && (rc & POLLHUP), "rc %d", rc);
+    close(fd[0]);
+}
+
+static void setup_timeouts(weft_sched *s)
+{
+    WT_ASSERT_EQ(weft_spawn(s, timeouts_body, NULL), WEFT_OK);
+}
+
+WT_TEST(io, fd_timeouts_polls_and_bad_input, .timeout = 60)
+{
+    for (size_t k = 0; k < NCOUNTS; k++)
+        run_on(counts[k], setup_timeouts);
+    timeouts_body(NULL);   /* a plain thread: ppoll */
+    /* A bound thread beside workers waits in ppoll too. */
+    weft_sched *s = make_sched(1);
+    WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+    timeouts_body(NULL);
+    weft_sched_unbind();
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+/* A bound thread of a scheduler without workers waits on its fiber: the
+ * task that makes the fd ready runs on it meanwhile (a ppoll would hang). */
+static int pipe_b[2];
+static void bound_writer(void *arg)
+{
+    WT_ASSERT_EQ(write(pipe_b[1], "b", 1), 1);
+}
+
+WT_TEST(io, bound_thread_without_workers_runs_tasks_while_it_waits, .timeout = 60)
+{
+    weft_sched *s = make_sched(0);
+    WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+    make_pipe(pipe_b);
+    WT_ASSERT_EQ(weft_spawn(s, bound_writer, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_fd(pipe_b[0], POLLIN, UINT64_MAX), POLLIN);
+    weft_sched_unbind();
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    close(pipe_b[0]);
+    close(pipe_b[1]);
+}
+
+/* ---- 10^4 waiters on pipes, eventfds and sockets, tasks and threads --------------------- */
+
+#define MANY_MAX 10000
+#define MANY_THREADS 32
+enum { K_PIPE, K_EVENTFD, K_SOCKET };
+static int many_rd[MANY_MAX], many_wr[MANY_MAX], many_kind[MANY_MAX];
+static unsigned many_n;
+static atomic_uint many_done, many_bad;
+
+/* Waiter i: POLLIN on its object, then takes what was written. */
+static void many_wait(unsigned i)
+{
+    int rc = weft_wait_fd(many_rd[i], POLLIN, UINT64_MAX);
+    bool ok = rc == POLLIN;
+    if (many_kind[i] == K_EVENTFD) {
+        uint64_t v = 0;
+        ok &= read(many_rd[i], &v, 8) == 8 && v == (uint64_t)i + 1;
+    } else {
+        unsigned v = 0;
+        ok &= read(many_rd[i], &v, sizeof v) == (ssize_t)sizeof v && v == i;
+    }
+    /* Exactly once: nothing more is there. */
+    ok &= weft_wait_fd(many_rd[i], POLLIN, 0) == WEFT_ETIMEDOUT;
+    if (!ok)
+        atomic_fetch_add(&many_bad, 1);
+    atomic_fetch_add(&many_done, 1);
+}
+
+static void many_task(void *arg)
+{
+    many_wait((unsigned)(uintptr_t)arg);
+}
+
+static void *many_thread(void *arg)
+{
+    many_wait((unsigned)(uintptr_t)arg);
+    return NULL;
+}
+
+static void *many_writer(void *arg)
+{
+    uint64_t seed = wt_seed(), *rng = &seed;
+    unsigned *order = malloc(sizeof *order * many_n);
+    for (unsigned i = 0; i < many_n; i++)
+        order[i] = i;
+    for (unsigned i = many_n; i > 1; i--) {
+        unsigned j = (unsigned)(wt_rand(rng) % i), t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    usleep(2000);   /* most waiters registered first; the others find it ready */
+    for (unsigned k = 0; k < many_n; k++) {
+        unsigned i = order[k];
+        if (many_kind[i] == K_EVENTFD) {
+            uint64_t v = (uint64_t)i + 1;
+            WT_ASSERT_EQ(write(many_wr[i], &v, 8), 8);
+        } else {
+            WT_ASSERT_EQ(write(many_wr[i], &i, sizeof i), (ssize_t)sizeof i);
+        }
+    }
+    free(order);
+    return NULL;
+}
+
+static void setup_many(weft_sched *s)
+{
+    for (unsigned i = MANY_THREADS; i < many_n; i++)
+        WT_ASSERT_EQ(weft_spawn(s, many_task, (void *)(uintptr_t)i), WEFT_OK);
+}
+
+WT_TEST(io, ten_thousand_waiters_each_woken_once, .timeout = 300)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    many_n = (unsigned)wt_scaled(MANY_MAX, 200);
+    if ((uint64_t)many_n * 5 / 3 + 128 > rl.rlim_cur)   /* pipes and sockets take two, eventfds one */
+        many_n = (unsigned)((rl.rlim_cur - 128) * 3 / 5);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        for (unsigned i = 0; i < many_n; i++) {
+            int fd[2];
+            many_kind[i] = (int)(i % 3);
+            if (many_kind[i] == K_PIPE) {
+                make_pipe(fd);
+            } else if (many_kind[i] == K_SOCKET) {
+                WT_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fd), 0);
+            } else {
+                fd[0] = fd[1] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+                WT_ASSERT(fd[0] >= 0);
+            }
+            many_rd[i] = fd[0];
+            many_wr[i] = fd[1];
+        }
+        atomic_store(&many_done, 0);
+        atomic_store(&many_bad, 0);
+        pthread_t th, waiters[MANY_THREADS];
+        for (unsigned i = 0; i < MANY_THREADS; i++)   /* plain threads wait in ppoll */
+            WT_ASSERT_EQ(pthread_create(&waiters[i], NULL, many_thread, (void *)(uintptr_t)i), 0);
+        WT_ASSERT_EQ(pthread_create(&th, NULL, many_writer, NULL), 0);
+        run_on(counts[k], setup_many);
+        pthread_join(th, NULL);
+        for (unsigned i = 0; i < MANY_THREADS; i++)
+            pthread_join(waiters[i], NULL);
+        WT_ASSERT_EQ(atomic_load(&many_done), many_n);
+        WT_ASSERT_EQ(atomic_load(&many_bad), 0);
+        for (unsigned i = 0; i < many_n; i++) {
+            close(many_rd[i]);
+            if (many_wr[i] != many_rd[i])
+                close(many_wr[i]);
+        }
+        fprintf(stderr, "many: %u workers, %u waiters (pipes, eventfds, sockets; %u on threads): "
+                "each woken once with POLLIN\n", counts[k], many_n, MANY_THREADS);
+    }
+}
+
+/* ---- a fiber waiting on an fd leaves its worker to other tasks ------------------------------- */
+
+static int busy_fd[2];
+static atomic_uint busy_ran;
+static unsigned busy_n;
+static atomic_int busy_rc;
+
+static void busy_small(void *arg)
+{
+    if (atomic_fetch_add(&busy_ran, 1) + 1 == busy_n)
+        WT_ASSERT_EQ(write(busy_fd[1], "z", 1), 1);   /* the last one makes the waiter ready */
+}
+
+static void busy_waiter(void *arg)
+{
+    weft_sched *s = arg;
+    for (unsigned i = 0; i < busy_n; i++)
+        WT_ASSERT_EQ(weft_spawn(s, busy_small, NULL), WEFT_OK);
+    atomic_store(&busy_rc, weft_wait_fd(busy_fd[0], POLLIN, UINT64_MAX));
+}
+
+static void setup_busy(weft_sched *s)
+{
+    WT_ASSERT_EQ(weft_spawn(s, busy_waiter, s), WEFT_OK);
+}
+
+WT_TEST(io, waiting_fiber_leaves_worker_to_other_tasks, .timeout = 120)
+{
+    busy_n = (unsigned)wt_scaled(100000, 2000);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        make_pipe(busy_fd);
+        atomic_store(&busy_ran, 0);
+        atomic_store(&busy_rc, 0);
+        run_on(counts[k], setup_busy);
+        WT_ASSERT_EQ(atomic_load(&busy_ran), busy_n);
+        WT_ASSERT_EQ(atomic_load(&busy_rc), POLLIN);
+        close(busy_fd[0]);
+        close(busy_fd[1]);
+    }
+}
+
+/* ---- closing a waited fd --------------------------------------------------------------------- */
+
+static int close_fd[2], sock_fd[2];
+static atomic_int close_rc, shut_rc;
+
+static void close_waiter(void *arg)
+{
+    atomic_store(&close_rc, weft_wait_fd(close_fd[0], POLLIN, 30 * MS));
+}
+
+static void shut_waiter(void *arg)
+{
+    atomic_store(&shut_rc, weft_wait_fd(sock_fd[0], POLLIN, UINT64_MAX));
+}
+
+static void closer(void *arg)
+{
+    weft_sleep(2 * MS);
+    close(close_fd[0]);                  /* does not wake its waiter: it times out */
+    shutdown(sock_fd[0], SHUT_RDWR);     /* wakes its waiter (POLLIN, POLLHUP) */
+}
+
+static void setup_close(weft_sched *s)
+{
+    WT_ASSERT_EQ(weft_spawn(s, close_waiter, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, shut_waiter, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, closer, NULL), WEFT_OK);
+}
+
+WT_TEST(io, close_of_a_waited_fd, .timeout = 60)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        make_pipe(close_fd);
+        WT_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sock_fd), 0);
+        atomic_store(&close_rc, 0);
+        atomic_store(&shut_rc, 0);
+        run_on(counts[k], setup_close);
+        WT_ASSERT_EQ(atomic_load(&close_rc), WEFT_ETIMEDOUT);
+        int rc = atomic_load(&shut_rc);
+        WT_ASSERT(rc > 0 && (rc & (POLLIN | POLLHUP)), "shutdown woke the wait with %d", rc);
+        close(close_fd[1]);
+        close(sock_fd[0]);
+        close(sock_fd[1]);
+    }
+}
+
+/* Two tasks on one socket: one waits to read, one to write (the second
+ * registration is a duplicate of the fd), and two on the same event. */
+static int sp[2];
+static atomic_int same_in, same_in2, same_out;
+
+static void same_reader(void *arg)
+{
+    atomic_int *out = arg;
+    atomic_store(out, weft_wait_fd(sp[0], POLLIN, UINT64_MAX));
+}
+
+static void same_writer(void *arg)
+{
+    weft_sleep(MS);
+    atomic_store(&same_out, weft_wait_fd(sp[0], POLLOUT, UINT64_MAX));
+    weft_sleep(MS);
+    WT_ASSERT_EQ(write(sp[1], "s", 1), 1);
+}
+
+static void setup_same(weft_sched *s)
+{
+    WT_ASSERT_EQ(weft_spawn(s, same_reader, &same_in), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, same_reader, &same_in2), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, same_writer, NULL), WEFT_OK);
+}
+
+WT_TEST(io, several_waits_on_one_fd, .timeout = 60)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        WT_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp), 0);
+        run_on(counts[k], setup_same);
+        WT_ASSERT_EQ(atomic_load(&same_in), POLLIN);
+        WT_ASSERT_EQ(atomic_load(&same_in2), POLLIN);
+        WT_ASSERT_EQ(atomic_load(&same_out), POLLOUT);
+        close(sp[0]);
+        close(sp[1]);
+    }
+}
+
+/* ---- timeouts racing readiness: exactly once ------------------------------------------- */
+
+static unsigned race_rounds;
+static atomic_uint race_ready, race_timedout, race_bad;
+
+static void race_body(void *arg)
+{
+    static const uint64_t to[] = { 0, 1000, 20000, MS };
+    int fd[2];
+    make_pipe(fd);
+    for (unsigned r = 0; r < race_rounds; r++) {
+        /* The write races the timeout: from this fiber's own timer side
+         * (a write before or after the wait starts) and from a yield. */
+        if (r % 3 == 0)
+            WT_ASSERT_EQ(write(fd[1], "r", 1), 1);
+        int rc = weft_wait_fd(fd[0], POLLIN, to[r % 4]);
+        if (r % 3 != 0)
+            WT_ASSERT_EQ(write(fd[1], "r", 1), 1);
+        char c;
+        bool had = read(fd[0], &c, 1) == 1;
+        if (rc == POLLIN && had)
+            atomic_fetch_add(&race_ready, 1);
+        else if (rc == WEFT_ETIMEDOUT && had)
+            atomic_fetch_add(&race_timedout, 1);
+        else
+            atomic_fetch_add(&race_bad, 1);
+        if (r % 3 != 0 && rc == POLLIN)
+            atomic_fetch_add(&race_bad, 1);   /* ready before anything was written */
+    }
+    close(fd[0]);
+    close(fd[1]);
+}
+
+/* A writer on another thread, racing waits with short timeouts. */
+static int race_fd[2];
+static atomic_bool race_stop;
+static atomic_uint race_written;
+
+static void *race_thread(void *arg)
+{
+    while (!atomic_load(&race_stop)) {
+        if (write(race_fd[1], "w", 1) == 1)
+            atomic_fetch_add(&race_written, 1);
+        usleep(20);
+    }
+    return NULL;
+}
+
+static void race_reader(void *arg)
+{
+    unsigned n = 0;
+    while (n < race_rounds) {
+        static const uint64_t to[] = { 0, 1000, 1000000000 };   /* 0, 1 us, 1 s */
+        int rc = weft_wait_fd(race_fd[0], POLLIN, to[n % 3]);
+        if (rc == POLLIN) {
+            char buf[64];
+            ssize_t got = read(race_fd[0], buf, sizeof buf);
+            if (got <= 0)
+                atomic_fetch_add(&race_bad, 1);   /* told ready, nothing there */
+        } else if (rc != WEFT_ETIMEDOUT) {
+            atomic_fetch_add(&race_bad, 1);
+        }
+        n++;
+    }
+}
+
+static void setup_race(weft_sched *s)
+{
+    for (int i = 0; i < 3; i++)
+        WT_ASSERT_EQ(weft_spawn(s, race_body, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, race_reader, NULL), WEFT_OK);
+}
+
+WT_TEST(io, timeout_racing_readiness_ends_once, .timeout = 120)
+{
+    race_rounds = (unsigned)wt_scaled(3000, 200);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        atomic_store(&race_ready, 0);
+        atomic_store(&race_timedout, 0);
+        atomic_store(&race_bad, 0);
+        atomic_store(&race_stop, false);
+        make_pipe(race_fd);
+        pthread_t th;
+        WT_ASSERT_EQ(pthread_create(&th, NULL, race_thread, NULL), 0);
+        run_on(counts[k], setup_race);
+        atomic_store(&race_stop, true);
+        pthread_join(th, NULL);
+        close(race_fd[0]);
+        close(race_fd[1]);
+        WT_ASSERT_EQ(atomic_load(&race_bad), 0);
+        WT_ASSERT_EQ(atomic_load(&race_ready) + atomic_load(&race_timedout), 3 * race_rounds);
+        fprintf(stderr, "race: %u workers: %u ready, %u timed out, 0 torn\n", counts[k],
+                atomic_load(&race_ready), atomic_load(&race_timedout));
+    }
+}
+
+/* ---- destroy with waits pending ------------------------------------------------------------- */
+
+#define PENDING 16
+static int pend_fd[PENDING][2];
+static atomic_int pend_rc[PENDING];
+static atomic_uint pend_started;
+
+static void pend_waiter(void *arg)
+{
+    unsigned i = (unsigned)(uintptr_t)arg;
+    atomic_fetch_add(&pend_started, 1);
+    atomic_store(&pend_rc[i], weft_wait_fd(pend_fd[i][0], POLLIN, UINT64_MAX));
+    /* A wait after destroy has started does not wait either. */
+    int again = weft_wait_fd(pend_fd[i][0], POLLIN, UINT64_MAX);
+    if (again != WEFT_ESHUTDOWN)
+        atomic_store(&pend_rc[i], 1000 + again);
+}
+
+WT_TEST(io, destroy_with_waits_pending, .timeout = 60)
+{
+    for (size_t k = 1; k < NCOUNTS; k++) {   /* workers: destroy from outside */
+        weft_sched *s = make_sched(counts[k]);
+        atomic_store(&pend_started, 0);
+        for (unsigned i = 0; i < PENDING; i++) {
+            make_pipe(pend_fd[i]);
+            atomic_store(&pend_rc[i], 0);
+            WT_ASSERT_EQ(weft_spawn(s, pend_waiter, (void *)(uintptr_t)i), WEFT_OK);
+        }
+        while (atomic_load(&pend_started) < PENDING)
+            usleep(100);
+        usleep(2000);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+        for (unsigned i = 0; i < PENDING; i++) {
+            WT_ASSERT_EQ(atomic_load(&pend_rc[i]), WEFT_ESHUTDOWN);
+            close(pend_fd[i][0]);
+            close(pend_fd[i][1]);
+        }
+    }
+    /* No workers: the bound thread destroys, with its tasks waiting. */
+    weft_sched *s = make_sched(0);
+    WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+    for (unsigned i = 0; i < PENDING; i++) {
+        make_pipe(pend_fd[i]);
+        atomic_store(&pend_rc[i], 0);
+        WT_ASSERT_EQ(weft_spawn(s, pend_waiter, (void *)(uintptr_t)i), WEFT_OK);
+    }
+    WT_ASSERT_EQ(weft_sleep(MS), WEFT_OK);   /* the tasks run and block */
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    for (unsigned i = 0; i < PENDING; i++) {
+        WT_ASSERT_EQ(atomic_load(&pend_rc[i]), WEFT_ESHUTDOWN);
+        close(pend_fd[i][0]);
+        close(pend_fd[i][1]);
+    }
+}
+
+/* ---- weft_wait_pid ------------------------------------------------------------------------- */
+
+static pid_t child(int code, unsigned sleep_ms)
+{
+    pid_t pid = fork();
+    WT_ASSERT(pid >= 0);
+    if (pid == 0) {
+        if (sleep_ms)
+            usleep(sleep_ms * 1000u);
+        _exit(code);
+    }
+    return pid;
+}
+
+#define KIDS 8
+static atomic_int kid_bad, kid_ok;
+
+static void kid_task(void *arg)
+{
+    unsigned i = (unsigned)(uintptr_t)arg;
+    pid_t pid = child((int)i + 3, 20 + 5 * i);
+    int st = -1;
+    int rc = weft_wait_pid(pid, &st, UINT64_MAX);
+    if (rc == WEFT_OK && WIFEXITED(st) && WEXITSTATUS(st) == (int)i + 3)
+        atomic_fetch_add(&kid_ok, 1);
+    else
+        atomic_fetch_add(&kid_bad, 1);
+    /* Reaped: a second wait finds no such child. */
+    if (weft_wait_pid(pid, &st, MS) != WEFT_EINVAL)
+        atomic_fetch_add(&kid_bad, 1);
+}
+
+static void kid_timeout_task(void *arg)
+{
+    pid_t pid = child(0, 10000);
+    int st = 0;
+    if (weft_wait_pid(pid, &st, 2 * MS) != WEFT_ETIMEDOUT)
+        atomic_fetch_add(&kid_bad, 1);
+    if (weft_wait_pid(pid, &st, 0) != WEFT_ETIMEDOUT)
+        atomic_fetch_add(&kid_bad, 1);
+    kill(pid, SIGKILL);
+    if (weft_wait_pid(pid, &st, UINT64_MAX) != WEFT_OK || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+        atomic_fetch_add(&kid_bad, 1);
+    else
+        atomic_fetch_add(&kid_ok, 1);
+}
+
+static void setup_kids(weft_sched *s)
+{
+    for (unsigned i = 0; i < KIDS; i++)
+        WT_ASSERT_EQ(weft_spawn(s, kid_task, (void *)(uintptr_t)i), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, kid_timeout_task, NULL), WEFT_OK);
+}
+
+static void check_kids(const char *how)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        atomic_store(&kid_bad, 0);
+        atomic_store(&kid_ok, 0);
+        run_on(counts[k], setup_kids);
+        WT_ASSERT_EQ(atomic_load(&kid_bad), 0);
+        WT_ASSERT_EQ(atomic_load(&kid_ok), KIDS + 1);
+        fprintf(stderr, "wait_pid (%s): %u workers: %d children reaped\n", how, counts[k], KIDS + 1);
+    }
+    /* A plain thread. */
+    pid_t pid = child(9, 5);
+    int st = 0;
+    WT_ASSERT_EQ(weft_wait_pid(pid, &st, UINT64_MAX), WEFT_OK);
+    WT_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 9);
+    pid = child(0, 10000);
+    WT_ASSERT_EQ(weft_wait_pid(pid, &st, MS), WEFT_ETIMEDOUT);
+    kill(pid, SIGKILL);
+    WT_ASSERT_EQ(weft_wait_pid(pid, NULL, UINT64_MAX), WEFT_OK);
+}
+
+/* 200 children spawned at once from tasks (posix_spawn of sh, each
+ * exiting with its own code): every status right, no zombie left. */
+#define MANY_KIDS 200
+static atomic_uint kids_right;
+
+static void spawn_and_wait(void *arg)
+{
+    unsigned i = (unsigned)(uintptr_t)arg;
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "sleep 0.0%u; exit %u", i % 10, i % 256);
+    char *argv[] = { "sh", "-c", cmd, NULL };
+    pid_t pid;
+    if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) != 0) {
+        atomic_fetch_add(&kid_bad, 1);
+        return;
+    }
+    int st = -1;
+    if (weft_wait_pid(pid, &st, UINT64_MAX) == WEFT_OK && WIFEXITED(st) &&
+        WEXITSTATUS(st) == (int)(i % 256))
+        atomic_fetch_add(&kids_right, 1);
+    else
+        atomic_fetch_add(&kid_bad, 1);
+}
+
+static unsigned many_kids;
+static void setup_many_kids(weft_sched *s)
+{
+    for (unsigned i = 0; i < many_kids; i++)
+        WT_ASSERT_EQ(weft_spawn(s, spawn_and_wait, (void *)(uintptr_t)i), WEFT_OK);
+}
+
+WT_TEST(io, wait_pid_200_children_at_once, .timeout = 300)
+{
+    many_kids = (unsigned)wt_scaled(MANY_KIDS, 40);
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        atomic_store(&kids_right, 0);
+        atomic_store(&kid_bad, 0);
+        run_on(counts[k], setup_many_kids);
+        WT_ASSERT_EQ(atomic_load(&kid_bad), 0);
+        WT_ASSERT_EQ(atomic_load(&kids_right), many_kids);
+        errno = 0;
+        WT_ASSERT(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "a child is left (a zombie)");
+        fprintf(stderr, "wait_pid: %u workers: %u children spawned at once, every status right, "
+                "no zombie\n", counts[k], many_kids);
+    }
+}
+
+WT_TEST(io, wait_pid_reaps_children, .timeout = 120)
+{
+    check_kids("pidfd");
+    /* Bad input: not children. */
+    WT_ASSERT_EQ(weft_wait_pid(0, NULL, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_wait_pid(-1, NULL, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_wait_pid(1, NULL, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_wait_pid(getpid(), NULL, UINT64_MAX), WEFT_EINVAL);
+}
+
+WT_TEST(io, wait_pid_without_pidfd_polls, .timeout = 120)
+{
+    atomic_store(&weft__no_pidfd, true);
+    check_kids("polling");
+}
+
+/* ---- weft_call_blocking ------------------------------------------------------------------------ */
+
+/* The blocking call waits for a task that can run only because the
+ * caller's worker went on (one worker, or the bound thread). */
+static pthread_mutex_t cb_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cb_cond = PTHREAD_COND_INITIALIZER;
+static bool cb_flag;
+static atomic_int cb_rc;
+static weft_sched *cb_s;
+
+static void cb_blocks(void *arg)
+{
+    pthread_mutex_lock(&cb_lock);
+    while (!cb_flag)
+        pthread_cond_wait(&cb_cond, &cb_lock);
+    pthread_mutex_unlock(&cb_lock);
+    *(int *)arg = 42;
+}
+
+static void cb_caller(void *arg)
+{
+    int out = 0;
+    atomic_store(&cb_rc, weft_call_blocking(cb_s, cb_blocks, &out));
+    WT_ASSERT_EQ(out, 42);
+}
+
+static void cb_releaser(void *arg)
+{
+    weft_sleep(MS);
+    pthread_mutex_lock(&cb_lock);
+    cb_flag = true;
+    pthread_cond_broadcast(&cb_cond);
+    pthread_mutex_unlock(&cb_lock);
+}
+
+static void setup_cb(weft_sched *s)
+{
+    cb_s = s;
+    WT_ASSERT_EQ(weft_spawn(s, cb_caller, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, cb_releaser, NULL), WEFT_OK);
+}
+
+static void set_int(void *arg)
+{
+    *(int *)arg = 7;
+}
+
+WT_TEST(io, call_blocking_frees_the_worker, .timeout = 60)
+{
+    for (size_t k = 0; k < NCOUNTS; k++) {
+        cb_flag = false;
+        atomic_store(&cb_rc, 1);
+        run_on(counts[k], setup_cb);
+        WT_ASSERT_EQ(atomic_load(&cb_rc), WEFT_OK);
+    }
+    /* From a plain thread; bad input. */
+    weft_sched *s = make_sched(1);
+    int v = 0;
+    WT_ASSERT_EQ(weft_call_blocking(s, set_int, &v), WEFT_OK);
+    WT_ASSERT_EQ(v, 7);
+    WT_ASSERT_EQ(weft_call_blocking(NULL, set_int, &v), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_call_blocking(s, NULL, &v), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+/* The pool grows to blocking_threads and no further: calls past it queue. */
+static atomic_int in_pool, max_in_pool;
+static atomic_uint pool_done;
+
+static void pool_call(void *arg)
+{
+    int n = atomic_fetch_add(&in_pool, 1) + 1;
+    int m = atomic_load(&max_in_pool);
+    while (n > m && !atomic_compare_exchange_weak(&max_in_pool, &m, n))
+        ;
+    usleep(3000);
+    atomic_fetch_sub(&in_pool, 1);
+}
+
+static void pool_task(void *arg)
+{
+    WT_ASSERT_EQ(weft_call_blocking(arg, pool_call, NULL), WEFT_OK);
+    atomic_fetch_add(&pool_done, 1);
+}
+
+/* Every call waits (up to 20 s, then gives up and says so) until all 64
+ * are in: only 64 threads at once get them all through. */
+static atomic_uint rendezvous_in, rendezvous_missed;
+static void rendezvous_call(void *arg)
+{
+    atomic_fetch_add(&rendezvous_in, 1);
+    uint64_t t0 = wt_now_ns();
+    while (atomic_load(&rendezvous_in) < 64) {
+        if (wt_now_ns() - t0 > 20000 * MS) {
+            atomic_fetch_add(&rendezvous_missed, 1);
+            return;
+        }
+        usleep(200);
+    }
+}
+
+static void rendezvous_task(void *arg)
+{
+    WT_ASSERT_EQ(weft_call_blocking(arg, rendezvous_call, NULL), WEFT_OK);
+    atomic_fetch_add(&pool_done, 1);
+}
+
+WT_TEST(io, blocking_pool_is_bounded, .timeout = 90)
+{
+    weft_config c;
+    weft_config_init(&c);
+    WT_ASSERT_EQ(c.blocking_threads, 64);
+    c.blocking_threads = 4097;
+    WT_ASSERT(weft_config_check(&c) != NULL);
+    weft_sched *s = NULL;
+    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_EINVAL);
+    WT_ASSERT(s == NULL);
+    for (unsigned bound = 1; bound <= 3; bound++) {
+        weft_config_init(&c);
+        c.workers = 2;
+        c.blocking_threads = bound;
+        WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
+        atomic_store(&max_in_pool, 0);
+        atomic_store(&pool_done, 0);
+        for (unsigned i = 0; i < 12; i++)
+            WT_ASSERT_EQ(weft_spawn(s, pool_task, s), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&pool_done), 12);
+        WT_ASSERT(atomic_load(&max_in_pool) <= (int)bound, "%d calls at once past a bound of %u",
+                  atomic_load(&max_in_pool), bound);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+    /* 0 means the default: 64 calls that all wait for each other need
+     * 64 threads at once. */
+    memset(&c, 0, sizeof c);
+    weft_config_init(&c);
+    c.blocking_threads = 0;
+    c.workers = 1;
+    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
+    atomic_store(&max_in_pool, 0);
+    atomic_store(&pool_done, 0);
+    atomic_store(&rendezvous_in, 0);
+    atomic_store(&rendezvous_missed, 0);
+    for (unsigned i = 0; i < 64; i++)
+        WT_ASSERT_EQ(weft_spawn(s, rendezvous_task, s), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&pool_done), 64);
+    WT_ASSERT_EQ(atomic_load(&rendezvous_missed), 0);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
+/* destroy waits for blocking calls in flight, from tasks and threads. */
+static atomic_uint slow_done;
+static void slow_call(void *arg)
+{
+    usleep(20000);
+    atomic_fetch_add(&slow_done, 1);
+}
+static void slow_task(void *arg)
+{
+    WT_ASSERT_EQ(weft_call_blocking(arg, slow_call, NULL), WEFT_OK);
+}
+static atomic_bool slow_entered;
+static void slow_call_flag(void *arg)
+{
+    atomic_store(&slow_entered, true);
+    slow_call(arg);
+}
+static void *slow_thread(void *arg)
+{
+    WT_ASSERT_EQ(weft_call_blocking(arg, slow_call_flag, NULL), WEFT_OK);
+    return NULL;
+}
+
+WT_TEST(io, destroy_waits_for_blocking_calls, .timeout = 60)
+{
+    weft_sched *s = make_sched(2);
+    atomic_store(&slow_done, 0);
+    for (unsigned i = 0; i < 4; i++)
+        WT_ASSERT_EQ(weft_spawn(s, slow_task, s), WEFT_OK);
+    pthread_t th;
+    atomic_store(&slow_entered, false);
+    WT_ASSERT_EQ(pthread_create(&th, NULL, slow_thread, s), 0);
+    while (!atomic_load(&slow_entered))   /* the thread's call is in: destroy must wait for it */
+        usleep(100);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    pthread_join(th, NULL);
+    WT_ASSERT_EQ(atomic_load(&slow_done), 5);
+}
+
+/* ---- stall reports name the descriptor ------------------------------------------------ */
+
+static pthread_mutex_t rep_lock = PTHREAD_MUTEX_INITIALIZER;
+static char rep_text[16384];
+static atomic_uint rep_count;
+static int rep_fd[2];
+
+static void on_stall(const char *report, void *ctx)
+{
+    pthread_mutex_lock(&rep_lock);
+    snprintf(rep_text, sizeof rep_text, "%s", report);
+    pthread_mutex_unlock(&rep_lock);
+    atomic_fetch_add(&rep_count, 1);
+}
+
+static pid_t rep_pid;
+static atomic_bool rep_pid_done;
+static bool rep_release;
+static pthread_cond_t rep_cond = PTHREAD_COND_INITIALIZER;
+
+static void stuck_on_pid(void *arg)
+{
+    int st;
+    WT_ASSERT_EQ(weft_wait_pid(rep_pid, &st, UINT64_MAX), WEFT_OK);
+    WT_ASSERT(WIFSIGNALED(st));
+    atomic_store(&rep_pid_done, true);
+}
+
+static void noop(void *arg)
+{
+}
+
+static void held_call(void *arg)
+{
+    pthread_mutex_lock(&rep_lock);
+    while (!rep_release)
+        pthread_cond_wait(&rep_cond, &rep_lock);
+    pthread_mutex_unlock(&rep_lock);
+}
+
+static void stuck_in_call(void *arg)
+{
+    WT_ASSERT_EQ(weft_call_blocking(arg, held_call, NULL), WEFT_OK);
+}
+
+static void stuck_on_fd(void *arg)
+{
+    WT_ASSERT_EQ(weft_wait_fd(rep_fd[0], POLLIN, UINT64_MAX), WEFT_ESHUTDOWN);
+}
+
+WT_TEST(io, stall_report_names_the_fd, .timeout = 60)
+{
+    weft_config c;
+    weft_config_init(&c);
+    c.workers = 1;
+    c.watchdog_ns = 20 * MS;
+    c.on_stall = on_stall;
+    weft_sched *s = NULL;
+    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
+    make_pipe(rep_fd);
+    WT_ASSERT_EQ(weft_spawn(s, stuck_on_fd, NULL), WEFT_OK);
+    for (unsigned waited = 0; atomic_load(&rep_count) == 0 && waited < 10000; waited += 5)
+        usleep(5000);
+    WT_ASSERT(atomic_load(&rep_count) > 0, "no stall report");
+    char want[64];
+    snprintf(want, sizeof want, "waits on fd %d", rep_fd[0]);
+    pthread_mutex_lock(&rep_lock);
+    bool found = strstr(rep_text, want) != NULL;
+    pthread_mutex_unlock(&rep_lock);
+    WT_ASSERT(found, "the report does not say '%s':\n%s", want, rep_text);
+    /* A child process and a blocking call are named too. */
+    pid_t pid = child(0, 20000);
+    rep_pid = pid;
+    atomic_store(&rep_count, 0);
+    rep_release = false;
+    WT_ASSERT_EQ(weft_spawn(s, stuck_on_pid, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, stuck_in_call, s), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, noop, NULL), WEFT_OK);   /* a completion: the next stall is reported anew */
+    snprintf(want, sizeof want, "waits on child pid %d", (int)pid);
+    found = false;
+    for (unsigned waited = 0; !found && waited < 10000; waited += 5) {
+        usleep(5000);
+        pthread_mutex_lock(&rep_lock);
+        found = atomic_load(&rep_count) > 0 && strstr(rep_text, want) && strstr(rep_text, "waits on blocking call");
+        pthread_mutex_unlock(&rep_lock);
+    }
+    pthread_mutex_lock(&rep_lock);
+    WT_ASSERT(found, "the report does not name the child and the call:\n%s", rep_text);
+    rep_release = true;
+    pthread_cond_broadcast(&rep_cond);
+    pthread_mutex_unlock(&rep_lock);
+    kill(pid, SIGKILL);
+    while (!atomic_load(&rep_pid_done))   /* reaped before destroy would end the wait */
+        usleep(1000);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);   /* the fd wait ends with WEFT_ESHUTDOWN */
+    close(rep_fd[0]);
+    close(rep_fd[1]);
+}
+
+/* ---- the blocking pool shrinks back when idle ------------------------------------------------- */
+
+extern uint64_t weft__bpool_keep_ns;
+
+static unsigned count_threads(void)
+{
+    unsigned n = 0;
+    DIR *d = opendir("/proc/self/task");
+    WT_ASSERT(d != NULL);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void nap_call(void *arg)
+{
+    usleep(20000);
+}
+
+static void nap_task(void *arg)
+{
+    WT_ASSERT_EQ(weft_call_blocking(arg, nap_call, NULL), WEFT_OK);
+}
+
+WT_TEST(io, blocking_pool_shrinks_when_idle, .timeout = 60)
+{
+    weft__bpool_keep_ns = 50 * MS;
+    weft_sched *s = make_sched(1);
+    unsigned base = count_threads();
+    for (unsigned i = 0; i < 8; i++)
+        WT_ASSERT_EQ(weft_spawn(s, nap_task, s), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    unsigned peak = count_threads();
+    WT_ASSERT(peak > base, "no pool thread was made (%u threads, %u before)", peak, base);
+    unsigned now = peak;
+    for (unsigned waited = 0; now > base && waited < 5000; waited += 10) {
+        usleep(10000);
+        now = count_threads();
+    }
+    WT_ASSERT_EQ(now, base);
+    /* It grows again after shrinking (the exited threads are joined). */
+    for (unsigned i = 0; i < 4; i++)
+        WT_ASSERT_EQ(weft_spawn(s, nap_task, s), WEFT_OK);
+    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    fprintf(stderr, "pool: %u threads at the peak, back to %u when idle\n", peak, now);
+}
