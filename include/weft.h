@@ -542,7 +542,13 @@ WEFT_API int  weft_call_blocking(weft_sched *s, weft_fn fn, void *arg);
  * depends on a skipped one (the tasks that run are closed under
  * predecessors). A skipped task still counts as visited, so a run always
  * ends; weft_graph_wait then returns WEFT_ECANCELED. A cancel mark stays
- * until weft_task_reset. */
+ * until weft_task_reset (or weft_graph_reset for all of them).
+ *
+ * Failing: a task that calls weft_task_fail(err) is FAILED when it
+ * returns, and every task that depends on it is skipped, as for a cancel;
+ * other branches go on (or, with weft_graph_set_fail_fast, the rest of
+ * the run is skipped). weft_graph_wait returns the run's first failure's
+ * err (first by completion), before ECANCELED. */
 
 typedef struct weft_graph weft_graph;
 typedef struct weft_task weft_task;      /* owned by its graph */
@@ -553,8 +559,10 @@ typedef enum weft_task_state {
     WEFT_TASK_PENDING = 0,  /* not reached yet in this run, or never run */
     WEFT_TASK_RUNNING,      /* its function has started and not returned */
     WEFT_TASK_DONE,         /* ran to completion (empty tasks too) */
-    WEFT_TASK_SKIPPED       /* not invoked: cancelled, the graph was
-                               cancelled, or a predecessor was skipped */
+    WEFT_TASK_SKIPPED,      /* not invoked: cancelled, the graph was
+                               cancelled, or a predecessor was skipped
+                               or failed */
+    WEFT_TASK_FAILED        /* ran, and called weft_task_fail */
 } weft_task_state;
 
 /* Callable from: any thread. */
@@ -601,6 +609,42 @@ WEFT_API weft_task_state weft_task_get_state(const weft_task *t);
  * run too. */
 WEFT_API size_t weft_graph_size(const weft_graph *g);
 
+/* In a graph task's function: the task fails with err (< 0) once it
+ * returns (see "Failing" above); a later call replaces err. EINVAL: err
+ * >= 0, or the caller is not a graph task's function (on the fiber that
+ * runs it; work it hands to other workers, a parallel loop's chunks for
+ * one, is not). */
+WEFT_API int  weft_task_fail(int err);
+/* fail_fast: on a run's first failure, the rest of the run is skipped as
+ * weft_graph_cancel does. Default false. EINVAL: g NULL; EBUSY during a
+ * run, nothing changed. */
+WEFT_API int  weft_graph_set_fail_fast(weft_graph *g, bool fail_fast);
+/* The task whose failure the latest run reported (the first), or NULL.
+ * Callable from: any thread. */
+WEFT_API weft_task *weft_graph_failed_task(const weft_graph *g);
+/* The graph task whose function runs on the calling fiber, or NULL. */
+WEFT_API weft_task *weft_task_current(void);
+/* Clears every task's cancel mark (weft_task_reset on each). EINVAL: g
+ * NULL; EBUSY during a run, nothing changed. */
+WEFT_API int  weft_graph_reset(weft_graph *g);
+/* t's successors, or predecessors, each once, in no promised order:
+ * copies up to cap of them into out (out may be NULL with cap 0) and
+ * returns how many there are, so that a first call with cap 0 sizes the
+ * buffer. 0 for NULL. Predecessors are found by searching every task's
+ * edges (no lists of them are kept): O(tasks + edges). Callable from:
+ * any thread; the answer holds until the next build call on t's graph. */
+WEFT_API size_t weft_task_successors(const weft_task *t, weft_task **out, size_t cap);
+WEFT_API size_t weft_task_predecessors(const weft_task *t, weft_task **out, size_t cap);
+/* t's name (weft_task_set_name), NULL if unnamed. The string is the
+ * graph's: valid until t is renamed or its graph destroyed. */
+WEFT_API const char *weft_task_name(const weft_task *t);
+/* One cycle of g, in edge order (out[i] precedes out[i + 1], the last
+ * precedes out[0]), for a caller that got ECYCLE: copies up to cap of its
+ * tasks and returns its length; 0 if g is acyclic, or if the scratch it
+ * needs (three words per task) could not be allocated. Callable from: any
+ * thread. */
+WEFT_API size_t weft_graph_find_cycle(const weft_graph *g, weft_task **out, size_t cap);
+
 /* Starts a run on s and returns: EINVAL if s or g is NULL, EBUSY if g is
  * running, ECYCLE if it has a cycle (checked once after each change, not
  * on every run), ENOMEM if that check ran out of memory, ESHUTDOWN if s
@@ -613,8 +657,19 @@ WEFT_API size_t weft_graph_size(const weft_graph *g);
  * for that, and weft_graph_wait refuses to wait for it there (ENOTBOUND,
  * below). */
 WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
-/* Until the run in flight ends (at once if none is): OK, or ECANCELED if
- * tasks were skipped. In a task it suspends the task's fiber and the
+/* A series of runs as one: weft_graph_run_n runs g n times in a row (n =
+ * 0 does nothing), weft_graph_run_until runs g again after each run until
+ * pred(ctx) is true (asked after each run, on the thread that ended it:
+ * it must not call into g). Each next run starts on the thread that
+ * ended the last, with no allocation and no round trip through the
+ * caller; weft_graph_wait waits for the series and returns the last
+ * run's result. A run that fails or is cancelled ends the series (a
+ * cancel between two runs: ECANCELED). Returns as weft_graph_run; EINVAL
+ * also for pred NULL. */
+WEFT_API int  weft_graph_run_n(weft_sched *s, weft_graph *g, uint64_t n);
+WEFT_API int  weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), void *ctx);
+/* Until the run in flight ends (at once if none is): OK, the first
+ * failure's err if a task failed, or ECANCELED if tasks were skipped. In a task it suspends the task's fiber and the
  * worker runs other tasks; on a bound thread of a scheduler without
  * workers it runs the tasks; on other threads it sleeps. Several threads
  * may wait at once. EINVAL: g NULL. EBUSY, at once, from a task of g's
@@ -634,7 +689,7 @@ WEFT_API bool weft_graph_cancel(weft_graph *g);
 /* Writes g as Graphviz DOT: a node per task (its name, or "task N"; empty
  * tasks as diamonds) and an edge per dependency; tasks that ran or were
  * skipped or are running show it in their label and colour. The text is
- * made in memory first (one block through the allocator hook) and then
+ * made in memory first (failed tasks in red) (one block through the allocator hook) and then
  * written, so a slow stream holds up no run. Write errors show in
  * ferror(out). EINVAL: NULL; ENOMEM (nothing written). Callable from: any
  * thread, also while g runs (the states are then a snapshot, each task's

@@ -525,11 +525,15 @@ static inline void weft__count_inline(weft__worker *w)
  * Callable from: owner, on a fiber running one of its tasks. */
 static inline weft__task *weft__take_own(weft__worker *w, bool (*mine)(weft__task *, void *), void *ctx)
 {
+    if (WEFT_UNLIKELY(w->shuffle))
+        return NULL;   /* the loop picks, in the order it draws */
     weft__node *n = weft__deque_pop(&w->deque);
     if (!n)
         return NULL;
-    if (weft__node_is_hook(n) && mine((weft__task *)(void *)n, ctx))
+    if (weft__node_is_hook(n) && mine((weft__task *)(void *)n, ctx)) {
+        WEFT__STAT(w, local_runs, 1);
         return (weft__task *)(void *)n;
+    }
     if (!weft__deque_push(&w->deque, n))   /* cannot fail: its slot was just freed */
         weft__inject_push(&w->s->global, n);
     return NULL;

@@ -1,6 +1,13 @@
-/* This file is private to weft: panics, errors, the allocator hook and
- * the brief-mutex helper. */
+/* This file is private to weft: panics, errors, the allocator hook, the
+ * kept blocks and the brief-mutex helper.
+ *
+ * Synchronization
+ *   allocator  written by weft_set_allocator before any weft object
+ *              exists (documented), read anywhere after.
+ *   kept       the kept blocks' list and count, under kept.lock.
+ */
 #define _GNU_SOURCE   /* PTHREAD_MUTEX_ADAPTIVE_NP */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,17 +75,69 @@ static void default_free(void *ptr, size_t size, void *ctx)
 /* Written once before any weft object exists (documented), read anywhere. */
 static weft_allocator allocator = { default_alloc, default_free, NULL };
 
+/* Kept blocks (base.h), linked through their first word; only ever made
+ * by default_alloc. */
+static struct {
+    pthread_mutex_t lock;
+    void *head;
+    size_t n;
+} kept = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+
+static bool allocator_is_default(void)
+{
+    return allocator.alloc == default_alloc;
+}
+
+void *weft__kept_alloc(void)
+{
+    if (allocator_is_default()) {
+        pthread_mutex_lock(&kept.lock);
+        void *p = kept.head;
+        if (p) {
+            memcpy(&kept.head, p, sizeof p);
+            kept.n--;
+        }
+        pthread_mutex_unlock(&kept.lock);
+        if (p)
+            return p;
+    }
+    return weft__alloc(WEFT__KEPT_SIZE);
+}
+
+void weft__kept_free(void *p)
+{
+    if (!p)
+        return;
+    if (allocator_is_default()) {
+        pthread_mutex_lock(&kept.lock);
+        bool keep = kept.n < WEFT__KEPT_MAX / WEFT__KEPT_SIZE;
+        if (keep) {
+            memcpy(p, &kept.head, sizeof p);
+            kept.head = p;
+            kept.n++;
+        }
+        pthread_mutex_unlock(&kept.lock);
+        if (keep)
+            return;
+    }
+    weft__free(p, WEFT__KEPT_SIZE);
+}
+
 void weft_set_allocator(const weft_allocator *a)
 {
+    /* Kept blocks go back to malloc before another allocator takes over. */
+    pthread_mutex_lock(&kept.lock);
+    while (kept.head) {
+        void *p = kept.head;
+        memcpy(&kept.head, p, sizeof p);
+        default_free(p, WEFT__KEPT_SIZE, NULL);
+    }
+    kept.n = 0;
+    pthread_mutex_unlock(&kept.lock);
     if (a && a->alloc && a->free)
         allocator = *a;
     else
         allocator = (weft_allocator){ default_alloc, default_free, NULL };
-}
-
-bool weft__allocator_is_default(void)
-{
-    return allocator.alloc == default_alloc;
 }
 
 void *weft__alloc_with(const weft_allocator *a, size_t size)

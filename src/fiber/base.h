@@ -105,10 +105,19 @@ void *weft__alloc(size_t size);
 void *weft__calloc(size_t size);
 void  weft__free(void *ptr, size_t size);
 
-/* Is the process-wide allocator weft's default (malloc)? Memory from it
- * may be kept for reuse by a layer above (graph node blocks) without any
- * allocator seeing it; memory from a user's allocator goes back to it. */
-bool  weft__allocator_is_default(void);
+/* Blocks of WEFT__KEPT_SIZE bytes (cache-line aligned) through the
+ * process-wide allocator, of which up to WEFT__KEPT_MAX bytes freed are
+ * kept for the next weft__kept_alloc instead of going back, while that
+ * allocator is weft's default (malloc): a layer that makes and frees many
+ * such blocks (graph node blocks, graph after graph) then reuses memory
+ * it has instead of the kernel zeroing fresh pages each time. A user's
+ * allocator sees every block come and go; weft_set_allocator gives the
+ * kept blocks back to the allocator that made them. NULL: out of memory.
+ * Callable from: any thread. */
+#define WEFT__KEPT_SIZE ((size_t)64 << 10)
+#define WEFT__KEPT_MAX ((size_t)64 << 20)
+void *weft__kept_alloc(void);
+void  weft__kept_free(void *p);
 
 /* Through allocator a (a scheduler's), or the process-wide one if a is
  * NULL. A block goes back to the allocator that made it, with the size

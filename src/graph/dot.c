@@ -28,6 +28,7 @@ static const char dot_tail[] = "}\n";
 /* What follows a label's text, by state; the longest bounds them all. */
 static const char st_done[] = "\\nran\", style=filled, fillcolor=\"#b7e4c7\"";
 static const char st_skipped[] = "\\nskipped\", style=\"filled,dashed\", fillcolor=\"#dddddd\"";
+static const char st_failed[] = "\\nfailed\", style=filled, fillcolor=\"#f4a3a3\"";
 static const char st_running[] = "\\nrunning\", style=filled, fillcolor=\"#ffe08a\"";
 static const char st_pending[] = "\"";
 static const char diamond[] = ", shape=diamond";
@@ -39,6 +40,7 @@ static const char diamond[] = ", shape=diamond";
 #define EDGE_MAX (sizeof "  t" - 1 + 10 + sizeof " -> t" - 1 + 10 + sizeof ";\n" - 1)
 
 _Static_assert(sizeof st_skipped >= sizeof st_done && sizeof st_skipped >= sizeof st_running &&
+               sizeof st_skipped >= sizeof st_failed &&
                sizeof st_skipped >= sizeof st_pending, "STATE_MAX is the longest state");
 
 /* The text, in a buffer sized beforehand. */
@@ -129,6 +131,7 @@ static void put_node(dotbuf *b, const weft_graph *g, const weft_task *t)
     switch (weft_task_get_state(t)) {
     case WEFT_TASK_DONE:    put_str(b, st_done); break;
     case WEFT_TASK_SKIPPED: put_str(b, st_skipped); break;
+    case WEFT_TASK_FAILED:  put_str(b, st_failed); break;
     case WEFT_TASK_RUNNING: put_str(b, st_running); break;
     default:                put_str(b, st_pending); break;
     }

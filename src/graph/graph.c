@@ -46,7 +46,6 @@
  * or freed when replaced (see weft_task_set_name), since renaming is
  * allowed at any time. Everything is freed by weft_graph_destroy.
  */
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,57 +53,25 @@
 #include "graph.h"
 
 /* ---- pieces: node blocks and arena chunks --------------------------------------
- * Both are pieces of WEFT__PIECE bytes. A destroyed graph's pieces are
- * kept, up to WEFT__PIECE_KEEP bytes for the process, for the next graph
- * built: a program that builds a graph per frame or per request then
- * writes into memory it already has, instead of the kernel handing out
- * (and zeroing) fresh pages for every build and taking them back at
- * every destroy, which cost more than the build itself (a chain of 2^20
- * tasks: about 20 ns of its 50 per task). Kept only while the
- * process-wide allocator is weft's default: a user's allocator sees every
- * block go back. The cache's lock is a mutex taken once per piece (per
- * 1024 tasks). */
+ * Both are base.h's kept blocks of WEFT__PIECE bytes: a destroyed graph's
+ * pieces are kept (up to 64 MiB for the process, default allocator only)
+ * for the next graph built, so a program that builds a graph per frame or
+ * per request writes into memory it already has, instead of the kernel
+ * handing out (and zeroing) fresh pages for every build and taking them
+ * back at every destroy, which cost more than the build itself (a chain
+ * of 2^20 tasks: about 20 ns of its 50 per task). */
 
 #define WEFT__PIECE (sizeof(weft_task) * WEFT__BLOCK_NODES)
-#define WEFT__PIECE_KEEP ((size_t)64 << 20)
-
-static struct {
-    pthread_mutex_t lock;
-    void *head;                     /* kept pieces, linked through their first word */
-    size_t n;
-} kept = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+_Static_assert(WEFT__PIECE == WEFT__KEPT_SIZE, "a node block is a kept block");
 
 static void *piece_alloc(void)
 {
-    if (weft__allocator_is_default()) {
-        pthread_mutex_lock(&kept.lock);
-        void *p = kept.head;
-        if (p) {
-            memcpy(&kept.head, p, sizeof(void *));
-            kept.n--;
-        }
-        pthread_mutex_unlock(&kept.lock);
-        if (p)
-            return p;
-    }
-    return weft__alloc(WEFT__PIECE);
+    return weft__kept_alloc();
 }
 
 static void piece_free(void *p)
 {
-    if (weft__allocator_is_default()) {
-        pthread_mutex_lock(&kept.lock);
-        bool keep = kept.n < WEFT__PIECE_KEEP / WEFT__PIECE;
-        if (keep) {
-            memcpy(p, &kept.head, sizeof(void *));
-            kept.head = p;
-            kept.n++;
-        }
-        pthread_mutex_unlock(&kept.lock);
-        if (keep)
-            return;
-    }
-    weft__free(p, WEFT__PIECE);
+    weft__kept_free(p);
 }
 
 /* ---- the arena -------------------------------------------------------------- */
@@ -158,6 +125,8 @@ int weft_graph_create(weft_graph **out)
     atomic_init(&g->cancel_epoch, WEFT__NO_EPOCH);
     atomic_init(&g->sinks_left, 0);
     atomic_init(&g->skipped, false);
+    atomic_init(&g->fail_err, 0);
+    atomic_init(&g->failed, WEFT__NO_TASK);
     g->result = WEFT_OK;
     *out = g;
     return WEFT_OK;
@@ -172,8 +141,11 @@ static bool slots_reserve(void *arrp, uint32_t *cap, uint32_t i, uint32_t first)
     if (i < *cap)
         return true;
     uint32_t n = *cap ? *cap : first;
-    while (n <= i)
+    while (n <= i) {
+        if (n > UINT32_MAX / 2)
+            return false;   /* past 2^31 slots */
         n *= 2;
+    }
     void **nn = weft__calloc(sizeof *nn * n);
     if (!nn)
         return false;
@@ -642,10 +614,8 @@ static bool acyclic(weft_graph *g, uint32_t *queue)
     return tail == n;
 }
 
-int weft__graph_check(weft_graph *g)
+void weft__graph_dedup(weft_graph *g)
 {
-    if (g->cyclic)
-        return WEFT_ECYCLE;
     if (g->need_dedup) {
         /* Tasks that fell back under the scan limit are searched again
          * on add: they leave the list. */
@@ -661,6 +631,13 @@ int weft__graph_check(weft_graph *g)
         if (!g->back_edges)
             g->need_order = false;
     }
+}
+
+int weft__graph_check(weft_graph *g)
+{
+    if (g->cyclic)
+        return WEFT_ECYCLE;
+    weft__graph_dedup(g);
     if (!g->need_order)
         return WEFT_OK;
     uint32_t *queue = weft__alloc(sizeof *queue * g->n);

@@ -60,7 +60,8 @@
  *   bit 1      POISON: a predecessor was skipped in the run coming up;
  *              set before that predecessor's join decrement, cleared when
  *              the node is claimed.
- *   bits 2-3   what the last visit did: NONE, RAN or SKIPPED.
+ *   bits 2-3   what the last visit did: NONE, RAN, SKIPPED or FAILED (RAN,
+ *              then weft_task_fail: set when fn returns).
  *   bits 4-31  the epoch of the last visit. */
 enum {
     WEFT__CTL_CANCEL = 1u << 0,
@@ -69,7 +70,7 @@ enum {
     WEFT__CTL_VISIT_MASK = 3u << 2,
     WEFT__CTL_EPOCH_SHIFT = 4,
 };
-enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2 };
+enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2, WEFT__VISIT_FAILED = 3 };
 #define WEFT__EPOCH_MASK ((1u << 28) - 1)
 #define WEFT__CTL_VISIT(c) (((c) & WEFT__CTL_VISIT_MASK) >> WEFT__CTL_VISIT_SHIFT)
 #define WEFT__CTL_EPOCH(c) ((c) >> WEFT__CTL_EPOCH_SHIFT)
@@ -112,6 +113,25 @@ static inline weft__task *weft__node_rec(weft_task *t)
     return (weft__task *)(void *)&t->link;
 }
 
+/* What a fiber visiting nodes shows of itself (weft__fstate.graph points
+ * at it, in weft__node_entry's frame): the node whose function runs, and
+ * the error weft_task_fail asked for (0: none). Owner only. */
+typedef struct weft__visiting {
+    weft_graph *g;                  /* the graph whose nodes this fiber visits */
+    weft_task *cur;                 /* NULL until the first function runs */
+    int fail;
+} weft__visiting;
+
+/* The visit the calling fiber is in, or NULL. */
+static inline weft__visiting *weft__visiting_cur(void)
+{
+    weft__worker *w = weft__tls_worker;
+    return w ? (weft__visiting *)weft__fstate_cur(w)->graph : NULL;
+}
+
+/* No failed task: weft_graph.failed. */
+#define WEFT__NO_TASK UINT32_MAX
+
 /* A task's name: a block of its own from the allocator, cap bytes for
  * the string and its NUL; g->names points at s. */
 typedef struct weft__name {
@@ -151,10 +171,16 @@ struct weft_graph {
     _Atomic uint32_t cancel_epoch;  /* weft_graph_cancel: the epoch it cancelled */
     int result;                     /* the last run's result: under lock */
     weft__waitq waiters;            /* under lock */
+    bool fail_fast;                 /* under lock, read by the run it starts */
+    uint64_t runs_left;             /* runs of the series after this one (run_n); under lock */
+    bool (*until)(void *);          /* run_until's predicate, NULL = none; under lock */
+    void *until_ctx;
 
     /* Written by the workers during a run: a line of its own. */
     _Alignas(WEFT_CACHELINE) _Atomic uint32_t sinks_left;
     atomic_bool skipped;            /* a node was skipped this run */
+    _Atomic int fail_err;           /* the run's first failure, 0 = none */
+    _Atomic uint32_t failed;        /* its task's index, WEFT__NO_TASK = none */
 };
 
 static inline weft_task *weft__graph_node(const weft_graph *g, uint32_t i)
@@ -182,6 +208,9 @@ static inline void weft__graph_unlock(weft_graph *g)
 /* The record function of every node. */
 void weft__node_entry(void *arg);
 
+/* graph.c: removes repeated successors of the tasks listed as long, if
+ * any may hold repeats. Caller holds g's lock and no run is in flight. */
+void weft__graph_dedup(weft_graph *g);
 /* graph.c: the check made before a run, once per change and only where
  * needed (duplicates past WEFT__SUCC_SCAN, edges against build order).
  * Caller holds g's lock and no run is in flight. OK, ECYCLE or ENOMEM. */

@@ -115,22 +115,79 @@ static void unlock_cb(void *g)
 
 /* ---- the end of a run ------------------------------------------------------------ */
 
-/* Step 4. Callable from: the visit that took sinks_left to 0, or
- * weft_graph_run when nothing could be queued. */
-static void finish(weft_graph *g, int rc)
+/* Step 4; run_word: what `run` becomes (UINT32_MAX: the run's epoch, not
+ * running) and failed what g->failed becomes (WEFT__NO_TASK: unchanged),
+ * for a start that queued nothing and puts back the run before it.
+ * Callable from: finish, start. */
+static void finish_as(weft_graph *g, int rc, uint32_t run_word, uint32_t failed)
 {
     weft__graph_lock(g);
     g->result = rc;
+    if (failed != WEFT__NO_TASK)
+        atomic_store_explicit(&g->failed, failed, memory_order_relaxed);
     /* Claim every waiter (they cannot leave until woken) and give each the
      * result in its own frame: once woken, a waiter must not read g. */
     weft__waiter *list = weft__waitq_claim_all(&g->waiters, NULL);
     for (weft__waiter *x = list; x; x = x->next)
         x->data = (uintptr_t)(intptr_t)rc;
     uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
-    atomic_store_explicit(&g->run, r & ~1u, memory_order_release);      /* release: pairs with acquire in cancel, get_state */
+    if (run_word == UINT32_MAX)
+        run_word = r & ~1u;
+    atomic_store_explicit(&g->run, run_word, memory_order_release);     /* release: pairs with acquire in cancel, get_state */
     weft__graph_unlock(g);
     /* g may be gone from here on: only the claimed waiters are touched. */
     weft__wake_list(list);
+}
+
+/* Step 4, leaving `run` at the run's epoch, not running. Callable from:
+ * the visit that took sinks_left to 0 (run_ended). */
+static void finish(weft_graph *g, int rc)
+{
+    finish_as(g, rc, UINT32_MAX, WEFT__NO_TASK);
+}
+
+/* Starts the next run of a series, under the lock, from the thread that
+ * ended the last: false if a cancel of the run that ended came first (it
+ * ends the series). Callable from: run_ended. */
+static bool next_run(weft__worker *w, weft_graph *g)
+{
+    weft__graph_lock(g);
+    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* under lock */
+    if (atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch) {  /* cancel stores it under the lock */
+        weft__graph_unlock(g);
+        return false;
+    }
+    if (g->runs_left)
+        g->runs_left--;
+    epoch = (epoch + 1) & WEFT__EPOCH_MASK;
+    atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);       /* published with the roots */
+    atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
+    atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);
+    atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);      /* release: pairs with acquire in cancel, get_state */
+    weft_task *first = weft__graph_node(g, g->roots[0]);
+    weft__graph_unlock(g);
+    weft__submit(g->sched, w, weft__node_rec(first), WEFT_HINT_NONE);
+    return true;
+}
+
+/* The visit that took sinks_left to 0: the run's result is its first
+ * failure, else ECANCELED if a task was skipped, else OK. A series
+ * (run_n, run_until) goes on with its next run unless this one failed or
+ * was cancelled; run_until's predicate runs here, on this thread,
+ * without the lock. */
+static void run_ended(weft__worker *w, weft_graph *g)
+{
+    int rc = atomic_load_explicit(&g->fail_err, memory_order_relaxed);   /* ordered by the sinks_left chain */
+    if (rc == WEFT_OK && atomic_load_explicit(&g->skipped, memory_order_relaxed))
+        rc = WEFT_ECANCELED;
+    /* runs_left and until: written under the lock before the series
+     * started, read by its last visit, which the queues order after. */
+    if (rc == WEFT_OK && (g->runs_left || (g->until && !g->until(g->until_ctx)))) {
+        if (next_run(w, g))
+            return;
+        rc = WEFT_ECANCELED;   /* the series was cancelled between two runs */
+    }
+    finish(g, rc);
 }
 
 /* ---- visiting a node ---------------------------------------------------------- */
@@ -157,7 +214,22 @@ static bool claim(weft_graph *g, weft_task *t, uint32_t epoch)
  * by all of them at once (step 4) when it has nothing more to visit: the
  * run cannot end before that, so g stays valid until then.
  * Callable from: a worker (or bound thread) of the run's scheduler. */
-static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
+/* t's function asked to fail with err (weft_task_fail): t is FAILED, the
+ * run's first failure is remembered, and a fail-fast graph cancels the
+ * rest of the run. Callable from: t's visit, after fn returned. */
+static void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
+{
+    atomic_fetch_or_explicit(&t->ctl, (uint32_t)WEFT__VISIT_FAILED << WEFT__CTL_VISIT_SHIFT,
+                             memory_order_acq_rel);   /* RAN -> FAILED; acq_rel: as the claim */
+    int none = 0;
+    if (atomic_compare_exchange_strong_explicit(&g->fail_err, &none, err,
+            memory_order_relaxed, memory_order_relaxed))   /* the first by completion; the join and sinks_left chains order it before the end */
+        atomic_store_explicit(&g->failed, t->index, memory_order_relaxed);
+    if (g->fail_fast)
+        atomic_store_explicit(&g->cancel_epoch, epoch, memory_order_relaxed);   /* as weft_graph_cancel */
+}
+
+static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks)
 {
     weft_graph *g = t->g;
     /* The first successor's fields are read after fn: start fetching its
@@ -182,12 +254,19 @@ static weft_task *visit(weft__worker *w, weft_task *t, uint32_t *sinks)
     if (t->npred > 1)
         atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* every predecessor is done with it; the run's end publishes it */
     if (ran) {
-        if (t->fn)
+        if (t->fn) {
+            vis->cur = t;
+            vis->fail = 0;
             t->fn(t->arg);
+            if (WEFT_UNLIKELY(vis->fail)) {
+                fail_task(g, t, epoch, vis->fail);
+                ran = false;   /* its dependents are skipped */
+            }
+        }
         atomic_store_explicit(&t->done, epoch, memory_order_release);      /* release: pairs with acquire in get_state */
-    } else if (!atomic_load_explicit(&g->skipped, memory_order_relaxed)) {
-        atomic_store_explicit(&g->skipped, true, memory_order_relaxed);    /* ordered before the end by the release chains */
     }
+    if (!ran && !atomic_load_explicit(&g->skipped, memory_order_relaxed))
+        atomic_store_explicit(&g->skipped, true, memory_order_relaxed);    /* ordered before the end by the release chains */
 
     uint32_t n = t->nsucc;
     if (n == 0) {
@@ -260,6 +339,7 @@ void weft__node_entry(void *arg)
     weft__worker *w = weft__tls_worker;
     weft_graph *g = t->g;
     uint32_t sinks = 0, taken = 0;
+    bool t_taken = false;   /* t came off the deque (weft__take_own): counted as run after its visit */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
      * would wait for its own end: it reads this. Saved and put back, as a
      * task of ours may run another graph's tasks nested on this fiber
@@ -268,7 +348,8 @@ void weft__node_entry(void *arg)
      * task blocks; other fibers have their own. */
     weft__fstate *st = weft__fstate_cur(w);
     const void *outer = st->graph;
-    st->graph = g;
+    weft__visiting vis = { g, NULL, 0 };
+    st->graph = &vis;
     for (;;) {
         /* A root spreads before its visit: the run cannot end before it.
          * The next root is held, not kept in a local: if t's function
@@ -277,7 +358,11 @@ void weft__node_entry(void *arg)
         weft_task *root = t->npred == 0 ? spread(w, t) : NULL;
         if (root)
             weft__hold(w, weft__node_rec(root));
-        weft_task *next = visit(w, t, &sinks);
+        weft_task *next = visit(w, &vis, t, &sinks);
+        if (t_taken) {
+            weft__count_runs(w, 1);   /* at once, as the loop counts: the watchdog sees progress */
+            t_taken = false;
+        }
         if (root && !weft__unhold(w, weft__node_rec(root)))
             root = NULL;   /* queued while t blocked: it runs as a task of its own */
         if (root) {
@@ -295,6 +380,7 @@ void weft__node_entry(void *arg)
             if (!next)
                 break;
             taken++;
+            t_taken = true;
         } else {
             weft__count_inline(w);
         }
@@ -302,18 +388,17 @@ void weft__node_entry(void *arg)
         if (WEFT_UNLIKELY(w->track))
             weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
     }
-    if (taken)
-        weft__count_runs(w, taken);
     st->graph = outer;   /* before the run can end: g may be freed then */
     /* Step 4, for every sink this fiber visited; the last touch of g
      * unless it ends the run. */
     if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks)   /* acq_rel: the last drop sees every visit */
-        finish(g, atomic_load_explicit(&g->skipped, memory_order_relaxed) ? WEFT_ECANCELED : WEFT_OK);
+        run_ended(w, g);
 }
 
 /* ---- starting and waiting ------------------------------------------------------ */
 
-int weft_graph_run(weft_sched *s, weft_graph *g)
+/* Starts a series of 1 + runs_left runs, or of runs until until(ctx). */
+static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)(void *), void *ctx)
 {
     if (!s || !g)
         return WEFT_EINVAL;
@@ -336,6 +421,12 @@ int weft_graph_run(weft_sched *s, weft_graph *g)
     atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
     /* A cancel of an old run must not match this epoch once it wraps. */
     atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);   /* published with the roots */
+    atomic_store_explicit(&g->fail_err, 0, memory_order_relaxed);
+    uint32_t prev_failed = atomic_load_explicit(&g->failed, memory_order_relaxed);   /* under lock */
+    atomic_store_explicit(&g->failed, WEFT__NO_TASK, memory_order_relaxed);
+    g->runs_left = runs_left;
+    g->until = until;
+    g->until_ctx = ctx;
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
     weft_task *first = weft__graph_node(g, g->roots[0]);
     int prev = g->result;
@@ -350,8 +441,27 @@ int weft_graph_run(weft_sched *s, weft_graph *g)
     }
     rc = weft__submit_external(s, weft__node_rec(first), WEFT_HINT_NONE);
     if (rc != WEFT_OK)
-        finish(g, prev);   /* nothing was queued: end the run at once, visiting nothing */
+        finish_as(g, prev, r & ~1u, prev_failed);   /* nothing was queued: as if the call had not been made */
     return rc;
+}
+
+int weft_graph_run(weft_sched *s, weft_graph *g)
+{
+    return start(s, g, 0, NULL, NULL);
+}
+
+int weft_graph_run_n(weft_sched *s, weft_graph *g, uint64_t n)
+{
+    if (n == 0)
+        return s && g ? WEFT_OK : WEFT_EINVAL;
+    return start(s, g, n - 1, NULL, NULL);
+}
+
+int weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), void *ctx)
+{
+    if (!pred)
+        return WEFT_EINVAL;
+    return start(s, g, 0, pred, ctx);
 }
 
 int weft_graph_wait(weft_graph *g)
@@ -362,7 +472,8 @@ int weft_graph_wait(weft_graph *g)
      * for its own end. No lock needed: while such a task runs, so does
      * the run, and the field is this fiber's own. */
     weft__worker *w = weft__tls_worker;
-    if (w && weft__fstate_cur(w)->graph == g)
+    const weft__visiting *vis = w ? weft__fstate_cur(w)->graph : NULL;
+    if (vis && vis->g == g)
         return WEFT_EBUSY;
     weft__graph_lock(g);
     if (!(atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)) {   /* under lock */
@@ -394,7 +505,7 @@ bool weft_task_cancel(weft_task *t)
         return false;
     uint32_t old = atomic_fetch_or_explicit(&t->ctl, WEFT__CTL_CANCEL,
                                             memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
-    if (WEFT__CTL_VISIT(old) != WEFT__VISIT_RAN)
+    if (WEFT__CTL_VISIT(old) != WEFT__VISIT_RAN && WEFT__CTL_VISIT(old) != WEFT__VISIT_FAILED)
         return true;   /* not claimed in its epoch's run, or skipped: skipped from now on */
     /* Claimed to run in epoch E before the mark: false only if E is the
      * run in flight (t has been invoked in it). If no run is in flight,
@@ -417,13 +528,15 @@ bool weft_graph_cancel(weft_graph *g)
 {
     if (!g)
         return false;
-    uint32_t r = atomic_load_explicit(&g->run, memory_order_acquire);   /* pairs with release in run/finish */
-    if (!(r & 1u))
-        return false;
-    /* If that run ends meanwhile, the store names an epoch no later run
-     * has: harmless. */
-    atomic_store_explicit(&g->cancel_epoch, r >> 1, memory_order_relaxed);   /* read by claim; nothing to publish */
-    return true;
+    /* Under the lock, so that a series (run_n, run_until) that starts
+     * its next run sees the cancel of the one that ended, or the cancel
+     * sees the next run. */
+    weft__graph_lock(g);
+    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
+    if (r & 1u)
+        atomic_store_explicit(&g->cancel_epoch, r >> 1, memory_order_relaxed);   /* read by claim; nothing to publish */
+    weft__graph_unlock(g);
+    return r & 1u;
 }
 
 weft_task_state weft_task_get_state(const weft_task *t)
@@ -442,6 +555,8 @@ weft_task_state weft_task_get_state(const weft_task *t)
             ? WEFT_TASK_DONE : WEFT_TASK_RUNNING;
     case WEFT__VISIT_SKIPPED:
         return WEFT_TASK_SKIPPED;
+    case WEFT__VISIT_FAILED:
+        return WEFT_TASK_FAILED;
     default:
         return WEFT_TASK_PENDING;
     }
