@@ -13,20 +13,23 @@
  * leaf and gets no task. There are no timestamps: every target is built,
  * in the current directory, on every run. A target without commands is an
  * empty task, a join point. When a command fails, the rest of its target's
- * commands do not run and its successors are cancelled (weft_task_cancel):
- * weft skips them and everything that depends on them, while independent
- * targets go on. A cycle is found by weft_graph_run (WEFT_ECYCLE); minimake
- * then searches for it only to name its targets.
+ * commands do not run and its task fails (weft_task_fail): weft skips
+ * everything that depends on it and, as make does, stops the build (the
+ * graph is fail-fast: targets not started yet are skipped, those running
+ * finish); with -k independent targets go on. A cycle is found by
+ * weft_graph_run (WEFT_ECYCLE) and named by weft_graph_find_cycle.
  *
- *   minimake [-j N] [-n] [-d FILE] MAKEFILE
+ *   minimake [-j N] [-k] [-n] [-d FILE] MAKEFILE
  *     -j N     at most N commands at once (default: one per CPU). The
  *              scheduler keeps its default workers (one per CPU): a
  *              command is started with posix_spawn and awaited with
  *              weft_wait_pid, which suspends the target's task, not its
  *              worker, so 64 commands that sleep run at once on 2 cores.
+ *     -k       keep going: after a failure, build what does not depend on it
  *     -n       dry run: print the commands in an order that respects the
  *              dependencies (the graph runs, the commands do not)
  *     -d FILE  write the graph as Graphviz DOT to FILE, after the run
+ *              (failed targets red, skipped ones grey)
  *
  * Exit status: 0 everything built, 1 a command failed, 2 bad input or usage.
  */
@@ -52,7 +55,6 @@ struct target {
     char **cmds;    size_t ncmds;
     char **prereqs; size_t nprereqs;    /* as written */
     size_t *deps;   size_t ndeps;       /* the prerequisites that are targets */
-    size_t *succ;   size_t nsucc;       /* the targets that need this one */
     weft_task *task;
     int status;     /* written by its task: the failed command's wait status,
                        -1 if /bin/sh could not start, 0 if all went well */
@@ -63,6 +65,10 @@ static struct target *targets;
 static size_t ntargets;
 static const char *file;
 static bool dry_run;
+static bool keep_going;
+
+/* A failed command's task fails with this (weft_task_fail wants < 0). */
+#define MINIMAKE_EFAILED (-100)
 
 /* Commands in flight: at most `slots` at once (-j), a counting semaphore
  * made of weft's fiber-aware mutex and condition variable, so a target
@@ -163,7 +169,7 @@ static int parse(char *text)
     return errors;
 }
 
-/* Turns prerequisites into deps and succ; returns the number of errors. */
+/* Turns prerequisites into deps; returns the number of errors. */
 static int resolve(void)
 {
     int errors = 0;
@@ -178,7 +184,6 @@ static int resolve(void)
                 errors++;
             } else if (k >= 0) {
                 PUSH(t->deps, t->ndeps, (size_t)k);
-                PUSH(targets[k].succ, targets[k].nsucc, i);
             } else if (stat(p, &st) != 0) {
                 error_at(t->line, "unknown prerequisite '%s' of target '%s'"
                          " (neither a target nor an existing file)", p, t->name);
@@ -189,29 +194,32 @@ static int resolve(void)
     return errors;
 }
 
-/* Depth-first along deps (state: 0 unseen, 1 on the path, 2 done); prints
- * the first cycle it meets and returns true. */
-static bool print_cycle(size_t i, unsigned char *state, size_t *path, size_t depth)
+/* Names a cycle of the graph (after weft_graph_run said ECYCLE), in the
+ * file's terms: each target needs the next. weft lists it in edge order
+ * (each task precedes the next: is needed by it), so it is printed
+ * backwards. */
+static void print_cycle(weft_graph *g)
 {
-    state[i] = 1;
-    path[depth] = i;
-    for (size_t j = 0; j < targets[i].ndeps; j++) {
-        size_t k = targets[i].deps[j];
-        if (state[k] == 1) {
-            size_t from = 0;
-            while (path[from] != k)
-                from++;
-            fprintf(stderr, "minimake: %s:%d: dependency cycle: ", file, targets[k].line);
-            for (size_t d = from; d <= depth; d++)
-                fprintf(stderr, "%s -> ", targets[path[d]].name);
-            fprintf(stderr, "%s (each needs the next)\n", targets[k].name);
-            return true;
-        }
-        if (state[k] == 0 && print_cycle(k, state, path, depth + 1))
-            return true;
+    size_t len = weft_graph_find_cycle(g, NULL, 0);
+    weft_task **cyc = len ? calloc(len, sizeof *cyc) : NULL;
+    if (!cyc || weft_graph_find_cycle(g, cyc, len) != len) {
+        fprintf(stderr, "minimake: %s: dependency cycle\n", file);
+        free(cyc);
+        return;
     }
-    state[i] = 2;
-    return false;
+    size_t *idx = calloc(len, sizeof *idx);
+    for (size_t c = 0; idx && c < len; c++)
+        for (size_t i = 0; i < ntargets; i++)
+            if (targets[i].task == cyc[c])
+                idx[c] = i;
+    if (idx) {
+        fprintf(stderr, "minimake: %s:%d: dependency cycle: ", file, targets[idx[len - 1]].line);
+        for (size_t c = len; c-- > 0;)
+            fprintf(stderr, "%s -> ", targets[idx[c]].name);
+        fprintf(stderr, "%s (each needs the next)\n", targets[idx[len - 1]].name);
+    }
+    free(idx);
+    free(cyc);
 }
 
 /* ---- building --------------------------------------------------------- */
@@ -255,9 +263,9 @@ static int run_sh(const char *cmd)
     return status;
 }
 
-/* A target's task: its commands in order. On a failure, cancelling the
- * direct successors is enough: weft skips whatever depends on a skipped
- * task. Callable from: a worker (a task of the graph). */
+/* A target's task: its commands in order. On a failure the task fails:
+ * weft skips whatever depends on it. Callable from: a worker (a task of
+ * the graph). */
 static void build(void *arg)
 {
     struct target *t = arg;
@@ -275,8 +283,7 @@ static void build(void *arg)
             fprintf(stderr, "minimake: *** [%s] Error %d\n", t->name, WEXITSTATUS(st));
         else if (st > 0 && WIFSIGNALED(st))
             fprintf(stderr, "minimake: *** [%s] killed by signal %d\n", t->name, WTERMSIG(st));
-        for (size_t j = 0; j < t->nsucc; j++)
-            weft_task_cancel(targets[t->succ[j]].task);
+        weft_task_fail(MINIMAKE_EFAILED);
         break;
     }
     if (!dry_run)
@@ -296,19 +303,27 @@ static int write_dot(weft_graph *g, const char *path)
     return 2;
 }
 
-/* After the run: names the failed targets, then the skipped ones. */
+/* After the run: names the failed targets (the tasks weft saw fail),
+ * then the skipped ones. */
 static int report(void)
 {
     const char *sep = "minimake: failed:";
     for (size_t i = 0; i < ntargets; i++) {
-        if (targets[i].status) {
-            fprintf(stderr, "%s %s", sep, targets[i].name);
+        if (weft_task_get_state(targets[i].task) == WEFT_TASK_FAILED) {
+            int st = targets[i].status;
+            if (st > 0 && WIFEXITED(st))
+                fprintf(stderr, "%s %s (exit %d)", sep, targets[i].name, WEXITSTATUS(st));
+            else if (st > 0 && WIFSIGNALED(st))
+                fprintf(stderr, "%s %s (signal %d)", sep, targets[i].name, WTERMSIG(st));
+            else
+                fprintf(stderr, "%s %s (not started)", sep, targets[i].name);
             sep = "";
         }
     }
     if (*sep)
         return 0;                                   /* nothing failed */
-    sep = "\nminimake: skipped (a prerequisite failed):";
+    sep = keep_going ? "\nminimake: skipped (a prerequisite failed):"
+                     : "\nminimake: skipped (a prerequisite failed, or the build stopped):";
     for (size_t i = 0; i < ntargets; i++) {
         if (weft_task_get_state(targets[i].task) == WEFT_TASK_SKIPPED) {
             fprintf(stderr, "%s %s", sep, targets[i].name);
@@ -321,7 +336,7 @@ static int report(void)
 
 static int usage(void)
 {
-    fputs("usage: minimake [-j N] [-n] [-d FILE.dot] MAKEFILE\n", stderr);
+    fputs("usage: minimake [-j N] [-k] [-n] [-d FILE.dot] MAKEFILE\n", stderr);
     return 2;
 }
 
@@ -331,7 +346,7 @@ int main(int argc, char **argv)
     weft_config_init(&cfg);
     const char *dot = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "j:nd:")) != -1) {
+    while ((opt = getopt(argc, argv, "j:knd:")) != -1) {
         char *end;
         long n;
         switch (opt) {
@@ -343,6 +358,7 @@ int main(int argc, char **argv)
             }
             slots = n;
             break;
+        case 'k': keep_going = true; break;
         case 'n': dry_run = true; break;
         case 'd': dot = optarg; break;
         default:  return usage();
@@ -386,6 +402,8 @@ int main(int argc, char **argv)
 
     if (!(err = weft_sched_create(&s, &cfg)))
         err = weft_graph_create(&g);
+    if (!err)
+        err = weft_graph_set_fail_fast(g, !keep_going);
     for (size_t i = 0; !err && i < ntargets; i++) {
         struct target *t = &targets[i];
         err = weft_graph_add_task(g, t->ncmds ? build : NULL, t, &t->task);
@@ -396,15 +414,9 @@ int main(int argc, char **argv)
         for (size_t j = 0; !err && j < targets[i].ndeps; j++)
             err = weft_task_succeed(targets[i].task, targets[targets[i].deps[j]].task);
     if (!err && (err = weft_graph_run(s, g)) == WEFT_ECYCLE) {
-        unsigned char *state = calloc(ntargets, 1);
-        size_t *path = calloc(ntargets, sizeof *path);
-        for (size_t i = 0; state && path && i < ntargets; i++)
-            if (!state[i] && print_cycle(i, state, path, 0))
-                break;
-        free(state);
-        free(path);
+        print_cycle(g);
     } else if (!err) {
-        weft_graph_wait(g);             /* ECANCELED too: report() tells */
+        weft_graph_wait(g);             /* a failure's code too: report() tells */
         rc = report();
     } else {
         fprintf(stderr, "minimake: %s\n", weft_strerror(err));
@@ -421,7 +433,6 @@ out:
         free(targets[i].cmds);
         free(targets[i].prereqs);
         free(targets[i].deps);
-        free(targets[i].succ);
     }
     free(targets);
     free(text);

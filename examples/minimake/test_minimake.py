@@ -12,8 +12,11 @@ CHECK is one of:
   bad_input  cycles, unknown prerequisites, unreadable files, syntax
              errors and duplicate targets: exit 2, a message that names the
              problem, and no command runs
-  failure    a failing command: its successors (transitively) are skipped,
-             independent targets still run, exit 1
+  failure    with -k a failing command fails its target (exit status in the
+             summary, red in the DOT dump), its successors (transitively)
+             are skipped, independent targets still run, exit 1
+  stop       without -k the first failure stops the build: a target not
+             started yet is skipped; with -k it runs
   parallel   64 targets of `sleep 0.2` at -j 64 take well under 64 x 0.2 s
              (commands awaited with weft_wait_pid, not a blocked worker);
              -j 2 runs at most 2 commands at once
@@ -280,21 +283,53 @@ def check_failure(minimake):
         print("failure: -j %s" % jobs)
         d = workdir("failure")
         write(os.path.join(d, "Makefile.mm"), FAILING)
-        p = run(minimake, ["-j", jobs, "-d", "graph.dot", "Makefile.mm"], d)
+        p = run(minimake, ["-j", jobs, "-k", "-d", "graph.dot", "Makefile.mm"], d)
         ok = check(p.returncode == 1, "-j %s: exit %d, want 1" % (jobs, p.returncode))
         ran = sorted(read_lines(os.path.join(d, "log")))
         want = sorted(["root", "bad-start", "other", "other2", "lone"])
         ok &= check(ran == want, "-j %s: ran %s, want %s" % (jobs, ran, want))
         for pat in (r"\*\*\* \[bad\] Error 3", r"\*\*\* \[killed\] killed by signal 9",
-                    r"minimake: failed: bad killed\n"):
+                    r"minimake: failed: bad \(exit 3\) killed \(signal 9\)\n"):
             ok &= check(re.search(pat, p.stderr), "-j %s: stderr does not match /%s/" % (jobs, pat))
         m = re.search(r"skipped \(a prerequisite failed\):(.*)", p.stderr)
         skipped = sorted(m.group(1).split()) if m else None
         ok &= check(skipped == ["child", "grandchild", "join", "killed_child"],
                     "-j %s: skipped %s" % (jobs, skipped))
         dot = open(os.path.join(d, "graph.dot")).read() if os.path.exists(os.path.join(d, "graph.dot")) else ""
-        ok &= check(dot.count("\\nskipped") == 4 and dot.count("\\nran") == 6,
-                    "-j %s: the DOT dump does not show 4 skipped, 6 ran" % jobs)
+        ok &= check(dot.count("\\nskipped") == 4 and dot.count("\\nran") == 4 and dot.count("\\nfailed") == 2,
+                    "-j %s: the DOT dump does not show 4 skipped, 4 ran, 2 failed" % jobs)
+        if ok:
+            shutil.rmtree(d)
+
+
+STOPPING = """\
+bad:
+\texit 4
+gate:
+\tsleep 0.5
+late: gate
+\ttouch ran_late
+"""
+
+
+def check_stop(minimake):
+    """Without -k a failure stops the build as make's does: a target that
+    was not started when the failure came is skipped (late waits 0.5 s
+    for gate); with -k it is built."""
+    for keep in (False, True):
+        print("stop: %s" % ("-k" if keep else "default"))
+        d = workdir("stop")
+        write(os.path.join(d, "Makefile.mm"), STOPPING)
+        p = run(minimake, ["-j", "2"] + (["-k"] if keep else []) + ["-d", "graph.dot", "Makefile.mm"], d)
+        ok = check(p.returncode == 1, "stop: exit %d, want 1" % p.returncode)
+        ok &= check(re.search(r"minimake: failed: bad \(exit 4\)", p.stderr),
+                    "stop: stderr does not name bad's exit status: %r" % p.stderr)
+        late = os.path.exists(os.path.join(d, "ran_late"))
+        ok &= check(late == keep, "stop: late %s, want %s" % ("ran" if late else "skipped",
+                                                               "ran" if keep else "skipped"))
+        if not keep:
+            ok &= check(re.search(r"skipped \(a prerequisite failed, or the build stopped\): late", p.stderr),
+                        "stop: late not listed as skipped: %r" % p.stderr)
         if ok:
             shutil.rmtree(d)
 
@@ -339,7 +374,7 @@ def check_parallel(minimake):
 
 def main():
     checks = {"dag": check_dag, "sample": check_sample,
-              "bad_input": check_bad_input, "failure": check_failure,
+              "bad_input": check_bad_input, "failure": check_failure, "stop": check_stop,
               "parallel": check_parallel}
     if len(sys.argv) != 3 or sys.argv[1] not in checks:
         sys.exit("usage: test_minimake.py {%s} MINIMAKE" % "|".join(checks))
