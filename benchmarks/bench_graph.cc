@@ -18,6 +18,8 @@
 //                               A and B, then C(i,j) += A(i,k) B(k,j) as a
 //                               chain over k per (i,j)
 //   parallel_10^6               10^6 independent tasks
+//   rerun16                     a 16-task graph run 1000 times per
+//                               iteration (see "repeated runs" below)
 //
 // weft and oneTBB build their graph once and run it every iteration (what
 // both are for); OpenMP has no reusable graph, so its tasks and depend
@@ -482,6 +484,98 @@ void bench_omp(benchmark::State &st, Dag *d, unsigned threads) {
     st.SetLabel("baseline");
 }
 
+// ---- repeated runs of a small graph ---------------------------------------
+//
+// "rerun16_t<threads>/<system>": a 16-task graph (a root, 14 tasks after
+// it, a sink after those; each task adds one to a counter of its own) run
+// kRerunBatch times per iteration, as a simulation step or a frame would.
+// weft_run_n: one weft_graph_run_n series and one wait; weft_run_wait: a
+// weft_graph_run + weft_graph_wait per run; tbb: a try_put to the root
+// and wait_for_all per run. items_per_second counts runs. After the timed
+// loop each case checks every task ran once per run.
+
+constexpr uint64_t kRerunBatch = 1000;
+constexpr unsigned kRerunTasks = 16;
+
+struct Rerun {
+    std::vector<uint64_t> count = std::vector<uint64_t>(kRerunTasks * 8);   // a line per task
+    bool check(uint64_t runs) const {
+        for (unsigned i = 0; i < kRerunTasks; i++)
+            if (count[i * 8] != runs) return false;
+        return true;
+    }
+};
+
+void rerun_task(void *p) { ++*static_cast<uint64_t *>(p); }
+
+weft_graph *rerun_graph(Rerun &r) {
+    weft_graph *g = nullptr;
+    weft_graph_create(&g);
+    weft_task *t[kRerunTasks];
+    for (unsigned i = 0; i < kRerunTasks; i++) t[i] = weft_graph_add(g, rerun_task, &r.count[i * 8]);
+    for (unsigned i = 1; i + 1 < kRerunTasks; i++) {
+        weft_task_precede(t[0], t[i]);
+        weft_task_precede(t[i], t[kRerunTasks - 1]);
+    }
+    return g;
+}
+
+void bench_weft_rerun(benchmark::State &st, unsigned threads, bool series) {
+    weft_sched *s = make_sched(st, threads);
+    if (!s) return;
+    Rerun r;
+    weft_graph *g = rerun_graph(r);
+    weft_graph_run(s, g);   // the check, the workers' first run: untimed
+    weft_graph_wait(g);
+    uint64_t runs = 1;
+    for (auto _ : st) {
+        if (series) {
+            weft_graph_run_n(s, g, kRerunBatch);
+            weft_graph_wait(g);
+        } else {
+            for (uint64_t k = 0; k < kRerunBatch; k++) {
+                weft_graph_run(s, g);
+                weft_graph_wait(g);
+            }
+        }
+        runs += kRerunBatch;
+    }
+    st.SetItemsProcessed(int64_t(st.iterations() * kRerunBatch));
+    if (!r.check(runs)) st.SkipWithError("WRONG: a task did not run once per run");
+    weft_graph_destroy(g);
+    weft_sched_destroy(s);
+}
+
+void bench_tbb_rerun(benchmark::State &st, unsigned threads) {
+    namespace flow = oneapi::tbb::flow;
+    using node_t = flow::continue_node<flow::continue_msg>;
+    oneapi::tbb::global_control gc(oneapi::tbb::global_control::max_allowed_parallelism, threads);
+    Rerun r;
+    flow::graph g;
+    std::vector<std::unique_ptr<node_t>> t;
+    for (unsigned i = 0; i < kRerunTasks; i++) {
+        uint64_t *c = &r.count[i * 8];
+        t.push_back(std::make_unique<node_t>(g, [c](const flow::continue_msg &) { ++*c; }));
+    }
+    for (unsigned i = 1; i + 1 < kRerunTasks; i++) {
+        flow::make_edge(*t[0], *t[i]);
+        flow::make_edge(*t[i], *t[kRerunTasks - 1]);
+    }
+    t[0]->try_put(flow::continue_msg());
+    g.wait_for_all();
+    uint64_t runs = 1;
+    for (auto _ : st) {
+        for (uint64_t k = 0; k < kRerunBatch; k++) {
+            t[0]->try_put(flow::continue_msg());
+            g.wait_for_all();
+        }
+        runs += kRerunBatch;
+    }
+    st.SetItemsProcessed(int64_t(st.iterations() * kRerunBatch));
+    if (!r.check(runs)) st.SkipWithError("WRONG: a task did not run once per run");
+    st.SetLabel("baseline");
+}
+
 // ---- sequential C ----------------------------------------------------------------
 
 // Every node's work called in build order (a topological order) by this
@@ -570,6 +664,15 @@ int main(int argc, char **argv) {
             benchmark::RegisterBenchmark((group + "/tbb").c_str(),
                 [l, t](benchmark::State &st) { bench_tbb_brd(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
         }
+    }
+    for (unsigned t : threads) {
+        std::string group = "rerun16_t" + std::to_string(t);
+        benchmark::RegisterBenchmark((group + "/weft_run_n").c_str(),
+            [t](benchmark::State &st) { bench_weft_rerun(st, t, true); })->UseRealTime();
+        benchmark::RegisterBenchmark((group + "/weft_run_wait").c_str(),
+            [t](benchmark::State &st) { bench_weft_rerun(st, t, false); })->UseRealTime();
+        benchmark::RegisterBenchmark((group + "/tbb").c_str(),
+            [t](benchmark::State &st) { bench_tbb_rerun(st, t); })->UseRealTime();
     }
     return weft_bench_run(argc, argv);
 }
