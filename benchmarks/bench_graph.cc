@@ -18,6 +18,8 @@
 //                               A and B, then C(i,j) += A(i,k) B(k,j) as a
 //                               chain over k per (i,j)
 //   parallel_10^6               10^6 independent tasks
+//   condloop                    a condition-task loop of 10^6 iterations
+//                               beside a chain of 2 x 10^6 (see below)
 //   rerun16                     a 16-task graph run 1000 times per
 //                               iteration (see "repeated runs" below)
 //
@@ -576,6 +578,79 @@ void bench_tbb_rerun(benchmark::State &st, unsigned threads) {
     st.SetLabel("baseline");
 }
 
+// ---- a condition loop ----------------------------------------------------
+//
+// "condloop_t<threads>/weft": a do-while loop as a graph: init -> body ->
+// cond, cond -0-> body (weak: the loop), cond -1-> done; kCondIters
+// iterations per run, one run per benchmark iteration. items_per_second
+// counts iterations (a body task and a condition task each). Beside it,
+// "condloop_t<threads>/weft_chain2": a chain of 2 * kCondIters tasks
+// built once and run the same way, the cost of two chain links per
+// iteration, for the ratio; the target is at most 1.5x that.
+
+constexpr long kCondIters = 1000000;
+
+struct CondLoop {
+    long left = 0, body = 0;
+};
+
+void cond_init(void *p) { static_cast<CondLoop *>(p)->left = kCondIters; }
+void cond_body(void *p) { static_cast<CondLoop *>(p)->body++; }
+int cond_test(void *p) { return --static_cast<CondLoop *>(p)->left > 0 ? 0 : 1; }
+void cond_done(void *) {}
+
+void bench_weft_condloop(benchmark::State &st, unsigned threads) {
+    weft_sched *s = make_sched(st, threads);
+    if (!s) return;
+    CondLoop c;
+    weft_graph *g = nullptr;
+    weft_graph_create(&g);
+    weft_task *init = weft_graph_add(g, cond_init, &c), *body = weft_graph_add(g, cond_body, &c),
+              *test = weft_graph_add_cond(g, cond_test, &c), *done = weft_graph_add(g, cond_done, &c);
+    weft_task_precede(init, body);
+    weft_task_precede(body, test);
+    weft_task_precede(test, body);
+    weft_task_precede(test, done);
+    weft_graph_run(s, g);   // the check, the workers' first run: untimed
+    weft_graph_wait(g);
+    long before = c.body;
+    for (auto _ : st) {
+        weft_graph_run(s, g);
+        weft_graph_wait(g);
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kCondIters);
+    if (c.body - before != int64_t(st.iterations()) * kCondIters)
+        st.SkipWithError("WRONG: the loop did not run its count");
+    weft_graph_destroy(g);
+    weft_sched_destroy(s);
+}
+
+void chain2_task(void *p) { ++*static_cast<long *>(p); }
+
+void bench_weft_chain2(benchmark::State &st, unsigned threads) {
+    weft_sched *s = make_sched(st, threads);
+    if (!s) return;
+    long n = 0;
+    weft_graph *g = nullptr;
+    weft_graph_create(&g);
+    weft_task *prev = nullptr;
+    for (long i = 0; i < 2 * kCondIters; i++) {
+        weft_task *t = weft_graph_add(g, chain2_task, &n);
+        if (prev) weft_task_precede(prev, t);
+        prev = t;
+    }
+    weft_graph_run(s, g);
+    weft_graph_wait(g);
+    for (auto _ : st) {
+        weft_graph_run(s, g);
+        weft_graph_wait(g);
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kCondIters);   // pairs of links: one loop iteration's worth
+    st.SetLabel("baseline");
+    weft_graph_destroy(g);
+    weft_sched_destroy(s);
+}
+
 // ---- sequential C ----------------------------------------------------------------
 
 // Every node's work called in build order (a topological order) by this
@@ -664,6 +739,13 @@ int main(int argc, char **argv) {
             benchmark::RegisterBenchmark((group + "/tbb").c_str(),
                 [l, t](benchmark::State &st) { bench_tbb_brd(st, l->get(), t); })->UseRealTime()->Unit(benchmark::kMillisecond);
         }
+    }
+    for (unsigned t : threads) {
+        std::string group = "condloop_t" + std::to_string(t);
+        benchmark::RegisterBenchmark((group + "/weft").c_str(),
+            [t](benchmark::State &st) { bench_weft_condloop(st, t); })->UseRealTime()->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark((group + "/weft_chain2").c_str(),
+            [t](benchmark::State &st) { bench_weft_chain2(st, t); })->UseRealTime()->Unit(benchmark::kMillisecond);
     }
     for (unsigned t : threads) {
         std::string group = "rerun16_t" + std::to_string(t);

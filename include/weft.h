@@ -657,6 +657,27 @@ WEFT_API size_t weft_graph_find_cycle(const weft_graph *g, weft_task **out, size
  * for that, and weft_graph_wait refuses to wait for it there (ENOTBOUND,
  * below). */
 WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
+/* ---- condition tasks: branches and loops in a graph ----
+ * A condition task returns the index of the one successor to run next, in
+ * the order its edges were added (weft_task_successors lists them in that
+ * order); any other value runs none. Its edges out are weak: they are not
+ * counted as predecessors, and a weak edge runs its target each time the
+ * condition picks it, at once, whatever the target's other predecessors
+ * are doing. So a cycle is allowed when it passes through a weak edge:
+ * that is a loop (a cycle of strong edges alone is still ECYCLE). A task
+ * with both kinds of in-edges runs when its last strong predecessor ends
+ * and again each time a condition picks it; each visit starts its count
+ * of strong predecessors afresh (as Taskflow's tasks do). A task reached
+ * only by weak edges is no root: it runs only when picked. A run of a
+ * graph with condition tasks ends when no task of it is running or ready
+ * (not every task need have run; those that ran several times show their
+ * last state), and starts by resetting every task's count (O(tasks)). A
+ * cancelled or failed condition picks nothing. fn NULL, or the usual
+ * add failures: NULL. Edges out of a condition task are kept in the order
+ * added; an edge added twice is one edge. */
+typedef int (*weft_cond_fn)(void *arg);
+WEFT_API weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg);
+
 /* A series of runs as one: weft_graph_run_n runs g n times in a row (n =
  * 0 does nothing), weft_graph_run_until runs g again after each run until
  * pred(ctx) is true (asked after each run, on the thread that ended it:

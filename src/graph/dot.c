@@ -32,12 +32,16 @@ static const char st_failed[] = "\\nfailed\", style=filled, fillcolor=\"#f4a3a3\
 static const char st_running[] = "\\nrunning\", style=filled, fillcolor=\"#ffe08a\"";
 static const char st_pending[] = "\"";
 static const char diamond[] = ", shape=diamond";
+static const char hexagon[] = ", shape=hexagon";          /* a condition task */
+static const char weak_edge[] = " [style=dashed, label=\"";  /* then its index, then "\"]" */
 /* "  t" index " [label=\"" ... "];\n", and "task " index: the fixed part
  * of a node's line (10 digits per index), state excluded. */
 #define NODE_FIXED (sizeof "  t" - 1 + 10 + sizeof " [label=\"" - 1 + sizeof "task " - 1 + 10 + \
                     sizeof diamond - 1 + sizeof "];\n" - 1)
 #define STATE_MAX (sizeof st_skipped - 1)
-#define EDGE_MAX (sizeof "  t" - 1 + 10 + sizeof " -> t" - 1 + 10 + sizeof ";\n" - 1)
+#define EDGE_MAX (sizeof "  t" - 1 + 10 + sizeof " -> t" - 1 + 10 + \
+                  sizeof weak_edge - 1 + 10 + sizeof "\"]" - 1 + sizeof ";\n" - 1)
+_Static_assert(sizeof hexagon <= sizeof diamond, "NODE_FIXED counts the longest shape");
 
 _Static_assert(sizeof st_skipped >= sizeof st_done && sizeof st_skipped >= sizeof st_running &&
                sizeof st_skipped >= sizeof st_failed &&
@@ -135,7 +139,9 @@ static void put_node(dotbuf *b, const weft_graph *g, const weft_task *t)
     case WEFT_TASK_RUNNING: put_str(b, st_running); break;
     default:                put_str(b, st_pending); break;
     }
-    if (!t->fn)
+    if (weft__is_cond(t))
+        put_str(b, hexagon);
+    else if (!t->fn)
         put_str(b, diamond);
     put_str(b, "];\n");
 }
@@ -157,6 +163,7 @@ static const char *render(const weft_graph *g, char *buf, size_t cap, size_t *le
     for (uint32_t i = 0; i < n; i++) {
         weft_task *t = weft__graph_node(g, i);
         const uint32_t *s = weft__succ(t);
+        bool weak = weft__is_cond(t);
         for (uint32_t j = 0; j < t->nsucc; j++) {
             if (mark[s[j]] == i + 1)
                 continue;
@@ -165,6 +172,12 @@ static const char *render(const weft_graph *g, char *buf, size_t cap, size_t *le
             put_u32(&b, i);
             put_str(&b, " -> t");
             put_u32(&b, s[j]);
+            if (weak) {
+                /* A condition's edge: dashed, labelled with the answer that picks it. */
+                put_str(&b, weak_edge);
+                put_u32(&b, j);
+                put_str(&b, "\"]");
+            }
             put_str(&b, ";\n");
         }
     }

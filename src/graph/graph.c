@@ -225,7 +225,8 @@ int weft_graph_destroy(weft_graph *g)
 
 /* ---- tasks ----------------------------------------------------------------- */
 
-int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
+/* Adds a task (kind: 0, or WEFT__CTL_COND for a condition task). */
+static int add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out)
 {
     if (!out)
         return WEFT_EINVAL;
@@ -273,7 +274,9 @@ int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
     atomic_init(&t->join, g->nroots);   /* a root: its place */
     /* Visited in no run: the last run's epoch with no visit recorded. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
-    atomic_init(&t->ctl, epoch << WEFT__CTL_EPOCH_SHIFT);
+    atomic_init(&t->ctl, (epoch << WEFT__CTL_EPOCH_SHIFT) | kind);
+    if (kind & WEFT__CTL_COND)
+        g->has_cond = true;
     atomic_init(&t->done, WEFT__NO_EPOCH);
     t->index = i;
     g->roots[g->nroots++] = i;
@@ -283,6 +286,22 @@ int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
 out:
     weft__graph_unlock(g);
     return rc;
+}
+
+int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
+{
+    return add_node(g, fn, arg, 0, out);
+}
+
+weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg)
+{
+    weft_task *t;
+    if (!fn)
+        return NULL;   /* a condition must answer */
+    /* Stored as a weft_fn and called back as what it is (run.c). */
+    weft_fn as_fn;
+    memcpy(&as_fn, &fn, sizeof as_fn);
+    return add_node(g, as_fn, arg, WEFT__CTL_COND, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_task *weft_graph_add(weft_graph *g, weft_fn fn, void *arg)
@@ -370,7 +389,10 @@ int weft_task_precede(weft_task *t, weft_task *successor)
         rc = WEFT_EBUSY;
         goto out;
     }
-    bool scan = t->nsucc < WEFT__SUCC_SCAN;
+    /* A condition task's list is always searched: its order is what its
+     * answer indexes, so it is never sorted to drop repeats. */
+    bool weak = weft__is_cond(t);
+    bool scan = weak || t->nsucc < WEFT__SUCC_SCAN;
     if (scan && succ_has(t, v->index))
         goto out;   /* the edge is there: one edge */
     if (v->npred == UINT32_MAX || t->nsucc == UINT32_MAX) {
@@ -378,7 +400,7 @@ int weft_task_precede(weft_task *t, weft_task *successor)
         goto out;
     }
     /* Room first, then the change, which cannot fail. */
-    if (t->nsucc == WEFT__SUCC_SCAN - 1 &&
+    if (!weak && t->nsucc == WEFT__SUCC_SCAN - 1 &&
         !u32_reserve(&g->big, &g->big_cap, g->nbig, 16)) {
         rc = WEFT_ENOMEM;   /* t is about to be listed as long */
         goto out;
@@ -387,19 +409,26 @@ int weft_task_precede(weft_task *t, weft_task *successor)
     if (rc != WEFT_OK)
         goto out;
     succ_append(t, grown, v->index);
-    if (t->nsucc == WEFT__SUCC_SCAN)
+    if (!weak && t->nsucc == WEFT__SUCC_SCAN)
         g->big[g->nbig++] = t->index;   /* from now on its edges go in unsearched */
     if (!scan)
         g->need_dedup = true;
     if (t->nsucc == 1)
         g->nsinks--;
-    if (v->npred == 0) {
+    if (weft__is_root(v)) {
         /* v leaves the roots: the last root takes its place (usually v
          * itself, added just before its edges). */
         uint32_t place = atomic_load_explicit(&v->join, memory_order_relaxed);
         uint32_t last = g->roots[--g->nroots];
         g->roots[place] = last;
         atomic_store_explicit(&weft__graph_node(g, last)->join, place, memory_order_relaxed);
+    }
+    if (weak) {
+        /* A weak edge: not counted in v's join; it only says v is no root. */
+        atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_WEAK_IN, memory_order_relaxed);   /* no run now; a cancel may race: an RMW */
+        if (!v->npred)
+            atomic_store_explicit(&v->join, 0, memory_order_relaxed);
+        goto out;   /* a loop through a weak edge is no cycle */
     }
     v->npred++;
     atomic_store_explicit(&v->join, v->npred, memory_order_relaxed);   /* no run reads it now; the run's start publishes it */
@@ -593,10 +622,18 @@ static void dedup(weft_graph *g, weft_task *t)
 static bool acyclic(weft_graph *g, uint32_t *queue)
 {
     uint32_t n = g->n, head = 0, tail = 0;
-    for (uint32_t r = 0; r < g->nroots; r++)
-        queue[tail++] = g->roots[r];
+    if (!g->has_cond) {
+        for (uint32_t r = 0; r < g->nroots; r++)
+            queue[tail++] = g->roots[r];
+    } else {
+        for (uint32_t i = 0; i < n; i++)   /* tasks reached only by weak edges too */
+            if (weft__graph_node(g, i)->npred == 0)
+                queue[tail++] = i;
+    }
     while (head < tail) {
         weft_task *t = weft__graph_node(g, queue[head++]);
+        if (weft__is_cond(t))
+            continue;   /* weak edges: no order between the ends */
         const uint32_t *s = weft__succ(t);
         for (uint32_t j = 0; j < t->nsucc; j++) {
             weft_task *v = weft__graph_node(g, s[j]);

@@ -62,16 +62,24 @@
  *              the node is claimed.
  *   bits 2-3   what the last visit did: NONE, RAN, SKIPPED or FAILED (RAN,
  *              then weft_task_fail: set when fn returns).
- *   bits 4-31  the epoch of the last visit. */
+ *   bit 4      COND: a condition task (weft_graph_add_cond); its edges out
+ *              are weak. Set at add, never changed.
+ *   bit 5      WEAK_IN: a condition task has an edge to this one, so with
+ *              no strong predecessor it is still no root. Set by an edge,
+ *              never cleared (edges are never removed).
+ *   bits 6-31  the epoch of the last visit. */
 enum {
     WEFT__CTL_CANCEL = 1u << 0,
     WEFT__CTL_POISON = 1u << 1,
     WEFT__CTL_VISIT_SHIFT = 2,
     WEFT__CTL_VISIT_MASK = 3u << 2,
-    WEFT__CTL_EPOCH_SHIFT = 4,
+    WEFT__CTL_COND = 1u << 4,
+    WEFT__CTL_WEAK_IN = 1u << 5,
+    WEFT__CTL_KEEP = WEFT__CTL_CANCEL | WEFT__CTL_COND | WEFT__CTL_WEAK_IN,   /* what a claim keeps */
+    WEFT__CTL_EPOCH_SHIFT = 6,
 };
 enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2, WEFT__VISIT_FAILED = 3 };
-#define WEFT__EPOCH_MASK ((1u << 28) - 1)
+#define WEFT__EPOCH_MASK ((1u << 26) - 1)
 #define WEFT__CTL_VISIT(c) (((c) & WEFT__CTL_VISIT_MASK) >> WEFT__CTL_VISIT_SHIFT)
 #define WEFT__CTL_EPOCH(c) ((c) >> WEFT__CTL_EPOCH_SHIFT)
 /* Never an epoch: the initial value of done and cancel_epoch. */
@@ -91,7 +99,7 @@ struct weft_task {
         uint32_t *arr;                     /* otherwise, in the arena */
     } succ;                         /* successor indices; built under g's lock */
     uint32_t nsucc;                 /* distinct, except past WEFT__SUCC_SCAN before a check */
-    uint32_t npred;                 /* predecessors, counted as nsucc is */
+    uint32_t npred;                 /* strong predecessors (not condition tasks), counted as nsucc is */
     _Atomic uint32_t join;          /* between runs: npred; during a run:
                                        predecessors not yet visited; for a
                                        root (npred 0): its place in g->roots */
@@ -101,6 +109,20 @@ struct weft_task {
 };
 
 _Static_assert(sizeof(struct weft_task) == 64, "a graph node is one cache line");
+
+/* A condition task's edges out are weak; nothing else changes a kind
+ * bit, so a relaxed load of ctl is enough. */
+static inline bool weft__is_cond(const weft_task *t)
+{
+    return atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_relaxed) & WEFT__CTL_COND;
+}
+
+/* Is t in the roots array: no predecessor at all, strong or weak? */
+static inline bool weft__is_root(const weft_task *t)
+{
+    return t->npred == 0 &&
+           !(atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_relaxed) & WEFT__CTL_WEAK_IN);
+}
 
 static inline uint32_t *weft__succ(weft_task *t)
 {
@@ -151,6 +173,7 @@ struct weft_graph {
     bool cyclic;                    /* found a cycle: stays (no edge removal) */
     bool need_dedup;                /* a list past WEFT__SUCC_SCAN grew unsearched */
     bool need_order;                /* back_edges and an edge since the last order check */
+    bool has_cond;                  /* a condition task is in it: runs end by `pending` */
     uint32_t n;                     /* nodes */
     weft_task **blocks;             /* node blocks */
     uint32_t nblocks, blocks_cap;
@@ -163,7 +186,7 @@ struct weft_graph {
     uint32_t nsinks;                /* nodes with no successor */
     uint32_t *big;                  /* indices of nodes with WEFT__SUCC_SCAN successors or more */
     uint32_t nbig, big_cap;
-    uint64_t back_edges;            /* edges u -> v with u added after v */
+    uint64_t back_edges;            /* strong edges u -> v with u added after v */
 
     /* Run state. */
     weft_sched *sched;              /* the run's scheduler: written before the roots are queued */
@@ -180,6 +203,7 @@ struct weft_graph {
     _Alignas(WEFT_CACHELINE) _Atomic uint32_t sinks_left;
     atomic_bool skipped;            /* a node was skipped this run */
     _Atomic int fail_err;           /* the run's first failure, 0 = none */
+    _Atomic uint64_t pending;       /* graphs with condition tasks: records queued or running (run.c) */
     _Atomic uint32_t failed;        /* its task's index, WEFT__NO_TASK = none */
 };
 

@@ -165,8 +165,12 @@ size_t weft_graph_find_cycle(const weft_graph *g, weft_task **out, size_t cap)
     uint32_t *back = n ? weft__alloc(sizeof *back * n) : NULL;
     if (!indeg || !queue || !back)
         goto out;   /* nothing to name, or out of memory: 0 */
+    /* Strong edges only: a cycle through a condition task's weak edge
+     * is a loop, not a cycle. */
     for (uint32_t i = 0; i < n; i++) {
         weft_task *u = weft__graph_node(g, i);
+        if (weft__is_cond(u))
+            continue;
         const uint32_t *s = weft__succ(u);
         for (uint32_t j = 0; j < u->nsucc; j++)
             indeg[s[j]]++;   /* repeats count on both sides: the order is the same */
@@ -177,6 +181,8 @@ size_t weft_graph_find_cycle(const weft_graph *g, weft_task **out, size_t cap)
             queue[tail++] = i;
     while (head < tail) {
         weft_task *u = weft__graph_node(g, queue[head++]);
+        if (weft__is_cond(u))
+            continue;
         const uint32_t *s = weft__succ(u);
         for (uint32_t j = 0; j < u->nsucc; j++)
             if (--indeg[s[j]] == 0)
@@ -189,6 +195,8 @@ size_t weft_graph_find_cycle(const weft_graph *g, weft_task **out, size_t cap)
         if (indeg[i] == 0)
             continue;
         weft_task *u = weft__graph_node(g, i);
+        if (weft__is_cond(u))
+            continue;
         const uint32_t *s = weft__succ(u);
         for (uint32_t j = 0; j < u->nsucc; j++)
             if (indeg[s[j]] != 0)

@@ -76,6 +76,7 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <string.h>
 
 #include <ck_pr.h>
 
@@ -146,6 +147,23 @@ static void finish(weft_graph *g, int rc)
     finish_as(g, rc, UINT32_MAX, WEFT__NO_TASK);
 }
 
+/* With condition tasks, a run need not visit every task: a branch not
+ * picked leaves its tasks' join counters part-way down. So every run
+ * starts by putting them back (roots keep their place), and `pending`
+ * at 1, for the first root's record. Caller holds the lock, no run in
+ * flight; the roots' queueing publishes it. */
+static void cond_prepare(weft_graph *g)
+{
+    if (!g->has_cond)
+        return;
+    for (uint32_t i = 0; i < g->n; i++) {
+        weft_task *t = weft__graph_node(g, i);
+        if (t->npred)
+            atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);
+    }
+    atomic_store_explicit(&g->pending, 1, memory_order_relaxed);
+}
+
 /* Starts the next run of a series, under the lock, from the thread that
  * ended the last: false if a cancel of the run that ended came first (it
  * ends the series). Callable from: run_ended. */
@@ -161,6 +179,7 @@ static bool next_run(weft__worker *w, weft_graph *g)
         g->runs_left--;
     epoch = (epoch + 1) & WEFT__EPOCH_MASK;
     atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);       /* published with the roots */
+    cond_prepare(g);
     atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
     atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);      /* release: pairs with acquire in cancel, get_state */
@@ -202,18 +221,23 @@ static bool claim(weft_graph *g, weft_task *t, uint32_t epoch)
         bool skip = all || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
         uint32_t visit = skip ? WEFT__VISIT_SKIPPED : WEFT__VISIT_RAN;
         uint32_t n = (epoch << WEFT__CTL_EPOCH_SHIFT) | (visit << WEFT__CTL_VISIT_SHIFT) |
-                     (c & WEFT__CTL_CANCEL);
+                     (c & WEFT__CTL_KEEP);
         if (atomic_compare_exchange_weak_explicit(&t->ctl, &c, n,
                 memory_order_acq_rel, memory_order_relaxed))   /* acq_rel: pairs with the fetch_or in weft_task_cancel */
             return !skip;
     }
 }
 
-/* Step 3. Returns the successor to visit next on this fiber, or NULL. A
- * visited sink is counted in *sinks, for the caller to drop sinks_left
- * by all of them at once (step 4) when it has nothing more to visit: the
- * run cannot end before that, so g stays valid until then.
- * Callable from: a worker (or bound thread) of the run's scheduler. */
+/* Queues v as a record of its own. A graph with condition tasks counts
+ * it in `pending` first (the run ends when that count of records queued
+ * or running drops to 0). */
+static inline void queue_node(weft_graph *g, weft__worker *w, weft_task *v)
+{
+    if (WEFT_UNLIKELY(g->has_cond))
+        atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* before the submit, which publishes the record */
+    weft__submit(g->sched, w, weft__node_rec(v), WEFT_HINT_NONE);
+}
+
 /* t's function asked to fail with err (weft_task_fail): t is FAILED, the
  * run's first failure is remembered, and a fail-fast graph cancels the
  * rest of the run. Callable from: t's visit, after fn returned. */
@@ -229,6 +253,13 @@ static void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
         atomic_store_explicit(&g->cancel_epoch, epoch, memory_order_relaxed);   /* as weft_graph_cancel */
 }
 
+/* Step 3. Returns the successor to visit next on this fiber, or NULL. A
+ * visited sink is counted in *sinks, for the caller to drop sinks_left
+ * by all of them at once (step 4) when it has nothing more to visit: the
+ * run cannot end before that, so g stays valid until then. A condition
+ * task's visit schedules the one successor its answer picks, outright
+ * (a weak edge: no join), as the next to visit here.
+ * Callable from: a worker (or bound thread) of the run's scheduler. */
 static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks)
 {
     weft_graph *g = t->g;
@@ -253,8 +284,20 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
     bool ran = claim(g, t, epoch);
     if (t->npred > 1)
         atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* every predecessor is done with it; the run's end publishes it */
+    bool cond = WEFT_UNLIKELY(g->has_cond) && weft__is_cond(t);
+    int pick = -1;
     if (ran) {
-        if (t->fn) {
+        if (cond) {
+            vis->cur = t;
+            vis->fail = 0;
+            weft_cond_fn f;
+            memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
+            pick = f(t->arg);
+            if (WEFT_UNLIKELY(vis->fail)) {
+                fail_task(g, t, epoch, vis->fail);
+                ran = false;
+            }
+        } else if (t->fn) {
             vis->cur = t;
             vis->fail = 0;
             t->fn(t->arg);
@@ -273,8 +316,9 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
         ++*sinks;
         return NULL;
     }
-    weft_sched *s = g->sched;
     const uint32_t *succ = weft__succ(t);
+    if (cond)
+        return ran && pick >= 0 && (uint32_t)pick < n ? weft__graph_node(g, succ[pick]) : NULL;
     weft_task *next = NULL;
     for (uint32_t i = 0; i < n; i++) {
         weft_task *v = weft__graph_node(g, succ[i]);
@@ -285,7 +329,7 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
             if (!next)
                 next = v;   /* continuation: no queue trip */
             else
-                weft__submit(s, w, weft__node_rec(v), WEFT_HINT_NONE);
+                queue_node(g, w, v);
         }
     }
     return next;
@@ -311,7 +355,7 @@ static weft_task *spread(weft__worker *w, weft_task *t)
             ;
     for (uint64_t half = len / 2; half >= 2; half /= 2)
         if (p + half < n)
-            weft__submit(g->sched, w, weft__node_rec(weft__graph_node(g, g->roots[p + half])), WEFT_HINT_NONE);
+            queue_node(g, w, weft__graph_node(g, g->roots[p + half]));
     return len >= 2 && p + 1 < n ? weft__graph_node(g, g->roots[p + 1]) : NULL;
 }
 
@@ -339,6 +383,7 @@ void weft__node_entry(void *arg)
     weft__worker *w = weft__tls_worker;
     weft_graph *g = t->g;
     uint32_t sinks = 0, taken = 0;
+    uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     bool t_taken = false;   /* t came off the deque (weft__take_own): counted as run after its visit */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
      * would wait for its own end: it reads this. Saved and put back, as a
@@ -355,9 +400,12 @@ void weft__node_entry(void *arg)
          * The next root is held, not kept in a local: if t's function
          * blocks, it is queued before the fiber leaves (weft__hold), so
          * a root that t waits for is never stuck behind t. */
-        weft_task *root = t->npred == 0 ? spread(w, t) : NULL;
-        if (root)
+        weft_task *root = weft__is_root(t) ? spread(w, t) : NULL;
+        if (root) {
+            if (WEFT_UNLIKELY(g->has_cond))
+                atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* counted as if queued: it may be */
             weft__hold(w, weft__node_rec(root));
+        }
         weft_task *next = visit(w, &vis, t, &sinks);
         if (t_taken) {
             weft__count_runs(w, 1);   /* at once, as the loop counts: the watchdog sees progress */
@@ -368,10 +416,12 @@ void weft__node_entry(void *arg)
         if (root) {
             /* Two to go on with: the successor stays (locality), the
              * root is queued. */
-            if (next)
-                weft__submit(w->s, w, weft__node_rec(root), WEFT_HINT_NONE);
-            else
+            if (next) {
+                weft__submit(w->s, w, weft__node_rec(root), WEFT_HINT_NONE);   /* counted at the hold */
+            } else {
                 next = root;
+                units++;
+            }
         }
         if (!next) {
             if (taken == WEFT__TAKE_OWN_MAX)
@@ -380,6 +430,7 @@ void weft__node_entry(void *arg)
             if (!next)
                 break;
             taken++;
+            units++;
             t_taken = true;
         } else {
             weft__count_inline(w);
@@ -390,9 +441,15 @@ void weft__node_entry(void *arg)
     }
     st->graph = outer;   /* before the run can end: g may be freed then */
     /* Step 4, for every sink this fiber visited; the last touch of g
-     * unless it ends the run. */
-    if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks)   /* acq_rel: the last drop sees every visit */
+     * unless it ends the run. With condition tasks not every task is
+     * visited (and some more than once): the run ends when no record of
+     * it is queued or running. */
+    if (WEFT_UNLIKELY(g->has_cond)) {
+        if (atomic_fetch_sub_explicit(&g->pending, units, memory_order_acq_rel) == units)   /* acq_rel: as sinks_left */
+            run_ended(w, g);
+    } else if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks) {   /* acq_rel: the last drop sees every visit */
         run_ended(w, g);
+    }
 }
 
 /* ---- starting and waiting ------------------------------------------------------ */
@@ -409,15 +466,18 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
         return WEFT_EBUSY;
     }
     int rc = weft__graph_check(g);
-    if (rc != WEFT_OK || g->n == 0) {
+    if (rc != WEFT_OK || g->n == 0 || g->nroots == 0) {
+        /* No task, or none that may start (with condition tasks every
+         * task may be reached only by a weak edge): a run that has ended. */
         if (rc == WEFT_OK)
-            g->result = WEFT_OK;   /* an empty graph: a run that has ended */
+            g->result = WEFT_OK;
         weft__graph_unlock(g);
         return rc;
     }
     uint32_t epoch = ((r >> 1) + 1) & WEFT__EPOCH_MASK;
     g->sched = s;
     atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);   /* published with the roots */
+    cond_prepare(g);
     atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
     /* A cancel of an old run must not match this epoch once it wraps. */
     atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);   /* published with the roots */
