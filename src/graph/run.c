@@ -267,8 +267,9 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
      * line now, so that the miss overlaps the claim and fn instead of
      * following them (a chain of nodes out of cache is otherwise one miss
      * per visit, paid in full). */
-    if (t->nsucc)
-        __builtin_prefetch(weft__graph_node(g, weft__succ(t)[0]), 1);
+    weft_task *first = t->nsucc ? weft__graph_node(g, weft__succ(t)[0]) : NULL;   /* node addresses never move */
+    if (first)
+        __builtin_prefetch(first, 1);
     /* And the node 16 places on in build order: graphs are mostly built in
      * the order they run (chains, rows), so this keeps a memory-latency
      * worth of nodes in flight where the successor pointer alone gives
@@ -287,23 +288,19 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
     bool cond = WEFT_UNLIKELY(g->has_cond) && weft__is_cond(t);
     int pick = -1;
     if (ran) {
-        if (cond) {
+        if (cond || t->fn) {
             vis->cur = t;
-            vis->fail = 0;
-            weft_cond_fn f;
-            memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
-            pick = f(t->arg);
-            if (WEFT_UNLIKELY(vis->fail)) {
-                fail_task(g, t, epoch, vis->fail);
-                ran = false;
+            if (cond) {
+                weft_cond_fn f;
+                memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
+                pick = f(t->arg);
+            } else {
+                t->fn(t->arg);
             }
-        } else if (t->fn) {
-            vis->cur = t;
-            vis->fail = 0;
-            t->fn(t->arg);
-            if (WEFT_UNLIKELY(vis->fail)) {
+            if (WEFT_UNLIKELY(vis->fail)) {   /* 0 between failures: reset here, not per visit */
                 fail_task(g, t, epoch, vis->fail);
-                ran = false;   /* its dependents are skipped */
+                vis->fail = 0;
+                ran = false;   /* its dependents are skipped; a condition picks nothing */
             }
         }
         atomic_store_explicit(&t->done, epoch, memory_order_release);      /* release: pairs with acquire in get_state */
@@ -319,6 +316,15 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
     const uint32_t *succ = weft__succ(t);
     if (cond)
         return ran && pick >= 0 && (uint32_t)pick < n ? weft__graph_node(g, succ[pick]) : NULL;
+    if (n == 1) {
+        /* A chain's link: the successor found above. */
+        if (!ran)
+            atomic_fetch_or_explicit(&first->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
+        if (first->npred == 1 ||
+            atomic_fetch_sub_explicit(&first->join, 1, memory_order_acq_rel) == 1)          /* acq_rel: as below */
+            return first;
+        return NULL;
+    }
     weft_task *next = NULL;
     for (uint32_t i = 0; i < n; i++) {
         weft_task *v = weft__graph_node(g, succ[i]);
