@@ -678,6 +678,24 @@ WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
 typedef int (*weft_cond_fn)(void *arg);
 WEFT_API weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg);
 
+/* A module: a task of g that runs all of sub as part of g's run. When
+ * the task is ready, sub's roots start (on g's scheduler, no thread
+ * waits); the task is done when sub's run is: done if it ran, FAILED
+ * with sub's first failure's code (g's dependents skipped, g's fail-fast
+ * applies), SKIPPED if sub's run was cancelled or skipped tasks. A
+ * cancel of g's run skips sub's tasks too, and a skipped module task does
+ * not start sub. sub may be a module of several graphs, and run on its
+ * own, but runs once at a time: a module task whose sub is running
+ * elsewhere fails with EBUSY. A graph that contains itself through
+ * modules (at any depth, or nested more than 64 deep) is ECYCLE at
+ * weft_graph_run, with nothing run; sub's own cycles too. A task of sub
+ * waiting for g (weft_graph_wait) gets EBUSY. Nothing is allocated per
+ * run. sub must outlive every run of a graph it is a module of, and not
+ * be destroyed while one is in flight. NULL: g or sub NULL, sub == g, or
+ * the usual add failures. The DOT dump draws a module task as a 3D box
+ * (dump sub to see inside it). */
+WEFT_API weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub);
+
 /* A series of runs as one: weft_graph_run_n runs g n times in a row (n =
  * 0 does nothing), weft_graph_run_until runs g again after each run until
  * pred(ctx) is true (asked after each run, on the thread that ended it:

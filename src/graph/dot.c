@@ -33,6 +33,7 @@ static const char st_running[] = "\\nrunning\", style=filled, fillcolor=\"#ffe08
 static const char st_pending[] = "\"";
 static const char diamond[] = ", shape=diamond";
 static const char hexagon[] = ", shape=hexagon";          /* a condition task */
+static const char box3d[] = ", shape=box3d";              /* a module task */
 static const char weak_edge[] = " [style=dashed, label=\"";  /* then its index, then "\"]" */
 /* "  t" index " [label=\"" ... "];\n", and "task " index: the fixed part
  * of a node's line (10 digits per index), state excluded. */
@@ -141,6 +142,8 @@ static void put_node(dotbuf *b, const weft_graph *g, const weft_task *t)
     }
     if (weft__is_cond(t))
         put_str(b, hexagon);
+    else if (weft__is_module(g, t))
+        put_str(b, box3d);
     else if (!t->fn)
         put_str(b, diamond);
     put_str(b, "];\n");

@@ -219,6 +219,8 @@ int weft_graph_destroy(weft_graph *g)
         weft__free(g->roots, sizeof *g->roots * g->roots_cap);
     if (g->big)
         weft__free(g->big, sizeof *g->big * g->big_cap);
+    if (g->modules)
+        weft__free(g->modules, sizeof *g->modules * g->modules_cap);
     weft__free(g, sizeof *g);
     return WEFT_OK;
 }
@@ -226,7 +228,7 @@ int weft_graph_destroy(weft_graph *g)
 /* ---- tasks ----------------------------------------------------------------- */
 
 /* Adds a task (kind: 0, or WEFT__CTL_COND for a condition task). */
-static int add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out)
+int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out)
 {
     if (!out)
         return WEFT_EINVAL;
@@ -247,7 +249,9 @@ static int add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_ta
     /* Room first, so that a failure leaves nothing behind: a place in
      * the roots array (it starts as a root), then a block if i starts
      * one. A larger roots array holding the same roots is no change. */
-    if (!u32_reserve(&g->roots, &g->roots_cap, g->nroots, 16)) {
+    bool module = fn == weft__module_mark;
+    if (!u32_reserve(&g->roots, &g->roots_cap, g->nroots, 16) ||
+        (module && !u32_reserve(&g->modules, &g->modules_cap, g->nmodules, 4))) {
         rc = WEFT_ENOMEM;
         goto out;
     }
@@ -277,6 +281,10 @@ static int add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_ta
     atomic_init(&t->ctl, (epoch << WEFT__CTL_EPOCH_SHIFT) | kind);
     if (kind & WEFT__CTL_COND)
         g->has_cond = true;
+    if (module) {
+        g->modules[g->nmodules++] = i;
+        g->has_module = true;
+    }
     atomic_init(&t->done, WEFT__NO_EPOCH);
     t->index = i;
     g->roots[g->nroots++] = i;
@@ -290,7 +298,7 @@ out:
 
 int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
 {
-    return add_node(g, fn, arg, 0, out);
+    return weft__graph_add_node(g, fn, arg, 0, out);
 }
 
 weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg)
@@ -301,7 +309,7 @@ weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg)
     /* Stored as a weft_fn and called back as what it is (run.c). */
     weft_fn as_fn;
     memcpy(&as_fn, &fn, sizeof as_fn);
-    return add_node(g, as_fn, arg, WEFT__CTL_COND, &t) == WEFT_OK ? t : NULL;
+    return weft__graph_add_node(g, as_fn, arg, WEFT__CTL_COND, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_task *weft_graph_add(weft_graph *g, weft_fn fn, void *arg)

@@ -174,6 +174,9 @@ struct weft_graph {
     bool need_dedup;                /* a list past WEFT__SUCC_SCAN grew unsearched */
     bool need_order;                /* back_edges and an edge since the last order check */
     bool has_cond;                  /* a condition task is in it: runs end by `pending` */
+    bool has_module;                /* a module task is in it (module.c) */
+    uint32_t *modules;              /* indices of its module tasks */
+    uint32_t nmodules, modules_cap;
     uint32_t n;                     /* nodes */
     weft_task **blocks;             /* node blocks */
     uint32_t nblocks, blocks_cap;
@@ -198,6 +201,9 @@ struct weft_graph {
     uint64_t runs_left;             /* runs of the series after this one (run_n); under lock */
     bool (*until)(void *);          /* run_until's predicate, NULL = none; under lock */
     void *until_ctx;
+    weft_task *parent;              /* running as a module: the module task (of another
+                                       graph) whose visit started this run; under lock,
+                                       read by the run's visits (its start publishes it) */
 
     /* Written by the workers during a run: a line of its own. */
     _Alignas(WEFT_CACHELINE) _Atomic uint32_t sinks_left;
@@ -232,6 +238,47 @@ static inline void weft__graph_unlock(weft_graph *g)
 /* The record function of every node. */
 void weft__node_entry(void *arg);
 
+/* run.c: visits t and goes on from there on this fiber, as a record of
+ * t's graph does (weft__node_entry). completion: NULL, or t is a module
+ * task whose graph's run just ended with *completion, and t's visit is
+ * finished with that result instead of starting. */
+void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion);
+/* run.c: a run's setup under the lock (its epoch, counts, series);
+ * returns the first root to queue. Caller holds g's lock; g is checked,
+ * has roots and is not running. */
+weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
+                           bool (*until)(void *), void *ctx);
+/* run.c: claims the waiters and ends the run (step 4), leaving run at
+ * the run's epoch. */
+void weft__run_finish(weft_graph *g, int rc);
+
+/* module.c */
+/* The function of every module task (never called: it marks them). */
+void weft__module_mark(void *sub);
+static inline bool weft__is_module(const weft_graph *g, const weft_task *t)
+{
+    return WEFT_UNLIKELY(g->has_module) && t->fn == weft__module_mark;
+}
+/* A module task's visit, after its claim: starts its graph's run as part
+ * of this one. true: started (the task's visit finishes when that run
+ * ends: weft__module_end); false: *rc says why not (OK: nothing to run,
+ * the task is done now; else it fails with *rc). */
+bool weft__module_start(weft__worker *w, weft_task *m, int *rc);
+/* The end of a run of sub that a module task started: ends sub's run,
+ * then finishes the module task's visit and goes on in its graph. */
+void weft__module_end(weft__worker *w, weft_graph *sub, int rc);
+/* Is a graph that g runs inside (as a module, at any depth) cancelled? */
+bool weft__module_cancelled(const weft_graph *g);
+/* Before a run of g: its modules' graphs, to any depth, are checked
+ * (weft__graph_check) and none contains g: OK, ECYCLE, ENOMEM. Caller
+ * holds g's lock. */
+int weft__module_check(weft_graph *g);
+/* Does a graph that g's run is part of (g itself, or one that runs g as
+ * a module) equal x? For weft_graph_wait's refusal. */
+bool weft__runs_within(const weft_graph *g, const weft_graph *x);
+
+/* graph.c: adds a task (kind: 0 or WEFT__CTL_COND). */
+int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out);
 /* graph.c: removes repeated successors of the tasks listed as long, if
  * any may hold repeats. Caller holds g's lock and no run is in flight. */
 void weft__graph_dedup(weft_graph *g);

@@ -147,6 +147,11 @@ static void finish(weft_graph *g, int rc)
     finish_as(g, rc, UINT32_MAX, WEFT__NO_TASK);
 }
 
+void weft__run_finish(weft_graph *g, int rc)
+{
+    finish(g, rc);
+}
+
 /* With condition tasks, a run need not visit every task: a branch not
  * picked leaves its tasks' join counters part-way down. So every run
  * starts by putting them back (roots keep their place), and `pending`
@@ -199,6 +204,10 @@ static void run_ended(weft__worker *w, weft_graph *g)
     int rc = atomic_load_explicit(&g->fail_err, memory_order_relaxed);   /* ordered by the sinks_left chain */
     if (rc == WEFT_OK && atomic_load_explicit(&g->skipped, memory_order_relaxed))
         rc = WEFT_ECANCELED;
+    if (WEFT_UNLIKELY(g->parent != NULL)) {
+        weft__module_end(w, g, rc);   /* a module's run: its task in the outer graph goes on */
+        return;
+    }
     /* runs_left and until: written under the lock before the series
      * started, read by its last visit, which the queues order after. */
     if (rc == WEFT_OK && (g->runs_left || (g->until && !g->until(g->until_ctx)))) {
@@ -215,7 +224,8 @@ static void run_ended(weft__worker *w, weft_graph *g)
  * the run is cancelled. true: run it. */
 static bool claim(weft_graph *g, weft_task *t, uint32_t epoch)
 {
-    bool all = atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch;
+    bool all = atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
+               (WEFT_UNLIKELY(g->parent != NULL) && weft__module_cancelled(g));
     uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
     for (;;) {
         bool skip = all || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
@@ -253,13 +263,72 @@ static void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
         atomic_store_explicit(&g->cancel_epoch, epoch, memory_order_relaxed);   /* as weft_graph_cancel */
 }
 
-/* Step 3. Returns the successor to visit next on this fiber, or NULL. A
- * visited sink is counted in *sinks, for the caller to drop sinks_left
- * by all of them at once (step 4) when it has nothing more to visit: the
- * run cannot end before that, so g stays valid until then. A condition
- * task's visit schedules the one successor its answer picks, outright
- * (a weak edge: no join), as the next to visit here.
- * Callable from: a worker (or bound thread) of the run's scheduler. */
+/* The end of t's visit, once its function has run (ran: and neither
+ * failed nor was skipped; pick: a condition's answer): its successors'
+ * joins drop. Returns the successor to visit next on this fiber, or
+ * NULL. first: t's first successor's node, or NULL. */
+static weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch,
+                             bool ran, int pick, weft_task *first, uint32_t *sinks)
+{
+    if (ran)
+        atomic_store_explicit(&t->done, epoch, memory_order_release);      /* release: pairs with acquire in get_state */
+    else if (!atomic_load_explicit(&g->skipped, memory_order_relaxed))
+        atomic_store_explicit(&g->skipped, true, memory_order_relaxed);    /* ordered before the end by the release chains */
+
+    uint32_t n = t->nsucc;
+    if (n == 0) {
+        ++*sinks;
+        return NULL;
+    }
+    const uint32_t *succ = weft__succ(t);
+    if (WEFT_UNLIKELY(g->has_cond) && weft__is_cond(t))
+        return ran && pick >= 0 && (uint32_t)pick < n ? weft__graph_node(g, succ[pick]) : NULL;
+    if (n == 1) {
+        /* A chain's link: the successor found before. */
+        if (!ran)
+            atomic_fetch_or_explicit(&first->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
+        if (first->npred == 1 ||
+            atomic_fetch_sub_explicit(&first->join, 1, memory_order_acq_rel) == 1)          /* acq_rel: as below */
+            return first;
+        return NULL;
+    }
+    weft_task *next = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        weft_task *v = weft__graph_node(g, succ[i]);
+        if (!ran)
+            atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
+        if (v->npred == 1 ||
+            atomic_fetch_sub_explicit(&v->join, 1, memory_order_acq_rel) == 1) {          /* acq_rel: the last one sees every predecessor's writes */
+            if (!next)
+                next = v;   /* continuation: no queue trip */
+            else
+                queue_node(g, w, v);
+        }
+    }
+    return next;
+}
+
+/* Marks a claimed t as SKIPPED after all (a module whose run was
+ * cancelled): RAN -> SKIPPED, with the claim's ordering. */
+static void unrun(weft_task *t)
+{
+    atomic_fetch_xor_explicit(&t->ctl, (uint32_t)(WEFT__VISIT_RAN ^ WEFT__VISIT_SKIPPED) << WEFT__CTL_VISIT_SHIFT,
+                              memory_order_acq_rel);
+}
+
+/* Sentinel: a visit that continues later (a module's run started). */
+#define WEFT__DEFERRED ((weft_task *)(uintptr_t)1)
+
+/* Step 3. Returns the successor to visit next on this fiber, NULL, or
+ * WEFT__DEFERRED if t is a module task whose graph's run started: t's
+ * visit finishes when that run ends (weft__module_end), and t is not a
+ * sink of this record's. A visited sink is counted in *sinks, for the
+ * caller to drop sinks_left by all of them at once (step 4) when it has
+ * nothing more to visit: the run cannot end before that, so g stays
+ * valid until then. A condition task's visit schedules the one successor
+ * its answer picks, outright (a weak edge: no join), as the next to
+ * visit here. Callable from: a worker (or bound thread) of the run's
+ * scheduler. */
 static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks)
 {
     weft_graph *g = t->g;
@@ -285,60 +354,54 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
     bool ran = claim(g, t, epoch);
     if (t->npred > 1)
         atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* every predecessor is done with it; the run's end publishes it */
-    bool cond = WEFT_UNLIKELY(g->has_cond) && weft__is_cond(t);
     int pick = -1;
-    if (ran) {
-        if (cond || t->fn) {
-            vis->cur = t;
-            if (cond) {
-                weft_cond_fn f;
-                memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
-                pick = f(t->arg);
-            } else {
-                t->fn(t->arg);
-            }
-            if (WEFT_UNLIKELY(vis->fail)) {   /* 0 between failures: reset here, not per visit */
-                fail_task(g, t, epoch, vis->fail);
-                vis->fail = 0;
-                ran = false;   /* its dependents are skipped; a condition picks nothing */
-            }
+    if (ran && t->fn) {
+        vis->cur = t;
+        if (WEFT_UNLIKELY(weft__is_module(g, t))) {
+            /* Its graph's run is counted as one of this one's records
+             * while it runs (with condition tasks), before it can end. */
+            if (WEFT_UNLIKELY(g->has_cond))
+                atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
+            int rc;
+            if (weft__module_start(w, t, &rc))
+                return WEFT__DEFERRED;
+            if (WEFT_UNLIKELY(g->has_cond))
+                atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
+            if (rc != WEFT_OK)
+                vis->fail = rc;   /* its graph could not run (busy, a cycle, out of memory): it fails */
+        } else if (WEFT_UNLIKELY(g->has_cond) && weft__is_cond(t)) {
+            weft_cond_fn f;
+            memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
+            pick = f(t->arg);
+        } else if (t->fn) {
+            t->fn(t->arg);
         }
-        atomic_store_explicit(&t->done, epoch, memory_order_release);      /* release: pairs with acquire in get_state */
+        if (WEFT_UNLIKELY(vis->fail)) {   /* 0 between failures: reset here, not per visit */
+            fail_task(g, t, epoch, vis->fail);
+            vis->fail = 0;
+            ran = false;   /* its dependents are skipped; a condition picks nothing */
+        }
     }
-    if (!ran && !atomic_load_explicit(&g->skipped, memory_order_relaxed))
-        atomic_store_explicit(&g->skipped, true, memory_order_relaxed);    /* ordered before the end by the release chains */
+    return visit_tail(w, g, t, epoch, ran, pick, first, sinks);
+}
 
-    uint32_t n = t->nsucc;
-    if (n == 0) {
-        ++*sinks;
-        return NULL;
+/* A module task's visit, finished now that its graph's run ended with
+ * rc: done (OK), failed (a failure's code) or skipped (ECANCELED), and
+ * its successors go on. */
+static weft_task *module_done(weft__worker *w, weft_task *t, int rc, uint32_t *sinks)
+{
+    weft_graph *g = t->g;
+    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* t's run is in flight: t is not done */
+    bool ran = true;
+    if (rc == WEFT_ECANCELED) {
+        unrun(t);
+        ran = false;
+    } else if (rc != WEFT_OK) {
+        fail_task(g, t, epoch, rc);
+        ran = false;
     }
-    const uint32_t *succ = weft__succ(t);
-    if (cond)
-        return ran && pick >= 0 && (uint32_t)pick < n ? weft__graph_node(g, succ[pick]) : NULL;
-    if (n == 1) {
-        /* A chain's link: the successor found above. */
-        if (!ran)
-            atomic_fetch_or_explicit(&first->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
-        if (first->npred == 1 ||
-            atomic_fetch_sub_explicit(&first->join, 1, memory_order_acq_rel) == 1)          /* acq_rel: as below */
-            return first;
-        return NULL;
-    }
-    weft_task *next = NULL;
-    for (uint32_t i = 0; i < n; i++) {
-        weft_task *v = weft__graph_node(g, succ[i]);
-        if (!ran)
-            atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
-        if (v->npred == 1 ||
-            atomic_fetch_sub_explicit(&v->join, 1, memory_order_acq_rel) == 1) {          /* acq_rel: the last one sees every predecessor's writes */
-            if (!next)
-                next = v;   /* continuation: no queue trip */
-            else
-                queue_node(g, w, v);
-        }
-    }
-    return next;
+    weft_task *first = t->nsucc ? weft__graph_node(g, weft__succ(t)[0]) : NULL;
+    return visit_tail(w, g, t, epoch, ran, -1, first, sinks);
 }
 
 /* The spread. The root at place p owns the places [p, p + len), len the
@@ -384,9 +447,12 @@ static bool same_graph(weft__task *rec, void *g)
  * scheduler, as the record's fn. */
 void weft__node_entry(void *arg)
 {
-    weft_task *t = arg;
     /* Fibers are pinned: a fn that blocks resumes on this worker. */
-    weft__worker *w = weft__tls_worker;
+    weft__graph_walk(weft__tls_worker, arg, NULL);
+}
+
+void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
+{
     weft_graph *g = t->g;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
@@ -406,13 +472,21 @@ void weft__node_entry(void *arg)
          * The next root is held, not kept in a local: if t's function
          * blocks, it is queued before the fiber leaves (weft__hold), so
          * a root that t waits for is never stuck behind t. */
-        weft_task *root = weft__is_root(t) ? spread(w, t) : NULL;
+        weft_task *root = !completion && weft__is_root(t) ? spread(w, t) : NULL;
         if (root) {
             if (WEFT_UNLIKELY(g->has_cond))
                 atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* counted as if queued: it may be */
             weft__hold(w, weft__node_rec(root));
         }
-        weft_task *next = visit(w, &vis, t, &sinks);
+        weft_task *next;
+        if (WEFT_UNLIKELY(completion)) {
+            next = module_done(w, t, *completion, &sinks);   /* spread at its first visit */
+            completion = NULL;
+        } else {
+            next = visit(w, &vis, t, &sinks);
+            if (WEFT_UNLIKELY(next == WEFT__DEFERRED))
+                next = NULL;   /* a module's run started: t finishes when it ends */
+        }
         if (t_taken) {
             weft__count_runs(w, 1);   /* at once, as the loop counts: the watchdog sees progress */
             t_taken = false;
@@ -460,6 +534,26 @@ void weft__node_entry(void *arg)
 
 /* ---- starting and waiting ------------------------------------------------------ */
 
+weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
+                           bool (*until)(void *), void *ctx)
+{
+    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
+    uint32_t epoch = ((r >> 1) + 1) & WEFT__EPOCH_MASK;
+    g->sched = s;
+    atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);   /* published with the roots */
+    cond_prepare(g);
+    atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
+    /* A cancel of an old run must not match this epoch once it wraps. */
+    atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);   /* published with the roots */
+    atomic_store_explicit(&g->fail_err, 0, memory_order_relaxed);
+    atomic_store_explicit(&g->failed, WEFT__NO_TASK, memory_order_relaxed);
+    g->runs_left = runs_left;
+    g->until = until;
+    g->until_ctx = ctx;
+    atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
+    return weft__graph_node(g, g->roots[0]);
+}
+
 /* Starts a series of 1 + runs_left runs, or of runs until until(ctx). */
 static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)(void *), void *ctx)
 {
@@ -472,6 +566,8 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
         return WEFT_EBUSY;
     }
     int rc = weft__graph_check(g);
+    if (rc == WEFT_OK && WEFT_UNLIKELY(g->has_module))
+        rc = weft__module_check(g);
     if (rc != WEFT_OK || g->n == 0 || g->nroots == 0) {
         /* No task, or none that may start (with condition tasks every
          * task may be reached only by a weak edge): a run that has ended. */
@@ -480,21 +576,8 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
         weft__graph_unlock(g);
         return rc;
     }
-    uint32_t epoch = ((r >> 1) + 1) & WEFT__EPOCH_MASK;
-    g->sched = s;
-    atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);   /* published with the roots */
-    cond_prepare(g);
-    atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
-    /* A cancel of an old run must not match this epoch once it wraps. */
-    atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);   /* published with the roots */
-    atomic_store_explicit(&g->fail_err, 0, memory_order_relaxed);
     uint32_t prev_failed = atomic_load_explicit(&g->failed, memory_order_relaxed);   /* under lock */
-    atomic_store_explicit(&g->failed, WEFT__NO_TASK, memory_order_relaxed);
-    g->runs_left = runs_left;
-    g->until = until;
-    g->until_ctx = ctx;
-    atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
-    weft_task *first = weft__graph_node(g, g->roots[0]);
+    weft_task *first = weft__run_setup(g, s, runs_left, until, ctx);
     int prev = g->result;
     weft__graph_unlock(g);
 
@@ -539,7 +622,7 @@ int weft_graph_wait(weft_graph *g)
      * the run, and the field is this fiber's own. */
     weft__worker *w = weft__tls_worker;
     const weft__visiting *vis = w ? weft__fstate_cur(w)->graph : NULL;
-    if (vis && vis->g == g)
+    if (vis && weft__runs_within(vis->g, g))
         return WEFT_EBUSY;
     weft__graph_lock(g);
     if (!(atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)) {   /* under lock */

@@ -1,0 +1,148 @@
+/* This file is private to weft: modules — a task of one graph that runs
+ * all of another graph (its sub graph) as part of its run.
+ *
+ * A module task's visit (run.c) starts a run of sub with sub->parent set
+ * to the task, queued on the same scheduler from the same worker, and
+ * goes on with other work: no fiber waits, nothing is allocated. The
+ * task's visit is finished by whichever thread ends sub's run
+ * (weft__module_end): sub's run ends as any run does (its waiters, if any,
+ * are woken with its result), then the module task is done, failed or
+ * skipped by that result and the outer graph's walk goes on from it on
+ * this thread (weft__graph_walk). So a module nested three deep costs
+ * three short steps at its start and end, and no round trip through a
+ * queue.
+ *
+ * Crossing the module's edge:
+ *   cancel   a cancelled outer run (at any depth) skips sub's tasks:
+ *            claim asks weft__module_cancelled, up the parent chain;
+ *   failure  sub's run's result is the module task's: a failure's code
+ *            fails it (first failure of the outer run, fail-fast, skipped
+ *            dependents), ECANCELED skips it (its dependents skipped);
+ *   skip     a module task that is skipped does not start sub at all.
+ *
+ * Synchronization
+ *   sub->parent  written under sub's lock by the module's start and end;
+ *            read by sub's visits (claim) during the run, which the run's
+ *            start publishes (the queues), and by weft__runs_within and
+ *            weft__module_cancelled from threads running sub's tasks.
+ *   The outer graph's run stays in flight while sub runs: the module task
+ *   is not done, so the outer run cannot end (sinks or pending count it),
+ *   and the outer graph and the task stay valid until weft__module_end
+ *   has finished the task's visit. sub must outlive every run of a graph
+ *   it is a module of (weft.h).
+ *   weft__module_check locks the graphs it checks parent before child,
+ *   the order modules nest in; a graph met again on the path is a cycle
+ *   and is not locked twice.
+ */
+#include "graph.h"
+
+/* Module graphs nest at most this deep: a deeper chain is refused as a
+ * cycle would be (ECYCLE), which also bounds the check's recursion. */
+#define WEFT__MODULE_DEPTH 64
+
+void weft__module_mark(void *sub)
+{
+    (void)sub;   /* never called: a module task's visit starts sub instead */
+}
+
+weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub)
+{
+    if (!g || !sub || g == sub)
+        return NULL;   /* a module of itself is a cycle: refused at once */
+    weft_task *t;
+    return weft__graph_add_node(g, weft__module_mark, sub, 0, &t) == WEFT_OK ? t : NULL;
+}
+
+/* ---- before a run: checks, to any depth ------------------------------------ */
+
+/* Checks the modules of g (whose lock the caller holds), recursively;
+ * path holds the graphs from the top down to g. */
+static int check_modules(weft_graph *g, weft_graph **path, unsigned depth)
+{
+    for (uint32_t k = 0; k < g->nmodules; k++) {
+        weft_graph *sub = weft__graph_node(g, g->modules[k])->arg;
+        for (unsigned d = 0; d <= depth; d++)
+            if (path[d] == sub)
+                return WEFT_ECYCLE;   /* sub contains a graph it is inside */
+        if (depth + 1 >= WEFT__MODULE_DEPTH)
+            return WEFT_ECYCLE;
+        weft__graph_lock(sub);
+        int rc = weft__graph_check(sub);
+        if (rc == WEFT_OK && sub->has_module) {
+            path[depth + 1] = sub;
+            rc = check_modules(sub, path, depth + 1);
+        }
+        weft__graph_unlock(sub);
+        if (rc != WEFT_OK)
+            return rc;
+    }
+    return WEFT_OK;
+}
+
+int weft__module_check(weft_graph *g)
+{
+    weft_graph *path[WEFT__MODULE_DEPTH];
+    path[0] = g;
+    return check_modules(g, path, 0);
+}
+
+/* ---- a module's run --------------------------------------------------------- */
+
+bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
+{
+    weft_graph *g = m->g, *sub = m->arg;
+    weft__graph_lock(sub);
+    if (atomic_load_explicit(&sub->run, memory_order_relaxed) & 1u) {   /* under lock */
+        weft__graph_unlock(sub);
+        *rc = WEFT_EBUSY;   /* running elsewhere: a graph runs once at a time */
+        return false;
+    }
+    /* Checked at the outer run's start; built on since (sub is not
+     * running, so that is allowed): checked again, a no-op if not. */
+    *rc = weft__graph_check(sub);
+    if (*rc == WEFT_OK && sub->has_module)
+        *rc = weft__module_check(sub);
+    if (*rc != WEFT_OK || sub->n == 0 || sub->nroots == 0) {
+        if (*rc == WEFT_OK)
+            sub->result = WEFT_OK;   /* nothing to run: done at once */
+        weft__graph_unlock(sub);
+        return false;
+    }
+    sub->parent = m;
+    weft_task *first = weft__run_setup(sub, g->sched, 0, NULL, NULL);
+    weft__graph_unlock(sub);
+    weft__submit(g->sched, w, weft__node_rec(first), WEFT_HINT_NONE);
+    return true;
+}
+
+void weft__module_end(weft__worker *w, weft_graph *sub, int rc)
+{
+    weft__graph_lock(sub);
+    weft_task *m = sub->parent;
+    sub->parent = NULL;
+    weft__graph_unlock(sub);
+    weft__run_finish(sub, rc);   /* sub's own waiters; the last touch of sub */
+    weft__graph_walk(w, m, &rc);
+}
+
+bool weft__module_cancelled(const weft_graph *g)
+{
+    for (const weft_task *m = g->parent; m; m = m->g->parent) {
+        const weft_graph *outer = m->g;
+        uint32_t epoch = atomic_load_explicit(&((weft_graph *)outer)->run, memory_order_relaxed) >> 1;
+        if (atomic_load_explicit(&((weft_graph *)outer)->cancel_epoch, memory_order_relaxed) == epoch)
+            return true;
+    }
+    return false;
+}
+
+bool weft__runs_within(const weft_graph *g, const weft_graph *x)
+{
+    for (unsigned d = 0; g && d < WEFT__MODULE_DEPTH; d++) {
+        if (g == x)
+            return true;
+        const weft_task *m = g->parent;
+        g = m ? m->g : NULL;
+    }
+    return false;
+}
