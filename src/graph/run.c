@@ -267,7 +267,8 @@ static void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
  * failed nor was skipped; pick: a condition's answer): its successors'
  * joins drop. Returns the successor to visit next on this fiber, or
  * NULL. first: t's first successor's node, or NULL. */
-static weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch,
+static inline __attribute__((always_inline))
+weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch,
                              bool ran, int pick, weft_task *first, uint32_t *sinks)
 {
     if (ran)
