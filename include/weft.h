@@ -703,8 +703,9 @@ WEFT_API weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub);
  * ended the last, with no allocation and no round trip through the
  * caller; weft_graph_wait waits for the series and returns the last
  * run's result. A run that fails or is cancelled ends the series (a
- * cancel between two runs: ECANCELED). Returns as weft_graph_run; EINVAL
- * also for pred NULL. */
+ * cancel between two runs: ECANCELED). A graph with no task that may
+ * start (empty, say) runs nothing: its series ends at once, and pred is
+ * not asked. Returns as weft_graph_run; EINVAL also for pred NULL. */
 WEFT_API int  weft_graph_run_n(weft_sched *s, weft_graph *g, uint64_t n);
 WEFT_API int  weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), void *ctx);
 /* Until the run in flight ends (at once if none is): OK, the first

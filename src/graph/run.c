@@ -253,14 +253,17 @@ static inline void queue_node(weft_graph *g, weft__worker *w, weft_task *v)
  * rest of the run. Callable from: t's visit, after fn returned. */
 static void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
 {
-    atomic_fetch_or_explicit(&t->ctl, (uint32_t)WEFT__VISIT_FAILED << WEFT__CTL_VISIT_SHIFT,
-                             memory_order_acq_rel);   /* RAN -> FAILED; acq_rel: as the claim */
+    /* The run's first failure and fail-fast's cancel before t shows
+     * FAILED: whoever sees FAILED and then fails or starts a task is
+     * after them (the fetch_or releases them). */
     int none = 0;
     if (atomic_compare_exchange_strong_explicit(&g->fail_err, &none, err,
             memory_order_relaxed, memory_order_relaxed))   /* the first by completion; the join and sinks_left chains order it before the end */
         atomic_store_explicit(&g->failed, t->index, memory_order_relaxed);
     if (g->fail_fast)
         atomic_store_explicit(&g->cancel_epoch, epoch, memory_order_relaxed);   /* as weft_graph_cancel */
+    atomic_fetch_or_explicit(&t->ctl, (uint32_t)WEFT__VISIT_FAILED << WEFT__CTL_VISIT_SHIFT,
+                             memory_order_acq_rel);   /* RAN -> FAILED; acq_rel: as the claim */
 }
 
 /* The end of t's visit, once its function has run (ran: and neither
@@ -686,6 +689,10 @@ bool weft_graph_cancel(weft_graph *g)
     if (r & 1u)
         atomic_store_explicit(&g->cancel_epoch, r >> 1, memory_order_relaxed);   /* read by claim; nothing to publish */
     weft__graph_unlock(g);
+    /* StoreLoad: the mark is visible to every later claim before the
+     * caller goes on (its next loads cannot pass it): a task that starts
+     * after this returns true is skipped. */
+    atomic_thread_fence(memory_order_seq_cst);
     return r & 1u;
 }
 
