@@ -672,9 +672,20 @@ WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
  * graph with condition tasks ends when no task of it is running or ready
  * (not every task need have run; those that ran several times show their
  * last state), and starts by resetting every task's count (O(tasks)). A
- * cancelled or failed condition picks nothing. fn NULL, or the usual
- * add failures: NULL. Edges out of a condition task are kept in the order
- * added; an edge added twice is one edge. */
+ * cancelled or failed condition picks nothing. A task picked (or made
+ * ready) again before its last pick has started runs once per pick
+ * (with no memory for a record to queue it again, the picks merge into
+ * one run). In a loop, cancelling a task that already ran in the run in
+ * flight skips its later visits in that run (weft_task_cancel still
+ * returns false: it did run). fn NULL, or the usual add failures: NULL.
+ * Edges out of a condition task are kept in the order added; an edge
+ * added twice is one edge. The DOT dump draws a condition as a hexagon
+ * and its edges dashed, labelled with the answer that picks each.
+ *
+ * The do-while idiom needs an entry: a task reached only by weak edges is
+ * no root and never starts a run, so
+ *     init -> body -> cond,  cond -0-> body,  cond -1-> done
+ * loops, where body -> cond, cond -0-> body alone runs nothing. */
 typedef int (*weft_cond_fn)(void *arg);
 WEFT_API weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg);
 

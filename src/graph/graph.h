@@ -67,7 +67,11 @@
  *   bit 5      WEAK_IN: a condition task has an edge to this one, so with
  *              no strong predecessor it is still no root. Set by an edge,
  *              never cleared (edges are never removed).
- *   bits 6-31  the epoch of the last visit. */
+ *   bit 6      QUEUED (graphs with condition tasks only): the node's own
+ *              record is in a queue. A node picked again before that
+ *              record has run is queued through a task record of core's
+ *              instead (run.c): a record can sit in one queue only.
+ *   bits 7-31  the epoch of the last visit. */
 enum {
     WEFT__CTL_CANCEL = 1u << 0,
     WEFT__CTL_POISON = 1u << 1,
@@ -75,11 +79,12 @@ enum {
     WEFT__CTL_VISIT_MASK = 3u << 2,
     WEFT__CTL_COND = 1u << 4,
     WEFT__CTL_WEAK_IN = 1u << 5,
-    WEFT__CTL_KEEP = WEFT__CTL_CANCEL | WEFT__CTL_COND | WEFT__CTL_WEAK_IN,   /* what a claim keeps */
-    WEFT__CTL_EPOCH_SHIFT = 6,
+    WEFT__CTL_QUEUED = 1u << 6,
+    WEFT__CTL_KEEP = WEFT__CTL_CANCEL | WEFT__CTL_COND | WEFT__CTL_WEAK_IN | WEFT__CTL_QUEUED,   /* what a claim keeps */
+    WEFT__CTL_EPOCH_SHIFT = 7,
 };
 enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2, WEFT__VISIT_FAILED = 3 };
-#define WEFT__EPOCH_MASK ((1u << 26) - 1)
+#define WEFT__EPOCH_MASK ((1u << 25) - 1)
 #define WEFT__CTL_VISIT(c) (((c) & WEFT__CTL_VISIT_MASK) >> WEFT__CTL_VISIT_SHIFT)
 #define WEFT__CTL_EPOCH(c) ((c) >> WEFT__CTL_EPOCH_SHIFT)
 /* Never an epoch: the initial value of done and cancel_epoch. */

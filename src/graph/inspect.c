@@ -115,7 +115,7 @@ size_t weft_task_predecessors(const weft_task *t, weft_task **out, size_t cap)
     /* No predecessor lists are kept (a task would pay for them on every
      * edge): every list is searched, O(tasks + edges). */
     size_t n = 0;
-    if (t->npred) {
+    if (t->npred || (atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_relaxed) & WEFT__CTL_WEAK_IN)) {
         for (uint32_t i = 0; i < g->n; i++) {
             weft_task *u = weft__graph_node(g, i);
             const uint32_t *s = weft__succ(u);

@@ -165,6 +165,9 @@ static void cond_prepare(weft_graph *g)
         weft_task *t = weft__graph_node(g, i);
         if (t->npred)
             atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);
+        /* A task not visited last run may hold a poison from it. */
+        atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)(WEFT__CTL_POISON | WEFT__CTL_QUEUED),
+                                  memory_order_relaxed);   /* no run now; a cancel may race: an RMW */
     }
     atomic_store_explicit(&g->pending, 1, memory_order_relaxed);
 }
@@ -241,11 +244,41 @@ static bool claim(weft_graph *g, weft_task *t, uint32_t epoch)
 /* Queues v as a record of its own. A graph with condition tasks counts
  * it in `pending` first (the run ends when that count of records queued
  * or running drops to 0). */
+static void queue_again(weft_graph *g, weft__worker *w, weft_task *v);
+
 static inline void queue_node(weft_graph *g, weft__worker *w, weft_task *v)
 {
-    if (WEFT_UNLIKELY(g->has_cond))
+    if (WEFT_UNLIKELY(g->has_cond)) {
         atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* before the submit, which publishes the record */
+        if (atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_QUEUED, memory_order_relaxed) & WEFT__CTL_QUEUED) {
+            queue_again(g, w, v);   /* its own record is queued already */
+            return;
+        }
+    }
     weft__submit(g->sched, w, weft__node_rec(v), WEFT_HINT_NONE);
+}
+
+/* A record of core's that visits a node whose own record was queued
+ * already (condition tasks can pick a task again before it ran). */
+static void node_again(void *v)
+{
+    weft__graph_walk(weft__tls_worker, v, NULL);
+}
+
+/* queue_node for a node already queued: through a task record from the
+ * worker's pool. If none can be had (out of memory), the pick joins the
+ * queued one: the node runs once for both (weft.h). */
+static void queue_again(weft_graph *g, weft__worker *w, weft_task *v)
+{
+    weft__task *r = weft__task_alloc(g->sched, w);
+    if (!r) {
+        atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* the caller's own record keeps it above 0 */
+        return;
+    }
+    r->fn = node_again;
+    r->arg = v;
+    r->spawner = NULL;   /* nobody's child: never run inline by a join */
+    weft__submit(g->sched, w, r, WEFT_HINT_NONE);
 }
 
 /* t's function asked to fail with err (weft_task_fail): t is FAILED, the
@@ -356,6 +389,8 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
      * delivered a root, and every node after it through join's chain. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
     bool ran = claim(g, t, epoch);
+    if (WEFT_UNLIKELY(g->has_cond))
+        atomic_store_explicit(&t->done, WEFT__NO_EPOCH, memory_order_relaxed);   /* a loop's next visit reads RUNNING again */
     if (t->npred > 1)
         atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* every predecessor is done with it; the run's end publishes it */
     int pick = -1;
@@ -451,8 +486,11 @@ static bool same_graph(weft__task *rec, void *g)
  * scheduler, as the record's fn. */
 void weft__node_entry(void *arg)
 {
+    weft_task *t = arg;
+    if (WEFT_UNLIKELY(t->g->has_cond))
+        atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
     /* Fibers are pinned: a fn that blocks resumes on this worker. */
-    weft__graph_walk(weft__tls_worker, arg, NULL);
+    weft__graph_walk(weft__tls_worker, t, NULL);
 }
 
 void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
@@ -513,6 +551,8 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
             next = (weft_task *)(void *)weft__take_own(w, same_graph, g);
             if (!next)
                 break;
+            if (WEFT_UNLIKELY(g->has_cond))
+                atomic_fetch_and_explicit(&next->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* as in weft__node_entry */
             taken++;
             units++;
             t_taken = true;
