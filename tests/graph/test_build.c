@@ -28,6 +28,7 @@
 #include "wtest.h"
 #include "../core/alloc_util.h"
 #include "../core/sched_util.h"
+#include "graph_util.h"
 
 /* ---- tickets ----------------------------------------------------------------- */
 
@@ -162,44 +163,6 @@ static struct dot dot_of(weft_graph *g)
 }
 
 /* ---- schedulers: W workers, or none and this thread bound ------------------------- */
-
-static weft_sched *open_sched(unsigned workers)
-{
-    weft_sched *s = make_sched(workers);
-    if (workers == 0)
-        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
-    return s;
-}
-
-static void close_sched(weft_sched *s, unsigned workers)
-{
-    if (workers == 0)
-        weft_sched_unbind();
-    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
-}
-
-static void run_wait(weft_sched *s, weft_graph *g, const char *what)
-{
-    int rc = weft_graph_run(s, g);
-    WT_ASSERT(rc == WEFT_OK, "%s: run: %s", what, weft_err_name(rc));
-    rc = weft_graph_wait(g);
-    WT_ASSERT(rc == WEFT_OK, "%s: wait: %s", what, weft_err_name(rc));
-}
-
-static weft_graph *new_graph(void)
-{
-    weft_graph *g = NULL;
-    WT_ASSERT_EQ(weft_graph_create(&g), WEFT_OK);
-    WT_ASSERT(g != NULL);
-    return g;
-}
-
-static weft_task *add(weft_graph *g, weft_fn fn, void *arg)
-{
-    weft_task *t = weft_graph_add(g, fn, arg);
-    WT_ASSERT(t != NULL, "weft_graph_add failed");
-    return t;
-}
 
 static void count(void *arg)
 {

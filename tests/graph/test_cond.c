@@ -31,6 +31,7 @@
 #include "wtest.h"
 #include "../core/alloc_util.h"
 #include "../core/sched_util.h"
+#include "graph_util.h"
 
 static const unsigned worker_counts[] = { 0, 1, 2, 8 };
 #define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
@@ -53,36 +54,6 @@ static atomic_int bad_line;
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static weft_sched *open_sched(unsigned workers)
-{
-    weft_sched *s = make_sched(workers);
-    if (workers == 0)
-        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
-    return s;
-}
-
-static void close_sched(weft_sched *s, unsigned workers)
-{
-    if (workers == 0)
-        weft_sched_unbind();
-    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
-}
-
-static weft_graph *new_graph(void)
-{
-    weft_graph *g = NULL;
-    WT_ASSERT_EQ(weft_graph_create(&g), WEFT_OK);
-    WT_ASSERT(g != NULL);
-    return g;
-}
-
-static weft_task *add(weft_graph *g, weft_fn fn, void *arg)
-{
-    weft_task *t = weft_graph_add(g, fn, arg);
-    WT_ASSERT(t != NULL, "weft_graph_add failed");
-    return t;
-}
-
 static weft_task *add_cond(weft_graph *g, weft_cond_fn fn, void *arg)
 {
     weft_task *t = weft_graph_add_cond(g, fn, arg);
@@ -94,14 +65,6 @@ static void edge(weft_task *a, weft_task *b)
 {
     int rc = weft_task_precede(a, b);
     WT_ASSERT(rc == WEFT_OK, "precede: %s", weft_err_name(rc));
-}
-
-static void run_wait(weft_sched *s, weft_graph *g, const char *what)
-{
-    int rc = weft_graph_run(s, g);
-    WT_ASSERT(rc == WEFT_OK, "%s: run: %s", what, weft_err_name(rc));
-    rc = weft_graph_wait(g);
-    WT_ASSERT(rc == WEFT_OK, "%s: wait: %s", what, weft_err_name(rc));
 }
 
 static void count(void *arg)

@@ -32,6 +32,7 @@
 #include "wtest.h"
 #include "../core/alloc_util.h"
 #include "../core/sched_util.h"
+#include "graph_util.h"
 
 static const unsigned wcounts[] = { 0, 1, 2, 8 };
 #define NW (sizeof wcounts / sizeof wcounts[0])
@@ -57,36 +58,6 @@ static void flaw(const char *fmt, ...)
               atomic_load(&flaw_count), flaw_msg)
 
 /* ---- schedulers: W workers, or none and this thread bound -------------------- */
-
-static weft_sched *open_sched(unsigned workers)
-{
-    weft_sched *s = make_sched(workers);
-    if (workers == 0)
-        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
-    return s;
-}
-
-static void close_sched(weft_sched *s, unsigned workers)
-{
-    if (workers == 0)
-        weft_sched_unbind();
-    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
-}
-
-static weft_graph *new_graph(void)
-{
-    weft_graph *g = NULL;
-    WT_ASSERT_EQ(weft_graph_create(&g), WEFT_OK);
-    WT_ASSERT(g != NULL);
-    return g;
-}
-
-static weft_task *add(weft_graph *g, weft_fn fn, void *arg)
-{
-    weft_task *t = weft_graph_add(g, fn, arg);
-    WT_ASSERT(t != NULL, "weft_graph_add failed");
-    return t;
-}
 
 static void count(void *arg)
 {

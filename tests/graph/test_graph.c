@@ -14,24 +14,10 @@
 #include "graph.h"   /* the lock, to hold it in a test */
 #include "../core/alloc_util.h"
 #include "../core/sched_util.h"
+#include "graph_util.h"
 
 static const unsigned worker_counts[] = { 1, 2, 4 };
 #define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
-static weft_graph *new_graph(void)
-{
-    weft_graph *g = NULL;
-    WT_ASSERT_EQ(weft_graph_create(&g), WEFT_OK);
-    WT_ASSERT(g != NULL);
-    return g;
-}
-
-static weft_task *add(weft_graph *g, weft_fn fn, void *arg)
-{
-    weft_task *t = weft_graph_add(g, fn, arg);
-    WT_ASSERT(t != NULL, "weft_graph_add failed");
-    return t;
-}
 
 static void count(void *arg)
 {
