@@ -62,52 +62,6 @@ static void recs_reset(struct rec *r, size_t n)
 
 /* ---- edge lists ----------------------------------------------------------------- */
 
-struct edges {
-    uint32_t *u, *v;
-    size_t n, cap;
-};
-
-static void edges_push(struct edges *e, uint32_t u, uint32_t v)
-{
-    if (e->n == e->cap) {
-        e->cap = e->cap ? e->cap * 2 : 256;
-        e->u = realloc(e->u, sizeof *e->u * e->cap);
-        e->v = realloc(e->v, sizeof *e->v * e->cap);
-        WT_ASSERT(e->u && e->v);
-    }
-    e->u[e->n] = u;
-    e->v[e->n] = v;
-    e->n++;
-}
-
-static void edges_free(struct edges *e)
-{
-    free(e->u);
-    free(e->v);
-    memset(e, 0, sizeof *e);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The edges once each, sorted by (u, v) as u << 32 | v; *count of them. */
-static uint64_t *edges_distinct(const struct edges *e, size_t *count)
-{
-    uint64_t *k = malloc(sizeof *k * (e->n + 1));
-    WT_ASSERT(k != NULL);
-    for (size_t i = 0; i < e->n; i++)
-        k[i] = (uint64_t)e->u[i] << 32 | e->v[i];
-    qsort(k, e->n, sizeof *k, cmp_u64);
-    size_t m = 0;
-    for (size_t i = 0; i < e->n; i++)
-        if (m == 0 || k[m - 1] != k[i])
-            k[m++] = k[i];
-    *count = m;
-    return k;
-}
 
 /* Every task i < n with present[i] (all of them if present is NULL) ran
  * exactly once, the others never; every edge's u ended before its v
