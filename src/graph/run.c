@@ -496,6 +496,10 @@ void weft__node_entry(void *arg)
 void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
 {
     weft_graph *g = t->g;
+    /* Read now: once this record has visited its last node, g may have
+     * been freed by the run's end elsewhere (a record with no sink of its
+     * own drops nothing and must not touch g). */
+    const bool cond_mode = g->has_cond;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     bool t_taken = false;   /* t came off the deque (weft__take_own): counted as run after its visit */
@@ -516,7 +520,7 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
          * a root that t waits for is never stuck behind t. */
         weft_task *root = !completion && weft__is_root(t) ? spread(w, t) : NULL;
         if (root) {
-            if (WEFT_UNLIKELY(g->has_cond))
+            if (WEFT_UNLIKELY(cond_mode))
                 atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* counted as if queued: it may be */
             weft__hold(w, weft__node_rec(root));
         }
@@ -551,7 +555,7 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
             next = (weft_task *)(void *)weft__take_own(w, same_graph, g);
             if (!next)
                 break;
-            if (WEFT_UNLIKELY(g->has_cond))
+            if (WEFT_UNLIKELY(cond_mode))
                 atomic_fetch_and_explicit(&next->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* as in weft__node_entry */
             taken++;
             units++;
@@ -568,7 +572,7 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
      * unless it ends the run. With condition tasks not every task is
      * visited (and some more than once): the run ends when no record of
      * it is queued or running. */
-    if (WEFT_UNLIKELY(g->has_cond)) {
+    if (WEFT_UNLIKELY(cond_mode)) {
         if (atomic_fetch_sub_explicit(&g->pending, units, memory_order_acq_rel) == units)   /* acq_rel: as sinks_left */
             run_ended(w, g);
     } else if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks) {   /* acq_rel: the last drop sees every visit */
