@@ -36,8 +36,9 @@
  */
 #include "graph.h"
 
-/* Module graphs nest at most this deep: a deeper chain is refused as a
- * cycle would be (ECYCLE), which also bounds the check's recursion. */
+/* Module graphs nest at most this deep (modules inside modules): a
+ * deeper chain is refused as a cycle would be (ECYCLE), which also bounds
+ * the check's recursion. */
 #define WEFT__MODULE_DEPTH 64
 
 void weft__module_mark(void *sub)
@@ -56,15 +57,16 @@ weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub)
 /* ---- before a run: checks, to any depth ------------------------------------ */
 
 /* Checks the modules of g (whose lock the caller holds), recursively;
- * path holds the graphs from the top down to g. */
+ * path[0..depth] holds the graphs from the top down to g (path has room
+ * for WEFT__MODULE_DEPTH + 1). */
 static int check_modules(weft_graph *g, weft_graph **path, unsigned depth)
 {
     for (uint32_t k = 0; k < g->nmodules; k++) {
         weft_graph *sub = weft__graph_node(g, g->modules[k])->arg;
         for (unsigned d = 0; d <= depth; d++)
             if (path[d] == sub)
-                return WEFT_ECYCLE;   /* sub contains a graph it is inside */
-        if (depth + 1 >= WEFT__MODULE_DEPTH)
+                return WEFT_ECYCLE;   /* sub contains a graph it is inside: not locked again */
+        if (depth + 1 > WEFT__MODULE_DEPTH)
             return WEFT_ECYCLE;
         weft__graph_lock(sub);
         int rc = weft__graph_check(sub);
@@ -81,9 +83,20 @@ static int check_modules(weft_graph *g, weft_graph **path, unsigned depth)
 
 int weft__module_check(weft_graph *g)
 {
-    weft_graph *path[WEFT__MODULE_DEPTH];
-    path[0] = g;
-    return check_modules(g, path, 0);
+    /* The graphs g's run is inside (g running as a module, at a module's
+     * start) head the path, top first: a cycle closed back to one of them
+     * is found without locking it (it may be locked by a thread waiting
+     * for g's lock: parent before child). */
+    weft_graph *up[WEFT__MODULE_DEPTH + 1];
+    unsigned nup = 0;
+    for (const weft_task *m = g->parent; m && nup < WEFT__MODULE_DEPTH; m = m->g->parent)
+        up[nup++] = m->g;
+    weft_graph *path[WEFT__MODULE_DEPTH + 1];
+    unsigned depth = 0;
+    while (nup)
+        path[depth++] = up[--nup];
+    path[depth] = g;
+    return check_modules(g, path, depth);
 }
 
 /* ---- a module's run --------------------------------------------------------- */
@@ -100,15 +113,16 @@ bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
     /* Checked at the outer run's start; built on since (sub is not
      * running, so that is allowed): checked again, a no-op if not. */
     *rc = weft__graph_check(sub);
+    sub->parent = m;   /* before the module check: its path starts above sub */
     if (*rc == WEFT_OK && sub->has_module)
         *rc = weft__module_check(sub);
     if (*rc != WEFT_OK || sub->n == 0 || sub->nroots == 0) {
+        sub->parent = NULL;
         if (*rc == WEFT_OK)
             sub->result = WEFT_OK;   /* nothing to run: done at once */
         weft__graph_unlock(sub);
         return false;
     }
-    sub->parent = m;
     weft_task *first = weft__run_setup(sub, g->sched, 0, NULL, NULL);
     weft__graph_unlock(sub);
     weft__submit(g->sched, w, weft__node_rec(first), WEFT_HINT_NONE);
@@ -138,7 +152,7 @@ bool weft__module_cancelled(const weft_graph *g)
 
 bool weft__runs_within(const weft_graph *g, const weft_graph *x)
 {
-    for (unsigned d = 0; g && d < WEFT__MODULE_DEPTH; d++) {
+    for (unsigned d = 0; g && d <= WEFT__MODULE_DEPTH; d++) {
         if (g == x)
             return true;
         const weft_task *m = g->parent;
