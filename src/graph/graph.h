@@ -206,6 +206,8 @@ struct weft_graph {
     uint64_t runs_left;             /* runs of the series after this one (run_n); under lock */
     bool (*until)(void *);          /* run_until's predicate, NULL = none; under lock */
     void *until_ctx;
+    bool special;                   /* has_cond, has_module or parent, for the run in flight:
+                                       set by its start; its visits take the general path */
     weft_task *parent;              /* running as a module: the module task (of another
                                        graph) whose visit started this run; under lock,
                                        read by the run's visits (its start publishes it) */

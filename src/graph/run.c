@@ -225,10 +225,11 @@ static void run_ended(weft__worker *w, weft_graph *g)
 
 /* Claims t for this run: RAN, or SKIPPED if t is cancelled, poisoned or
  * the run is cancelled. true: run it. */
-static bool claim(weft_graph *g, weft_task *t, uint32_t epoch)
+static inline __attribute__((always_inline))
+bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp)
 {
     bool all = atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
-               (WEFT_UNLIKELY(g->parent != NULL) && weft__module_cancelled(g));
+               (sp && g->parent != NULL && weft__module_cancelled(g));
     uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
     for (;;) {
         bool skip = all || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
@@ -246,9 +247,10 @@ static bool claim(weft_graph *g, weft_task *t, uint32_t epoch)
  * or running drops to 0). */
 static void queue_again(weft_graph *g, weft__worker *w, weft_task *v);
 
-static inline void queue_node(weft_graph *g, weft__worker *w, weft_task *v)
+static inline __attribute__((always_inline))
+void queue_node(weft_graph *g, weft__worker *w, weft_task *v, const bool sp)
 {
-    if (WEFT_UNLIKELY(g->has_cond)) {
+    if (sp && g->has_cond) {
         atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* before the submit, which publishes the record */
         if (atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_QUEUED, memory_order_relaxed) & WEFT__CTL_QUEUED) {
             queue_again(g, w, v);   /* its own record is queued already */
@@ -304,7 +306,7 @@ static void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
  * joins drop. Returns the successor to visit next on this fiber, or
  * NULL. first: t's first successor's node, or NULL. */
 static inline __attribute__((always_inline))
-weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch,
+weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch, const bool sp,
                              bool ran, int pick, weft_task *first, uint32_t *sinks)
 {
     if (ran)
@@ -318,7 +320,7 @@ weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epo
         return NULL;
     }
     const uint32_t *succ = weft__succ(t);
-    if (WEFT_UNLIKELY(g->has_cond) && weft__is_cond(t))
+    if (sp && g->has_cond && weft__is_cond(t))
         return ran && pick >= 0 && (uint32_t)pick < n ? weft__graph_node(g, succ[pick]) : NULL;
     if (n == 1) {
         /* A chain's link: the successor found before. */
@@ -339,7 +341,7 @@ weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epo
             if (!next)
                 next = v;   /* continuation: no queue trip */
             else
-                queue_node(g, w, v);
+                queue_node(g, w, v, sp);
         }
     }
     return next;
@@ -366,7 +368,8 @@ static void unrun(weft_task *t)
  * its answer picks, outright (a weak edge: no join), as the next to
  * visit here. Callable from: a worker (or bound thread) of the run's
  * scheduler. */
-static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks)
+static inline __attribute__((always_inline))
+weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks, const bool sp)
 {
     weft_graph *g = t->g;
     /* The first successor's fields are read after fn: start fetching its
@@ -388,27 +391,27 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
     /* Relaxed: the run's start reached this thread through the queue that
      * delivered a root, and every node after it through join's chain. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
-    bool ran = claim(g, t, epoch);
-    if (WEFT_UNLIKELY(g->has_cond))
+    bool ran = claim(g, t, epoch, sp);
+    if (sp && g->has_cond)
         atomic_store_explicit(&t->done, WEFT__NO_EPOCH, memory_order_relaxed);   /* a loop's next visit reads RUNNING again */
     if (t->npred > 1)
         atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* every predecessor is done with it; the run's end publishes it */
     int pick = -1;
     if (ran && t->fn) {
         vis->cur = t;
-        if (WEFT_UNLIKELY(weft__is_module(g, t))) {
+        if (sp && weft__is_module(g, t)) {
             /* Its graph's run is counted as one of this one's records
              * while it runs (with condition tasks), before it can end. */
-            if (WEFT_UNLIKELY(g->has_cond))
+            if (g->has_cond)
                 atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
             int rc;
             if (weft__module_start(w, t, &rc))
                 return WEFT__DEFERRED;
-            if (WEFT_UNLIKELY(g->has_cond))
+            if (g->has_cond)
                 atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
             if (rc != WEFT_OK)
                 vis->fail = rc;   /* its graph could not run (busy, a cycle, out of memory): it fails */
-        } else if (WEFT_UNLIKELY(g->has_cond) && weft__is_cond(t)) {
+        } else if (sp && g->has_cond && weft__is_cond(t)) {
             weft_cond_fn f;
             memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
             pick = f(t->arg);
@@ -421,7 +424,7 @@ static weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint
             ran = false;   /* its dependents are skipped; a condition picks nothing */
         }
     }
-    return visit_tail(w, g, t, epoch, ran, pick, first, sinks);
+    return visit_tail(w, g, t, epoch, sp, ran, pick, first, sinks);
 }
 
 /* A module task's visit, finished now that its graph's run ended with
@@ -440,7 +443,7 @@ static weft_task *module_done(weft__worker *w, weft_task *t, int rc, uint32_t *s
         ran = false;
     }
     weft_task *first = t->nsucc ? weft__graph_node(g, weft__succ(t)[0]) : NULL;
-    return visit_tail(w, g, t, epoch, ran, -1, first, sinks);
+    return visit_tail(w, g, t, epoch, true, ran, -1, first, sinks);
 }
 
 /* The spread. The root at place p owns the places [p, p + len), len the
@@ -452,7 +455,8 @@ static weft_task *module_done(weft__worker *w, weft_task *t, int rc, uint32_t *s
  * built in order); thieves steal the largest ranges; about half the
  * roots never touch a queue. Callable from: the worker visiting root t,
  * before t's visit. */
-static weft_task *spread(weft__worker *w, weft_task *t)
+static inline __attribute__((always_inline))
+weft_task *spread(weft__worker *w, weft_task *t, const bool sp)
 {
     weft_graph *g = t->g;
     uint64_t p = atomic_load_explicit(&t->join, memory_order_relaxed);   /* a root's place; fixed during a run */
@@ -463,7 +467,7 @@ static weft_task *spread(weft__worker *w, weft_task *t)
             ;
     for (uint64_t half = len / 2; half >= 2; half /= 2)
         if (p + half < n)
-            queue_node(g, w, weft__graph_node(g, g->roots[p + half]));
+            queue_node(g, w, weft__graph_node(g, g->roots[p + half]), sp);
     return len >= 2 && p + 1 < n ? weft__graph_node(g, g->roots[p + 1]) : NULL;
 }
 
@@ -484,22 +488,41 @@ static bool same_graph(weft__task *rec, void *g)
 
 /* Callable from: run_task on a worker (or bound thread) of the run's
  * scheduler, as the record's fn. */
+static void walk_special(weft__worker *w, weft_task *t, const int *completion);
+static void walk_plain(weft__worker *w, weft_task *t);
+
 void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
-    if (WEFT_UNLIKELY(t->g->has_cond))
-        atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
     /* Fibers are pinned: a fn that blocks resumes on this worker. */
-    weft__graph_walk(weft__tls_worker, t, NULL);
+    if (WEFT_UNLIKELY(t->g->special)) {
+        if (t->g->has_cond)
+            atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
+        walk_special(weft__tls_worker, t, NULL);
+    } else {
+        walk_plain(weft__tls_worker, t);
+    }
 }
 
 void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
+{
+    if (completion || t->g->special)
+        walk_special(w, t, completion);
+    else
+        walk_plain(w, t);
+}
+
+/* The walk, made twice: sp false for graphs with no condition or module
+ * task that do not run as a module (g->special, fixed for a run), whose
+ * visits then test none of it. */
+static inline __attribute__((always_inline))
+void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
 {
     weft_graph *g = t->g;
     /* Read now: once this record has visited its last node, g may have
      * been freed by the run's end elsewhere (a record with no sink of its
      * own drops nothing and must not touch g). */
-    const bool cond_mode = g->has_cond;
+    const bool cond_mode = sp && g->has_cond;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     bool t_taken = false;   /* t came off the deque (weft__take_own): counted as run after its visit */
@@ -518,18 +541,18 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
          * The next root is held, not kept in a local: if t's function
          * blocks, it is queued before the fiber leaves (weft__hold), so
          * a root that t waits for is never stuck behind t. */
-        weft_task *root = !completion && weft__is_root(t) ? spread(w, t) : NULL;
+        weft_task *root = !completion && weft__is_root(t) ? spread(w, t, sp) : NULL;
         if (root) {
             if (WEFT_UNLIKELY(cond_mode))
                 atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* counted as if queued: it may be */
             weft__hold(w, weft__node_rec(root));
         }
         weft_task *next;
-        if (WEFT_UNLIKELY(completion)) {
+        if (sp && WEFT_UNLIKELY(completion != NULL)) {
             next = module_done(w, t, *completion, &sinks);   /* spread at its first visit */
             completion = NULL;
         } else {
-            next = visit(w, &vis, t, &sinks);
+            next = visit(w, &vis, t, &sinks, sp);
             if (WEFT_UNLIKELY(next == WEFT__DEFERRED))
                 next = NULL;   /* a module's run started: t finishes when it ends */
         }
@@ -580,6 +603,16 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
     }
 }
 
+static __attribute__((noinline)) void walk_special(weft__worker *w, weft_task *t, const int *completion)
+{
+    walk(w, t, completion, true);
+}
+
+static void walk_plain(weft__worker *w, weft_task *t)
+{
+    walk(w, t, NULL, false);
+}
+
 /* ---- starting and waiting ------------------------------------------------------ */
 
 weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
@@ -598,6 +631,7 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
     g->runs_left = runs_left;
     g->until = until;
     g->until_ctx = ctx;
+    g->special = g->has_cond || g->has_module || g->parent != NULL;
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
     return weft__graph_node(g, g->roots[0]);
 }
