@@ -704,7 +704,8 @@ WEFT_API weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *ar
  * run. sub must outlive every run of a graph it is a module of, and not
  * be destroyed while one is in flight. NULL: g or sub NULL, sub == g, or
  * the usual add failures. The DOT dump draws a module task as a 3D box
- * (dump sub to see inside it). */
+ * in a cluster labelled with its sub graph's size (dump sub to see inside
+ * it). */
 WEFT_API weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub);
 
 /* A series of runs as one: weft_graph_run_n runs g n times in a row (n =

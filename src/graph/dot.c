@@ -107,6 +107,16 @@ static size_t add_sat(size_t a, size_t b)
     return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
+/* A module task sits in a cluster of its own, labelled with the size of
+ * the graph it runs (that graph's lock taken inside g's: parent before
+ * child, as modules nest). */
+static const char cluster_head[] = "  subgraph cluster_t";
+static const char cluster_label[] = " {\n    label=\"module: ";
+static const char cluster_tasks[] = " tasks\";\n  ";
+static const char cluster_tail[] = "  }\n";
+#define CLUSTER_MAX (sizeof cluster_head - 1 + 10 + sizeof cluster_label - 1 + 20 + \
+                     sizeof cluster_tasks - 1 + sizeof cluster_tail - 1)
+
 /* The buffer the dump needs: a mark word per task, then at most this
  * much text. SIZE_MAX: too large. Caller holds the lock. */
 static size_t dump_bound(const weft_graph *g)
@@ -115,15 +125,35 @@ static size_t dump_bound(const weft_graph *g)
     for (uint32_t i = 0; i < g->n; i++) {
         const weft_task *t = weft__graph_node(g, i);
         const char *name = name_at(g, i);
-        n = add_sat(n, NODE_FIXED + STATE_MAX + (name ? escaped_len(name) : 0));
+        n = add_sat(n, NODE_FIXED + STATE_MAX + (weft__is_module(g, t) ? CLUSTER_MAX : 0) +
+                       (name ? escaped_len(name) : 0));
         n = add_sat(n, (size_t)t->nsucc * EDGE_MAX);   /* duplicates included: an upper bound */
     }
     return n;
 }
 
+static void put_u64(dotbuf *b, uint64_t v)
+{
+    char d[20];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        put(b, &d[--n], 1);
+}
+
 static void put_node(dotbuf *b, const weft_graph *g, const weft_task *t)
 {
     const char *name = name_at(g, t->index);
+    bool module = weft__is_module(g, t);
+    if (module) {
+        put_str(b, cluster_head);
+        put_u32(b, t->index);
+        put_str(b, cluster_label);
+        put_u64(b, weft_graph_size(t->arg));
+        put_str(b, cluster_tasks);
+    }
     put_str(b, "  t");
     put_u32(b, t->index);
     put_str(b, " [label=\"");
@@ -147,6 +177,8 @@ static void put_node(dotbuf *b, const weft_graph *g, const weft_task *t)
     else if (!t->fn)
         put_str(b, diamond);
     put_str(b, "];\n");
+    if (module)
+        put_str(b, cluster_tail);
 }
 
 /* Renders g into buf (cap bytes, at least dump_bound's answer); returns

@@ -1462,7 +1462,7 @@ WT_TEST(module, wait_for_the_sub_from_outside_while_it_runs_as_a_module, .timeou
 
 /* ==== 9. the DOT dump ==================================================== */
 
-WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box, .timeout = 60)
+WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box_in_a_cluster, .timeout = 60)
 {
     weft_graph *o = new_graph(), *sub = new_graph();
     weft_task *a = add(o, count, NULL), *m = add_mod(o, sub), *b = add(o, NULL, NULL);
@@ -1478,15 +1478,19 @@ WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box, .timeout = 60)
     WT_ASSERT(f != NULL);
     WT_ASSERT_EQ(weft_graph_dump_dot(o, f), WEFT_OK);
     WT_ASSERT_EQ(fclose(f), 0);
-    size_t nodes = 0, arrows = 0, boxes = 0;
+    size_t nodes = 0, arrows = 0, boxes = 0, clusters = 0;
     bool module_boxed = false;
     for (char *line = text; *line;) {
         char *nl = strchr(line, '\n');
         if (nl)
             *nl = '\0';
+        if (strstr(line, "subgraph cluster_"))
+            clusters++;
+        if (strstr(line, "label=\"module: 2 tasks\""))
+            clusters += 100;   /* the cluster's label, with the sub graph's size */
         if (strstr(line, "->"))
             arrows++;
-        else if (strstr(line, "label=")) {
+        else if (strstr(line, "[label=")) {
             nodes++;
             if (strstr(line, "box3d")) {
                 boxes++;
@@ -1499,6 +1503,7 @@ WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box, .timeout = 60)
     }
     WT_ASSERT(nodes == 3 && arrows == 2, "%zu nodes, %zu edges:\n%s", nodes, arrows, text);
     WT_ASSERT(boxes == 1 && module_boxed, "the module task as the one box3d:\n%s", text);
+    WT_ASSERT(clusters == 101, "the module task in a cluster labelled with its sub graph's size (2 tasks)");
     free(text);
     /* The sub's own dump: plain tasks, no box. */
     text = NULL;
