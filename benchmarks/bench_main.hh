@@ -3,10 +3,34 @@
 #ifndef WEFT_BENCH_MAIN_HH
 #define WEFT_BENCH_MAIN_HH
 
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
 #include <benchmark/benchmark.h>
+
+#include "weft.h"
+
+// A set-up call that must succeed: else the program names it and aborts
+// (a benchmark without its scheduler or primitive measures nothing).
+inline void weft_bench_check(const char *prog, int rc, const char *what)
+{
+    if (rc != WEFT_OK) {
+        std::fprintf(stderr, "%s: %s: %s\n", prog, what, weft_strerror(rc));
+        std::abort();
+    }
+}
+
+// A scheduler with `workers` workers and the other defaults, or abort.
+inline weft_sched *weft_bench_sched(const char *prog, unsigned workers)
+{
+    weft_config c;
+    weft_config_init(&c);
+    c.workers = workers;
+    weft_sched *s = nullptr;
+    weft_bench_check(prog, weft_sched_create(&s, &c), "weft_sched_create");
+    return s;
+}
 
 // libgomp's idle threads spin and slow whatever runs next: binaries with
 // OpenMP baselines re-execute themselves with OMP_WAIT_POLICY=passive

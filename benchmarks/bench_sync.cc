@@ -66,23 +66,9 @@
 
 namespace {
 
-void check(int rc, const char *what)
-{
-    if (rc != WEFT_OK) {
-        std::fprintf(stderr, "bench_sync: %s: %s\n", what, weft_strerror(rc));
-        std::abort();
-    }
-}
+void check(int rc, const char *what) { weft_bench_check("bench_sync", rc, what); }
 
-weft_sched *make_sched(unsigned workers)
-{
-    weft_config c;
-    weft_config_init(&c);
-    c.workers = workers;
-    weft_sched *s = nullptr;
-    check(weft_sched_create(&s, &c), "weft_sched_create");
-    return s;
-}
+weft_sched *make_sched(unsigned workers) { return weft_bench_sched("bench_sync", workers); }
 
 // ---- pingpong ------------------------------------------------------------
 

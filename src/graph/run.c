@@ -165,9 +165,11 @@ static void cond_prepare(weft_graph *g)
         weft_task *t = weft__graph_node(g, i);
         if (t->npred)
             atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);
-        /* A task not visited last run may hold a poison from it. */
-        atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)(WEFT__CTL_POISON | WEFT__CTL_QUEUED),
-                                  memory_order_relaxed);   /* no run now; a cancel may race: an RMW */
+        /* A task not visited last run may hold a poison from it. An RMW
+         * (a cancel may race), only where there is something to clear. */
+        if (atomic_load_explicit(&t->ctl, memory_order_relaxed) & (WEFT__CTL_POISON | WEFT__CTL_QUEUED))
+            atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)(WEFT__CTL_POISON | WEFT__CTL_QUEUED),
+                                      memory_order_relaxed);   /* no run now */
     }
     atomic_store_explicit(&g->pending, 1, memory_order_relaxed);
 }

@@ -5,6 +5,7 @@
 #define WEFT_TEST_GRAPH_UTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,18 @@ static inline void run_wait(weft_sched *s, weft_graph *g, const char *what)
     WT_ASSERT(rc == WEFT_OK, "%s: run: %s", what, weft_err_name(rc));
     rc = weft_graph_wait(g);
     WT_ASSERT(rc == WEFT_OK, "%s: wait: %s", what, weft_err_name(rc));
+}
+
+/* g's DOT dump as a string (malloc'd; the caller frees it). */
+static inline char *dot_text(const weft_graph *g)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    WT_ASSERT(f != NULL);
+    WT_ASSERT_EQ(weft_graph_dump_dot(g, f), WEFT_OK);
+    WT_ASSERT_EQ(fclose(f), 0);
+    return text;
 }
 
 /* A list of edges u -> v, as a test built them (duplicates included). */

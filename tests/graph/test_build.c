@@ -95,11 +95,7 @@ struct dot {
 static struct dot dot_of(weft_graph *g)
 {
     struct dot d = { 0 };
-    size_t len = 0;
-    FILE *f = open_memstream(&d.text, &len);
-    WT_ASSERT(f != NULL);
-    WT_ASSERT_EQ(weft_graph_dump_dot(g, f), WEFT_OK);
-    WT_ASSERT_EQ(fclose(f), 0);
+    d.text = dot_text(g);
     for (char *line = d.text; *line;) {
         char *nl = strchr(line, '\n');
         if (nl)

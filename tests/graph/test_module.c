@@ -1472,12 +1472,7 @@ WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box_in_a_cluster, .timeout = 60)
     edge(m, b);
     weft_task_set_name(m, "the module");
     weft_task_set_name(a, "before");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    WT_ASSERT(f != NULL);
-    WT_ASSERT_EQ(weft_graph_dump_dot(o, f), WEFT_OK);
-    WT_ASSERT_EQ(fclose(f), 0);
+    char *text = dot_text(o);
     size_t nodes = 0, arrows = 0, boxes = 0, clusters = 0;
     bool module_boxed = false;
     for (char *line = text; *line;) {
@@ -1506,11 +1501,7 @@ WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box_in_a_cluster, .timeout = 60)
     WT_ASSERT(clusters == 101, "the module task in a cluster labelled with its sub graph's size (2 tasks)");
     free(text);
     /* The sub's own dump: plain tasks, no box. */
-    text = NULL;
-    f = open_memstream(&text, &len);
-    WT_ASSERT(f != NULL);
-    WT_ASSERT_EQ(weft_graph_dump_dot(sub, f), WEFT_OK);
-    WT_ASSERT_EQ(fclose(f), 0);
+    text = dot_text(sub);
     WT_ASSERT(strstr(text, "box3d") == NULL, "%s", text);
     free(text);
     WT_ASSERT_EQ(weft_graph_destroy(o), WEFT_OK);
