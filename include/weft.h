@@ -212,6 +212,15 @@ typedef struct weft_config {
                                   on demand; one idle for 10 s leaves);
                                   default (and 0) 64; more than 4096 =
                                   EINVAL */
+    unsigned priority_interval;/* the starvation bound of priorities: every
+                                  priority_interval-th pick of a thread
+                                  serves the lower levels first (NORMAL
+                                  and LOW in turn), so the oldest queued
+                                  NORMAL or LOW task waits at most
+                                  2 * priority_interval picks of any one
+                                  thread that picks, however much higher
+                                  work arrives. Default (and 0) 16; more
+                                  than 1000000 = EINVAL */
 } weft_config;
 
 WEFT_API void weft_config_init(weft_config *cfg);   /* documented defaults */
@@ -251,9 +260,31 @@ WEFT_API int  weft_sched_bind(weft_sched *s);
  * frees nothing until this call has stopped touching it. Callable from:
  * the bound thread (elsewhere it does nothing). */
 WEFT_API void weft_sched_unbind(void);
+/* weft_sched_bind with flags (0: as weft_sched_bind).
+ * WEFT_BIND_NO_HELP: while this thread waits in a weft call it runs only
+ * the tasks pinned to it and its own fibers, never other work. Without
+ * it (the default) a bound thread beside workers helps: while it waits
+ * (weft_graph_wait, weft_wait_idle, weft_wait_until, a sync primitive, a
+ * channel, weft_sleep, a parallel loop) it runs ready tasks on fibers of
+ * its own, like a worker, so a main thread plus W workers uses W + 1
+ * cores and a frame's run + wait costs no kernel sleep and wake-up. The
+ * price of helping: a task such a thread started and that blocked stays
+ * with it (fibers never move between threads), so it goes on only when
+ * the thread next waits in weft or pumps (weft_run_pinned); a thread
+ * that must stay responsive, or that seldom calls weft, binds with
+ * WEFT_BIND_NO_HELP. Helping is the default because the main thread of
+ * a frame loop, the usual bound thread, waits in weft every frame.
+ * EINVAL: unknown flags. */
+#define WEFT_BIND_NO_HELP 1u
+WEFT_API int  weft_sched_bind_ex(weft_sched *s, unsigned flags);
 WEFT_API weft_sched *weft_sched_current(void);      /* NULL on unbound threads */
 WEFT_API unsigned weft_sched_workers(const weft_sched *s);
 WEFT_API int  weft_worker_index(void);  /* 0..workers-1 on a worker, else -1 */
+/* The calling thread's id in its scheduler: 0..workers-1 on a worker;
+ * on a bound thread an id >= workers, given at bind and kept until
+ * unbind (the smallest free one: ids of unbound threads are reused);
+ * -1 on any other thread. */
+WEFT_API int  weft_thread_id(void);
 
 /* ---- tasks ----------------------------------------------------------
  * Floating-point control state (rounding mode, flush-to-zero): a task
@@ -294,8 +325,61 @@ typedef enum weft_hint {
                              NONE */
 } weft_hint;
 
+/* ---- priorities and pinned tasks -------------------------------------
+ * Priority orders unpinned tasks that are ready at once: a thread that
+ * picks a task takes HIGH work first, then NORMAL, then LOW, looking at
+ * its own queues and the scheduler's, and a thief takes HIGH work before
+ * stealing NORMAL. With one worker, of the tasks ready at the same
+ * moment, every HIGH one runs before any NORMAL one, and every NORMAL
+ * one before any LOW one. No level starves: see
+ * weft_config.priority_interval. Fibers that were blocked and are ready
+ * again resume before new tasks of any level (they hold a stack).
+ *
+ * A pinned task runs on the thread whose id it names (weft_thread_id)
+ * and on no other: a worker never lets it be stolen; a bound thread runs
+ * it whenever it waits in any weft call, and when it pumps with
+ * weft_run_pinned. A thread runs the tasks pinned to it in the order they
+ * were pinned, after HIGH work and before NORMAL work (priority LOW
+ * counts as NORMAL for them). A bound thread that unbinds runs the tasks
+ * pinned to it first; a pin racing the unbind is either run by it or
+ * refused with EINVAL. */
+typedef enum weft_priority {
+    WEFT_PRIORITY_NORMAL = 0,  /* the default (zero) */
+    WEFT_PRIORITY_HIGH,
+    WEFT_PRIORITY_LOW
+} weft_priority;
+
+typedef struct weft_spawn_opts {
+    weft_priority priority;    /* NORMAL */
+    weft_hint hint;            /* NONE; NEXT and YIELD apply to unpinned
+                                  NORMAL tasks only (others ignore them) */
+    bool pinned;               /* false: any worker may run it */
+    int thread;                /* when pinned: the thread id that runs it,
+                                  and only it */
+    const char *name;          /* static string or NULL: shown in stall
+                                  reports instead of the function's
+                                  address; never copied */
+} weft_spawn_opts;
+
 WEFT_API int  weft_spawn(weft_sched *s, weft_fn fn, void *arg);
 WEFT_API int  weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hint);
+/* weft_spawn with options; o NULL = weft_spawn. EINVAL: as weft_spawn,
+ * a priority or hint out of range, or pinned to an id that is no current
+ * thread of s (nothing queued). Callable from: any thread. */
+WEFT_API int  weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spawn_opts *o);
+/* On a bound thread: runs the tasks pinned to it, and its own fibers
+ * that are ready again, until none is queued or budget_ns has passed
+ * (the clock is checked between tasks, so one long task can overrun
+ * it); returns how many tasks ran (>= 0). A frame loop calls it once a
+ * frame. WEFT_ENOTBOUND on any other thread (a worker included); from a
+ * task running on the bound thread, 0 (it runs nothing: it would nest
+ * under that task). */
+WEFT_API int  weft_run_pinned(uint64_t budget_ns);
+/* On a bound thread: sleeps until a task is pinned to it (0 at once if
+ * one is queued; the task is not run: weft_run_pinned runs it) or
+ * timeout_ns passes (WEFT_ETIMEDOUT; UINT64_MAX waits for ever). Its
+ * ready fibers run meanwhile. WEFT_ENOTBOUND elsewhere. */
+WEFT_API int  weft_wait_pinned(uint64_t timeout_ns);
 /* Until every task spawned so far, and all they spawn, has finished.
  * WEFT_EBUSY from a task of s (it would wait for itself); WEFT_ENOTBOUND
  * with workers = 0 from a thread not bound to s (nobody would run them). */
@@ -403,6 +487,21 @@ WEFT_API int  weft_cond_wait_for(weft_cond *c, weft_mutex *m, uint64_t timeout_n
 WEFT_API void weft_cond_signal(weft_cond *c);
 WEFT_API void weft_cond_broadcast(weft_cond *c);
 WEFT_API void weft_cond_destroy(weft_cond *c);
+
+/* Counting semaphore: acquire takes a unit, waiting while none is left;
+ * release gives one back and wakes the oldest waiter. Waiters are served
+ * in FIFO order, a unit released with waiters queued goes to the oldest
+ * (no barging). count >= 0 at init, at most 2^62; release past that is a
+ * bug (debug builds abort). try_acquire never waits; acquire_for with
+ * timeout 0 only polls. weft_task_set_semaphore (graph tasks) waits in
+ * the same queue without holding a fiber. */
+typedef struct weft_sem       { uint64_t private_[8]; } weft_sem;
+WEFT_API void weft_sem_init(weft_sem *s, int64_t count);
+WEFT_API int  weft_sem_acquire(weft_sem *s);
+WEFT_API bool weft_sem_try_acquire(weft_sem *s);                /* true: took one */
+WEFT_API int  weft_sem_acquire_for(weft_sem *s, uint64_t timeout_ns);
+WEFT_API void weft_sem_release(weft_sem *s);
+WEFT_API void weft_sem_destroy(weft_sem *s);
 
 /* Channel: a bounded FIFO of elements of elem_size bytes, copied in and
  * out. capacity 0 = rendezvous (a send completes when a receiver takes
@@ -638,6 +737,25 @@ WEFT_API size_t weft_task_predecessors(const weft_task *t, weft_task **out, size
 /* t's name (weft_task_set_name), NULL if unnamed. The string is the
  * graph's: valid until t is renamed or its graph destroyed. */
 WEFT_API const char *weft_task_name(const weft_task *t);
+/* t's priority in every later run (see "priorities and pinned tasks");
+ * an out-of-range p is ignored. A condition task's successor it picks
+ * runs at its own priority. Callable from: any thread, between runs. */
+WEFT_API void weft_task_set_priority(weft_task *t, weft_priority p);
+/* t runs only on the thread with id `thread` (weft_thread_id), -1
+ * unpinned. EINVAL: t NULL or thread < -1; EBUSY during a run. A run of
+ * the graph on a scheduler of which that id is no current thread is
+ * refused by weft_graph_run with WEFT_EINVAL, nothing run; if the thread
+ * unbinds during a run, t fails with WEFT_EINVAL when it becomes ready
+ * (its dependents are skipped as for any failure). Callable from: any
+ * thread. */
+WEFT_API int  weft_task_set_pin(weft_task *t, int thread);
+/* t takes a unit of sem before its function starts and gives it back
+ * when it returns, so at most sem's count such tasks run at once. A task
+ * waiting for its unit holds no fiber and no worker: it is queued on sem
+ * and submitted when a unit is released to it. NULL clears it. EINVAL: t
+ * NULL; EBUSY during a run. sem must outlive every run of t's graph.
+ * Callable from: any thread. */
+WEFT_API int  weft_task_set_semaphore(weft_task *t, weft_sem *sem);
 /* One cycle of g, in edge order (out[i] precedes out[i + 1], the last
  * precedes out[0]), for a caller that got ECYCLE: copies up to cap of its
  * tasks and returns its length; 0 if g is acyclic, or if the scratch it

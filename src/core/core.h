@@ -465,6 +465,20 @@ bool weft__work_visible(weft__worker *w);
 /* Is a task queued anywhere (global ring, any deque or LIFO slot)? */
 bool weft__work_queued(weft_sched *s);
 
+/* pin.c: thread ids, pinned tasks, priorities, bound threads pumping. */
+/* Queues t (a record the caller owns, filled in: a task record or a hook
+ * record) at priority prio (a weft_priority) on any thread that picks
+ * work, or, with thread >= 0, pinned to the thread of s with that id. w:
+ * the caller's worker of s, or NULL from any other thread (then the
+ * external rules apply: WEFT_ESHUTDOWN once destroy has started). Counts
+ * the spawn as weft__submit does. WEFT_EINVAL, nothing queued: thread is
+ * no current thread of s. Callable from: any thread. */
+int  weft__submit_placed(weft_sched *s, weft__worker *w, weft__task *t, int prio, int thread);
+/* Is id a thread of s now (a worker, or a bound thread)? A hint for a
+ * check made before a run: the thread may unbind right after. Callable
+ * from: any thread. */
+bool weft__thread_valid(weft_sched *s, int id);
+
 /* ---- inline fast paths ----------------------------------------------------------- */
 
 /* Set once, before any worker exists (park.c): the parking side uses

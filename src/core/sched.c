@@ -61,6 +61,7 @@ void weft_config_init(weft_config *cfg)
     cfg->max_searching = 0;
     cfg->seed = 0;
     cfg->blocking_threads = 64;
+    cfg->priority_interval = 16;
 }
 
 /* CPUs this thread may run on (its affinity mask, which a cpuset or
@@ -110,7 +111,9 @@ static bool pow2(unsigned v)
     X((c->allocator.alloc == NULL) != (c->allocator.free == NULL),                \
       "allocator: set both hooks (alloc and free) or neither")                    \
     X(c->blocking_threads > 4096,                                                 \
-      "blocking_threads: must be at most 4096 (0 is the default, 64)")
+      "blocking_threads: must be at most 4096 (0 is the default, 64)")            \
+    X(c->priority_interval > 1000000,                                             \
+      "priority_interval: must be at most 1000000 (0 is the default, 16)")
 
 /* The first rule c breaks, NULL if none. nw: c->workers resolved. */
 static const char *config_reason(const weft_config *c, unsigned nw)
@@ -143,6 +146,8 @@ static int check_config(weft_config *c, unsigned ncpu)
         c->fiber_stack_size = WEFT_FIBER_STACK_DEFAULT;
     if (c->blocking_threads == 0)
         c->blocking_threads = 64;
+    if (c->priority_interval == 0)
+        c->priority_interval = 16;
     weft_allocator user = c->allocator;
     return weft__allocator_resolve(&c->allocator, &user);
 }
