@@ -38,6 +38,7 @@
 
 enum {
     WEFT__TASK_POOLED = 1u << 0,   /* return to a pool after running */
+    WEFT__TASK_NAMED = 1u << 1,    /* data[0] holds a name (weft_spawn_opts.name) */
 };
 
 /* One queued unit of work; a cache line. Graph nodes embed one (not
@@ -104,6 +105,7 @@ typedef struct weft__blocked {
     uint64_t deadline;          /* CLOCK_MONOTONIC ns; 0 = none */
     weft_fn task_fn;            /* the task running on the fiber; NULL = none */
     void *task_arg;
+    const char *task_name;      /* its weft_spawn_opts.name, or NULL */
 } weft__blocked;
 
 typedef struct weft__fstate {
@@ -161,7 +163,9 @@ struct weft__worker {
     weft__node *_Atomic lifo;            /* LIFO slot (ck-free: C11 exchange) */
     weft__fiber *_Atomic inbox;          /* fibers made ready by other threads */
     atomic_uint wakers;                  /* other threads inside weft__ready for us */
+    weft__node *_Atomic pins_in;         /* tasks pinned here by anyone, newest first (pin.c) */
     atomic_uint token;                   /* futex word: 1 = woken */
+    atomic_bool sleeping;                /* a bound thread beside workers asleep on token (park.c) */
     atomic_bool in_idle;                 /* in the idle set (written under its lock) */
     weft__worker *idle_prev, *idle_next; /* idle set links, under idle_lock */
 
@@ -171,6 +175,11 @@ struct weft__worker {
     bool bound;                          /* a bound thread, not a worker */
     bool track;                          /* keep blocked_list (stall.c); set at init */
     bool searching;
+    bool no_help;                        /* a bound thread that runs only its pinned tasks (WEFT_BIND_NO_HELP) */
+    bool pins_closed;                    /* a bound thread unbinding: no more pins (under bound_lock) */
+    bool prio_turn;                      /* which lower level the next starvation turn serves */
+    unsigned prio_left;                  /* picks until a starvation turn (pin.c) */
+    weft__node *pin_head, *pin_tail;     /* owner's FIFO of pinned tasks, oldest first */
     unsigned tick;
     unsigned lifo_streak;
     uint64_t rng;
@@ -208,6 +217,13 @@ struct weft__worker {
     weft__blocked *blocked_list;         /* fibers suspended in weft__suspend, under reg_lock */
     unsigned nblocked;                   /* its length, under reg_lock */
     _Atomic(uintptr_t) run_fn, run_arg;  /* the task running now, 0 = none */
+    _Atomic(uintptr_t) run_name;         /* its name, 0 = none */
+
+    /* Pinned tasks (pin.c). */
+    uint64_t pinned_runs;                /* pinned tasks run here: owner only */
+    unsigned pump_depth;                 /* weft_run_pinned's tasks on the host stack: owner only */
+    atomic_bool pin_waiting;             /* in weft_wait_pinned */
+    weft_event pin_ev;                   /* what weft_wait_pinned waits on */
 
     /* Owner only: last, as its slot array is a kilobyte. */
     weft__task_pool pool;
@@ -229,6 +245,12 @@ struct weft_sched {
     unsigned *coprimes;                  /* strides for victim order */
     unsigned ncoprimes;
     weft__inject global;
+    /* Priorities (pin.c): HIGH and LOW tasks wait in rings of their own
+     * (NORMAL ones where they always did); prio_used is set at the first
+     * such submit and never cleared, so a scheduler that never uses
+     * priorities pays one load of it per pick. */
+    weft__inject prio_high, prio_low;
+    atomic_bool prio_used;
 
     /* Parking (park.c). */
     pthread_mutex_t idle_lock;
@@ -377,7 +399,7 @@ void weft__stall_stop(weft_sched *s);
 void weft__track_note(weft__worker *w, const char *what, const void *obj, uint64_t deadline);
 void weft__track_suspend(weft__worker *w, weft__fiber *self);
 void weft__track_resume(weft__worker *w, weft__fiber *self);
-void weft__track_run(weft__worker *w, weft_fn fn, void *arg);
+void weft__track_run(weft__worker *w, weft_fn fn, void *arg, const char *name);
 /* The running task goes on as another (a graph continuation): reports
  * show fn(arg) until the task that weft__track_run started returns. */
 void weft__track_task(weft__worker *w, weft_fn fn, void *arg);
@@ -478,6 +500,26 @@ int  weft__submit_placed(weft_sched *s, weft__worker *w, weft__task *t, int prio
  * check made before a run: the thread may unbind right after. Callable
  * from: any thread. */
 bool weft__thread_valid(weft_sched *s, int id);
+/* The next task pinned to w's thread, oldest first, or NULL. Callable
+ * from: owner. */
+weft__task *weft__take_pinned(weft__worker *w);
+/* The id a thread binding to s gets. Caller holds bound_lock. */
+unsigned weft__bound_id(weft_sched *s);
+/* Unbind's first step: runs what is pinned to w and waits for the tasks
+ * w started that are blocked, then closes w's box of pinned tasks (later
+ * pins get WEFT_EINVAL). Callable from: w's owner, on its host fiber. */
+void weft__bound_drain(weft__worker *w);
+/* A bound thread beside workers with nothing to run sleeps until woken
+ * (weft__wake_worker) or deadline (0 = none); it is never in the idle
+ * set: work for any thread wakes a worker. Callable from: owner (park.c). */
+void weft__bound_park(weft__worker *w, uint64_t deadline);
+/* Does w take part in picking work for everyone (a worker, or a bound
+ * thread of a scheduler without workers)? A bound thread beside workers
+ * picks its pinned tasks, and helps unless bound with WEFT_BIND_NO_HELP. */
+static inline bool weft__bound_beside(const weft__worker *w)
+{
+    return w->bound && w->s->nworkers != 0;
+}
 
 /* ---- inline fast paths ----------------------------------------------------------- */
 

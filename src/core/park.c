@@ -215,6 +215,14 @@ void weft__notify_slow(weft_sched *s)
 void weft__wake_worker(weft_sched *s, weft__worker *w)
 {
     weft__fence_submit();                   /* StoreLoad: the inbox push before in_idle's load */
+    if (WEFT_UNLIKELY(weft__bound_beside(w))) {
+        /* Asleep on its own futex (weft__bound_park), never in the set. */
+        if (atomic_load_explicit(&w->sleeping, memory_order_relaxed)) {
+            atomic_store_explicit(&w->token, 1, memory_order_release);   /* release: pairs with the acquire load in weft__bound_park */
+            weft__futex_wake(&w->token, 1);
+        }
+        return;
+    }
     if (!atomic_load_explicit(&w->in_idle, memory_order_relaxed))
         return;
     bool chosen = false;
@@ -408,4 +416,32 @@ void weft__park(weft__worker *w, uint64_t deadline)
     WEFT__STAT(w, wakeups, 1);
     /* The waker counted us in nsearching. */
     w->searching = true;
+}
+
+/* A bound thread beside workers parks on its own futex: the same two
+ * barriers as the idle set's steps 3b and 3c (fence_park here,
+ * weft__fence_submit in weft__wake_worker after the push to its inbox or
+ * its box of pins), with `sleeping` for the set. Either the waker sees
+ * sleeping and sets the token, or the re-check here sees the push. A
+ * token left over from a waker that saw an earlier sleep only ends one
+ * later sleep early: the loop looks again. */
+void weft__bound_park(weft__worker *w, uint64_t deadline)
+{
+    atomic_store_explicit(&w->token, 0, memory_order_relaxed);
+    atomic_store_explicit(&w->sleeping, true, memory_order_relaxed);
+    fence_park();
+    if (!weft__work_visible(w)) {
+        WEFT__STAT(w, parks, 1);
+        while (!atomic_load_explicit(&w->token, memory_order_acquire)) {   /* acquire: pairs with weft__wake_worker */
+            uint64_t timeout = 0;
+            if (deadline) {
+                uint64_t now = weft__now_ns();
+                if (now >= deadline)
+                    break;
+                timeout = deadline - now;
+            }
+            weft__futex_wait(&w->token, 0, timeout);
+        }
+    }
+    atomic_store_explicit(&w->sleeping, false, memory_order_relaxed);
 }

@@ -1,8 +1,206 @@
-/* This file is private to weft: thread ids, pinned tasks and priorities
- * (placement beyond hints), and bound threads pumping their pinned work.
- * (Placeholder while the scheduler side is built: placement is ignored.)
+/* This file is private to weft: placement beyond hints (priorities and
+ * pinned tasks), thread ids, and bound threads pumping their pinned work
+ * (weft_run_pinned, weft_wait_pinned, what unbind runs first).
+ *
+ * Synchronization
+ *   prio_high, prio_low
+ *                 rings like the global one (inject.c): any thread pushes,
+ *                 any thread that picks pops. A push is followed by a
+ *                 seq_cst fence and the park check, as every push to the
+ *                 global ring is (weft__submit), so a parked worker is
+ *                 woken for it.
+ *   prio_used     set (relaxed) before the first push to either ring, never
+ *                 cleared: a hint that lets pick_local skip the rings with
+ *                 one load; a worker about to park re-checks the rings
+ *                 themselves after its barrier (weft__work_queued).
+ *   pins_in       a thread's inbox of pinned tasks: a Treiber stack, any
+ *                 thread pushes with a release CAS, the owner takes all
+ *                 with an acquire exchange into pin_head/pin_tail (owner
+ *                 only), oldest first. The pusher then wakes the owner as
+ *                 a fiber's waker does (weft__wake_worker, park.c): the
+ *                 same barrier pairs, so a parked owner sees the push or
+ *                 is woken.
+ *   bound threads' boxes
+ *                 a bound thread's worker may be freed by unbind: a pin to
+ *                 it looks it up in bound[] and pushes and wakes under
+ *                 bound_lock, and unbind closes its box (pins_closed)
+ *                 under the same lock once it has run what was pinned, so
+ *                 a pin either lands before the close (and is run: unbind
+ *                 looks again under the lock) or is refused with EINVAL.
+ *                 A worker's box lives as long as the scheduler; pins to
+ *                 it from outside follow the external-spawn rule
+ *                 (ext_inflight, then shutdown: WEFT_ESHUTDOWN).
+ *   pin_waiting, pin_ev
+ *                 weft_wait_pinned: the owner sets pin_waiting (seq_cst)
+ *                 and re-checks its box before it waits on pin_ev (an
+ *                 auto-reset event); a pinner reads pin_waiting after its
+ *                 push (seq_cst fence) and signals: Dekker, so one of the
+ *                 two sees the other. A spare signal only makes a later
+ *                 wait look again.
+ *   pump_depth    owner only: pinned tasks weft_run_pinned runs on the
+ *                 thread's own stack, so that unbind and destroy can tell
+ *                 they are called from a task.
  */
-#include "core.h"
+#include <string.h>
+
+#include "worker.h"
+
+/* ---- a thread's box of pinned tasks ------------------------------------------ */
+
+/* Any thread but the owner: pushes n on w's box. */
+static void pin_push(weft__worker *w, weft__node *n)
+{
+    weft__node *head = atomic_load_explicit(&w->pins_in, memory_order_relaxed);
+    do {
+        weft__node_set_next(n, head);   /* keeps a hook record's mark */
+    } while (!atomic_compare_exchange_weak_explicit(&w->pins_in, &head, n,
+                 memory_order_release, memory_order_relaxed));   /* release: pairs with the acquire exchange in pin_drain */
+}
+
+/* The owner appends n to its FIFO. */
+static void pin_append(weft__worker *w, weft__node *n)
+{
+    weft__node_set_next(n, NULL);
+    if (w->pin_tail)
+        weft__node_set_next(w->pin_tail, n);
+    else
+        w->pin_head = n;
+    w->pin_tail = n;
+}
+
+/* Moves the box to the owner's FIFO, oldest first. */
+static void pin_drain(weft__worker *w)
+{
+    weft__node *n = atomic_exchange_explicit(&w->pins_in, NULL, memory_order_acquire);   /* acquire: pairs with the release CAS in pin_push */
+    weft__node *rev = NULL;
+    while (n) {
+        weft__node *next = weft__node_next(n);
+        weft__node_set_next(n, rev);
+        rev = n;
+        n = next;
+    }
+    while (rev) {
+        weft__node *next = weft__node_next(rev);
+        pin_append(w, rev);
+        rev = next;
+    }
+}
+
+weft__task *weft__take_pinned(weft__worker *w)
+{
+    if (!w->pin_head) {
+        if (!atomic_load_explicit(&w->pins_in, memory_order_relaxed))   /* relaxed: a hint; the exchange acquires */
+            return NULL;
+        pin_drain(w);
+    }
+    weft__node *n = w->pin_head;
+    w->pin_head = weft__node_next(n);
+    if (!w->pin_head)
+        w->pin_tail = NULL;
+    WEFT_TSAN_ACQUIRE(n);
+    w->pinned_runs++;
+    return weft__as_task(n);
+}
+
+/* ---- placement ------------------------------------------------------------------- */
+
+static void count_spawn(weft_sched *s, weft__worker *w)
+{
+    if (w)
+        __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
+    else
+        atomic_fetch_add_explicit(&s->ext_spawned, 1, memory_order_release);   /* pairs with acquire in is_idle */
+}
+
+/* The bound thread of s with id `id` whose box is open. Caller holds
+ * bound_lock. */
+static weft__worker *bound_by_id(weft_sched *s, int id)
+{
+    for (unsigned i = 0; i < s->nbound; i++) {
+        weft__worker *b = s->bound[i];
+        if ((int)b->index == id && !b->pins_closed)
+            return b;
+    }
+    return NULL;
+}
+
+/* Pins t to `thread`; w: the caller's worker of s, or NULL. */
+static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int thread)
+{
+    WEFT_TSAN_RELEASE(t);
+    if ((unsigned)thread < s->nworkers) {
+        weft__worker *to = &s->workers[thread];
+        count_spawn(s, w);
+        if (to == w) {
+            pin_append(w, &t->node);
+            return WEFT_OK;
+        }
+        pin_push(to, &t->node);
+        weft__wake_worker(s, to);
+        return WEFT_OK;
+    }
+    pthread_mutex_lock(&s->bound_lock);
+    weft__worker *to = bound_by_id(s, thread);
+    if (!to) {
+        pthread_mutex_unlock(&s->bound_lock);
+        return WEFT_EINVAL;
+    }
+    count_spawn(s, w);
+    if (to == w) {
+        pin_append(w, &t->node);
+    } else {
+        pin_push(to, &t->node);
+        weft__wake_worker(s, to);
+        atomic_thread_fence(memory_order_seq_cst);   /* the push before pin_waiting's load: pairs with wait_pinned's store and re-check */
+        if (atomic_load_explicit(&to->pin_waiting, memory_order_relaxed))
+            weft_event_signal(&to->pin_ev);
+    }
+    pthread_mutex_unlock(&s->bound_lock);   /* to may unbind from here on */
+    return WEFT_OK;
+}
+
+/* HIGH or LOW: its ring; then wake a parked worker as for the global
+ * ring (weft__submit's outside case). */
+static void place_prio(weft_sched *s, weft__worker *w, weft__task *t, int prio)
+{
+    count_spawn(s, w);
+    if (!atomic_load_explicit(&s->prio_used, memory_order_relaxed))
+        atomic_store_explicit(&s->prio_used, true, memory_order_relaxed);   /* a hint (see Synchronization) */
+    weft__inject_push(prio == WEFT_PRIORITY_HIGH ? &s->prio_high : &s->prio_low, &t->node);
+    atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: as after a global push in weft__submit */
+    if (weft__notify_check(s))
+        weft__notify_slow(s);
+}
+
+/* weft__submit_placed past the outside check. w: the caller's worker of
+ * s or NULL. */
+static int place(weft_sched *s, weft__worker *w, weft__task *t, int prio, int thread, weft_hint hint)
+{
+    if (thread >= 0)
+        return place_pinned(s, w, t, thread);
+    if (prio == WEFT_PRIORITY_NORMAL)
+        weft__submit(s, w, t, hint);
+    else
+        place_prio(s, w, t, prio);
+    return WEFT_OK;
+}
+
+/* From a thread with no worker of s: announce, then check shutdown, as
+ * weft_spawn does (the seq_cst pair with destroy). */
+static int place_outside(weft_sched *s, weft__task *t, int prio, int thread, weft_hint hint)
+{
+    atomic_fetch_add(&s->ext_inflight, 1);
+    int rc = atomic_load(&s->shutdown) ? WEFT_ESHUTDOWN : place(s, NULL, t, prio, thread, hint);
+    atomic_fetch_sub(&s->ext_inflight, 1);
+    return rc;
+}
+
+int weft__submit_placed(weft_sched *s, weft__worker *w, weft__task *t, int prio, int thread)
+{
+    if (w && w->s == s)
+        return place(s, w, t, prio, thread, WEFT_HINT_NONE);
+    return place_outside(s, t, prio, thread, WEFT_HINT_NONE);
+}
 
 bool weft__thread_valid(weft_sched *s, int id)
 {
@@ -11,24 +209,45 @@ bool weft__thread_valid(weft_sched *s, int id)
     if ((unsigned)id < s->nworkers)
         return true;
     pthread_mutex_lock(&s->bound_lock);
-    bool ok = false;
-    for (unsigned i = 0; i < s->nbound; i++)
-        ok |= s->bound[i]->index == (unsigned)id;
+    bool ok = bound_by_id(s, id) != NULL;
     pthread_mutex_unlock(&s->bound_lock);
     return ok;
 }
 
-int weft__submit_placed(weft_sched *s, weft__worker *w, weft__task *t, int prio, int thread)
+/* ---- spawn with options ------------------------------------------------------------ */
+
+int weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spawn_opts *o)
 {
-    (void)prio;
-    if (thread >= 0 && !weft__thread_valid(s, thread))
+    if (!o)
+        return weft_spawn(s, fn, arg);
+    if (!s || !fn || (unsigned)o->priority > WEFT_PRIORITY_LOW ||
+        (unsigned)o->hint > WEFT_HINT_YIELD || (o->pinned && o->thread < 0))
         return WEFT_EINVAL;
-    if (w && w->s == s) {
-        weft__submit(s, w, t, WEFT_HINT_NONE);
-        return WEFT_OK;
+    int thread = o->pinned ? o->thread : -1;
+    if (thread < 0 && o->priority == WEFT_PRIORITY_NORMAL && !o->name)
+        return weft_spawn_hint(s, fn, arg, o->hint);
+    weft__worker *w = weft__tls_worker;
+    if (w && w->s != s)
+        w = NULL;
+    weft__task *t = weft__task_alloc(s, w);
+    if (!t)
+        return WEFT_ENOMEM;
+    t->fn = fn;
+    t->arg = arg;
+    t->spawner = w ? w->cur : NULL;
+    t->flags &= WEFT__TASK_POOLED;
+    if (o->name) {
+        t->flags |= WEFT__TASK_NAMED;
+        t->data[0] = (uint64_t)(uintptr_t)o->name;
     }
-    return weft__submit_external(s, t, WEFT_HINT_NONE);
+    int rc = w ? place(s, w, t, (int)o->priority, thread, o->hint)
+               : place_outside(s, t, (int)o->priority, thread, o->hint);
+    if (rc != WEFT_OK)
+        weft__task_free(s, w, t);
+    return rc;
 }
+
+/* ---- thread ids -------------------------------------------------------------------- */
 
 int weft_thread_id(void)
 {
@@ -36,35 +255,104 @@ int weft_thread_id(void)
     return w ? (int)w->index : -1;
 }
 
-int weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spawn_opts *o)
+unsigned weft__bound_id(weft_sched *s)
 {
-    if (!o)
-        return weft_spawn(s, fn, arg);
-    if (!s || !fn || (unsigned)o->priority > WEFT_PRIORITY_LOW || (unsigned)o->hint > WEFT_HINT_YIELD ||
-        (o->pinned && o->thread < 0))
-        return WEFT_EINVAL;
-    if (!o->pinned)
-        return weft_spawn_hint(s, fn, arg, o->hint);
-    return WEFT_EINVAL;
+    /* The smallest id >= nworkers that no bound thread holds: bound[] is
+     * short (the threads a program binds), so a scan per candidate. */
+    for (unsigned id = s->nworkers;; id++) {
+        bool used = false;
+        for (unsigned i = 0; i < s->nbound && !used; i++)
+            used = s->bound[i]->index == id;
+        if (!used)
+            return id;
+    }
 }
+
+/* ---- a bound thread's pump ------------------------------------------------------- */
 
 int weft_run_pinned(uint64_t budget_ns)
 {
-    (void)budget_ns;
     weft__worker *w = weft__tls_worker;
-    return w && w->bound ? 0 : WEFT_ENOTBOUND;
+    if (!w || !w->bound)
+        return WEFT_ENOTBOUND;
+    if (w->cur != &w->host || w->pump_depth)
+        return 0;   /* from a task on this thread: it would nest under it */
+    /* Its own fibers that are ready again first: they go on behind this
+     * yield (the loop, on another fiber, resumes them). */
+    if (w->ready_head || w->run_next || atomic_load_explicit(&w->inbox, memory_order_relaxed))
+        weft_yield();
+    uint64_t deadline = budget_ns >= UINT64_MAX / 2 ? UINT64_MAX : weft__now_ns() + budget_ns;
+    int ran = 0;
+    for (;;) {
+        weft__task *t = weft__take_pinned(w);
+        if (!t)
+            break;
+        /* On the thread's own stack, under this call: a task that blocks
+         * here suspends the host fiber, and the loop runs meanwhile. */
+        w->pump_depth++;
+        weft__run_task(w, t);
+        w->pump_depth--;
+        ran++;
+        if (deadline != UINT64_MAX && weft__now_ns() >= deadline)
+            break;
+    }
+    return ran;
 }
 
 int weft_wait_pinned(uint64_t timeout_ns)
 {
-    (void)timeout_ns;
     weft__worker *w = weft__tls_worker;
-    return w && w->bound ? WEFT_ETIMEDOUT : WEFT_ENOTBOUND;
+    if (!w || !w->bound)
+        return WEFT_ENOTBOUND;
+    uint64_t runs = w->pinned_runs;
+    uint64_t deadline = weft__deadline(timeout_ns);
+    int rc = WEFT_OK;
+    atomic_store(&w->pin_waiting, true);   /* seq_cst: before the re-check; pairs with the pinner's fence */
+    while (!w->pin_head && !atomic_load_explicit(&w->pins_in, memory_order_relaxed) &&
+           w->pinned_runs == runs) {   /* ran meanwhile (this thread runs its pins whenever it waits) */
+        uint64_t left = UINT64_MAX;
+        if (deadline) {
+            uint64_t now = weft__now_ns();
+            if (now >= deadline) {
+                rc = WEFT_ETIMEDOUT;
+                break;
+            }
+            left = deadline - now;
+        }
+        if (timeout_ns == 0) {
+            rc = WEFT_ETIMEDOUT;
+            break;
+        }
+        weft_event_wait_for(&w->pin_ev, left);
+    }
+    atomic_store_explicit(&w->pin_waiting, false, memory_order_relaxed);
+    return rc;
 }
 
-int weft_sched_bind_ex(weft_sched *s, unsigned flags)
+/* ---- unbinding ------------------------------------------------------------------------- */
+
+static bool quiet_pred(void *ctx)
 {
-    if (flags & ~WEFT_BIND_NO_HELP)
-        return WEFT_EINVAL;
-    return weft_sched_bind(s);
+    weft__worker *w = ctx;
+    /* The host fiber counts among the blocked while it is switched out
+     * to let the loop poll this. */
+    unsigned mine = w->blocked - (w->cur != &w->host ? 1u : 0u);
+    return mine == 0 && !w->pin_head && !atomic_load_explicit(&w->pins_in, memory_order_relaxed);
+}
+
+void weft__bound_drain(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    for (;;) {
+        weft_run_pinned(UINT64_MAX);
+        if (!quiet_pred(w))
+            weft_wait_until(quiet_pred, w);   /* its blocked tasks end, what is pinned runs */
+        pthread_mutex_lock(&s->bound_lock);
+        bool more = w->pin_head || atomic_load_explicit(&w->pins_in, memory_order_relaxed);   /* under bound_lock: every pin to w is made under it */
+        if (!more)
+            w->pins_closed = true;
+        pthread_mutex_unlock(&s->bound_lock);
+        if (!more)
+            return;
+    }
 }

@@ -189,6 +189,14 @@ static void destroy_partial(weft_sched *s, unsigned inited)
     weft__free_with(&a, s, sizeof *s);
 }
 
+/* The scheduler's three rings: NORMAL's (global) and HIGH's and LOW's. */
+static void fini_rings(weft_sched *s)
+{
+    weft__inject_fini(&s->global);
+    weft__inject_fini(&s->prio_high);
+    weft__inject_fini(&s->prio_low);
+}
+
 int weft_sched_create(weft_sched **out, const weft_config *cfg)
 {
     if (!out)
@@ -232,9 +240,20 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         destroy_partial(s, 0);
         return rc;
     }
-    rc = weft__park_init(s);
+    rc = weft__inject_init(&s->prio_high, 256, &s->cfg.allocator);
+    if (rc == WEFT_OK) {
+        rc = weft__inject_init(&s->prio_low, 256, &s->cfg.allocator);
+        if (rc != WEFT_OK)
+            weft__inject_fini(&s->prio_high);
+    }
     if (rc != WEFT_OK) {
         weft__inject_fini(&s->global);
+        destroy_partial(s, 0);
+        return rc;
+    }
+    rc = weft__park_init(s);
+    if (rc != WEFT_OK) {
+        fini_rings(s);
         destroy_partial(s, 0);
         return rc;
     }
@@ -263,7 +282,7 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         for (unsigned i = 0; i < started; i++)
             pthread_join(s->workers[i].thread, NULL);
         weft__park_fini(s);
-        weft__inject_fini(&s->global);
+        fini_rings(s);
         destroy_partial(s, inited);
         return rc;
     }
@@ -299,7 +318,7 @@ static void wait_idle_blocking(weft_sched *s)
  * task": such a task's waits fail with WEFT_ENOMEM anyway. */
 static bool in_task(const weft__worker *w)
 {
-    return !w->bound || w->cur != &w->host;
+    return !w->bound || w->cur != &w->host || w->pump_depth != 0;
 }
 
 int weft_wait_idle(weft_sched *s)
@@ -318,7 +337,7 @@ int weft_wait_idle(weft_sched *s)
     return WEFT_OK;
 }
 
-static int bind_thread(weft_sched *s, bool in_destroy);
+static int bind_thread(weft_sched *s, bool in_destroy, unsigned flags);
 
 int weft_sched_destroy(weft_sched *s)
 {
@@ -346,7 +365,7 @@ int weft_sched_destroy(weft_sched *s)
     if (!w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
         /* Single-threaded mode from an unbound thread: bind for the while,
          * so that what is queued runs here (nobody else would run it). */
-        int rc = bind_thread(s, false);
+        int rc = bind_thread(s, false, 0);
         if (rc != WEFT_OK)
             return rc;
         bound_here = own = true;
@@ -378,7 +397,7 @@ int weft_sched_destroy(weft_sched *s)
     weft__poller_shutdown(s);
     if (!own && !w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
         /* Spawned by other threads since the first look. */
-        if (bind_thread(s, true) == WEFT_OK)
+        if (bind_thread(s, true, 0) == WEFT_OK)
             own = true;
         else
             fprintf(stderr, "weft: weft_sched_destroy: cannot bind to run the tasks queued "
@@ -405,7 +424,7 @@ int weft_sched_destroy(weft_sched *s)
     }
     weft__poller_fini(s);
     weft__park_fini(s);
-    weft__inject_fini(&s->global);
+    fini_rings(s);
     weft_allocator a = s->cfg.allocator;   /* s itself goes back through it */
     if (s->bound)
         weft__free_with(&a, s->bound, sizeof *s->bound * s->bound_cap);
@@ -434,7 +453,7 @@ static void bound_remove(weft_sched *s, weft__worker *w)
 
 /* weft_sched_bind for a thread that is no worker and not bound;
  * in_destroy: destroy's own, after it set shutdown. */
-static int bind_thread(weft_sched *s, bool in_destroy)
+static int bind_thread(weft_sched *s, bool in_destroy, unsigned flags)
 {
     const weft_allocator *a = &s->cfg.allocator;
     weft__worker *w = weft__alloc_with(a, sizeof *w);
@@ -468,6 +487,8 @@ static int bind_thread(weft_sched *s, bool in_destroy)
         s->bound = nb;
         s->bound_cap = cap;
     }
+    w->index = weft__bound_id(s);
+    w->no_help = (flags & WEFT_BIND_NO_HELP) != 0;
     s->bound[s->nbound++] = w;
     pthread_mutex_unlock(&s->bound_lock);
 
@@ -487,21 +508,25 @@ static int bind_thread(weft_sched *s, bool in_destroy)
     w->host.name = "bound thread";
     w->cur = &w->host;
     weft__tls_worker = w;
-    /* Single-threaded mode: blocking runs the loop here. With workers,
-     * a bound thread blocks like any thread (its fibers would be stranded
-     * once it returned to its own code). */
-    if (s->nworkers == 0)
-        weft__host_set(&weft__core_host);
+    /* Blocking runs the loop here: with no workers, every queued task;
+     * beside workers, the tasks pinned here and, unless WEFT_BIND_NO_HELP,
+     * other ready work (worker.c, pick_bound). */
+    weft__host_set(&weft__core_host);
     return WEFT_OK;
+}
+
+int weft_sched_bind_ex(weft_sched *s, unsigned flags)
+{
+    if (!s || (flags & ~WEFT_BIND_NO_HELP))
+        return WEFT_EINVAL;
+    if (weft__tls_worker)
+        return WEFT_EBUSY;   /* already a worker or bound */
+    return bind_thread(s, false, flags);
 }
 
 int weft_sched_bind(weft_sched *s)
 {
-    if (!s)
-        return WEFT_EINVAL;
-    if (weft__tls_worker)
-        return WEFT_EBUSY;   /* already a worker or bound */
-    return bind_thread(s, false);
+    return weft_sched_bind_ex(s, 0);
 }
 
 void weft_sched_unbind(void)
@@ -520,6 +545,9 @@ void weft_sched_unbind(void)
     /* In single-threaded mode nobody else runs what is queued. */
     if (s->nworkers == 0)
         weft_wait_until(idle_pred, s);
+    /* What is pinned here, and the tasks this thread started that are
+     * blocked (their fibers are its own), run before it leaves. */
+    weft__bound_drain(w);
     /* Step 1 of unbind (see Synchronization): announce, while still
      * listed, that this thread goes on using s after it leaves bound[]. */
     atomic_fetch_add(&s->ext_inflight, 1);   /* seq_cst: before leaving bound[]; a destroy that sees us gone waits for the sub below */

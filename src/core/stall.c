@@ -69,8 +69,9 @@ static inline weft__fstate *fstate_of(weft__fiber *f)
 
 /* ---- tracking: called by the owner only, and only when w->track ---------- */
 
-static void publish_running(weft__worker *w, weft_fn fn, void *arg)
+static void publish_running(weft__worker *w, weft_fn fn, void *arg, const char *name)
 {
+    atomic_store_explicit(&w->run_name, (uintptr_t)name, memory_order_relaxed);  /* relaxed: printed only */
     atomic_store_explicit(&w->run_fn, (uintptr_t)fn, memory_order_relaxed);    /* relaxed: printed only */
     atomic_store_explicit(&w->run_arg, (uintptr_t)arg, memory_order_relaxed);  /* relaxed: printed only */
 }
@@ -107,7 +108,7 @@ void weft__track_suspend(weft__worker *w, weft__fiber *self)
     w->blocked_list = b;
     w->nblocked++;
     weft__spin_unlock(&w->reg_lock);
-    publish_running(w, NULL, NULL);   /* the worker goes back to its loop, or to another fiber */
+    publish_running(w, NULL, NULL, NULL);   /* the worker goes back to its loop, or to another fiber */
 }
 
 void weft__track_resume(weft__worker *w, weft__fiber *self)
@@ -126,24 +127,27 @@ void weft__track_resume(weft__worker *w, weft__fiber *self)
     b->what = NULL;
     b->obj = NULL;
     b->deadline = 0;
-    publish_running(w, b->task_fn, b->task_arg);
+    publish_running(w, b->task_fn, b->task_arg, b->task_name);
 }
 
-void weft__track_run(weft__worker *w, weft_fn fn, void *arg)
+void weft__track_run(weft__worker *w, weft_fn fn, void *arg, const char *name)
 {
     /* wait_until may run a task inline inside another on the same fiber:
      * keep the outer one and put it back after. */
     weft__blocked *b = &fstate_of(w->cur)->blk;
     weft_fn outer_fn = b->task_fn;
     void *outer_arg = b->task_arg;
+    const char *outer_name = b->task_name;
     b->task_fn = fn;
     b->task_arg = arg;
-    publish_running(w, fn, arg);
+    b->task_name = name;
+    publish_running(w, fn, arg, name);
     fn(arg);
     /* The same fiber: fibers are pinned and return where they called. */
     b->task_fn = outer_fn;
     b->task_arg = outer_arg;
-    publish_running(w, outer_fn, outer_arg);
+    b->task_name = outer_name;
+    publish_running(w, outer_fn, outer_arg, outer_name);
 }
 
 void weft__track_task(weft__worker *w, weft_fn fn, void *arg)
@@ -151,7 +155,8 @@ void weft__track_task(weft__worker *w, weft_fn fn, void *arg)
     weft__blocked *b = &fstate_of(w->cur)->blk;
     b->task_fn = fn;
     b->task_arg = arg;
-    publish_running(w, fn, arg);
+    b->task_name = NULL;
+    publish_running(w, fn, arg, NULL);
 }
 
 /* ---- task namers ---------------------------------------------------------- */
@@ -285,23 +290,28 @@ static bool mutex_lock_for(pthread_mutex_t *m, uint64_t patience_ns)
 static void worker_label(weft_sched *s, weft__worker *w, unsigned bound_pos, char *buf, size_t cap)
 {
     if (w->bound)
-        snprintf(buf, cap, "bound thread %u", bound_pos);
+        snprintf(buf, cap, "bound thread %u (id %u%s)", bound_pos, w->index,
+                 w->no_help ? ", not helping" : "");
     else
         snprintf(buf, cap, "worker %u", w->index);
     WEFT_UNUSED(s);
 }
 
-static void put_task(sbuf *b, weft_fn fn, void *arg)
+static void put_task(sbuf *b, weft_fn fn, void *arg, const char *name)
 {
     if (!fn) {
         sb_printf(b, "no task (the thread's own code)");
         return;
     }
+    if (name) {
+        sb_printf(b, "task \"%s\" (fn %p, arg %p)", name, (void *)(uintptr_t)fn, arg);
+        return;
+    }
     namer n = find_namer((uintptr_t)fn);
     if (n.describe) {
-        char name[256];
-        n.describe(arg, name, sizeof name);
-        sb_printf(b, "%s %s", n.kind, name);
+        char desc[256];
+        n.describe(arg, desc, sizeof desc);
+        sb_printf(b, "%s %s", n.kind, desc);
     } else {
         sb_printf(b, "task fn %p (arg %p)", (void *)(uintptr_t)fn, arg);
     }
@@ -335,7 +345,7 @@ static unsigned put_fibers(weft_sched *s, weft__worker *w, unsigned bound_pos, s
             sb_printf(b, " (%s in %.3f s)", strcmp(x->what, "sleep") == 0 ? "wakes" : "times out",
                       x->deadline > now ? secs(x->deadline - now) : 0.0);
         sb_printf(b, "; runs ");
-        put_task(b, x->task_fn, x->task_arg);
+        put_task(b, x->task_fn, x->task_arg, x->task_name);
         sb_printf(b, "\n");
     }
     weft__spin_unlock(&w->reg_lock);
@@ -353,6 +363,8 @@ static void put_worker(weft_sched *s, weft__worker *w, unsigned bound_pos, sbuf 
         sb_printf(b, "parked");
     else if (!w->track)
         sb_printf(b, "active");
+    else if (fn && atomic_load_explicit(&w->run_name, memory_order_relaxed))   /* relaxed: printed only; a static string */
+        sb_printf(b, "running task \"%s\"", (const char *)atomic_load_explicit(&w->run_name, memory_order_relaxed));
     else if (fn) {
         namer n = find_namer(fn);
         /* Not described: the task may end and its object go meanwhile. */

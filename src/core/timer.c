@@ -131,9 +131,9 @@ static int thread_sleep(weft__worker *w, uint64_t ns)
 int weft_sleep(uint64_t ns)
 {
     weft__worker *w = weft__tls_worker;
-    /* A bound thread beside workers runs no loop; and with no fiber to go
-     * on with (none can be mapped), the thread itself sleeps. */
-    if (!w || (w->bound && w->s->nworkers > 0) || !weft__have_fiber(w))
+    /* With no fiber to go on with (none can be mapped), the thread
+     * itself sleeps. */
+    if (!w || !weft__have_fiber(w))
         return thread_sleep(w, ns);
     uint64_t now = weft__now_ns();
     /* A sleep past the clock's range lasts "forever" (until the end of

@@ -94,16 +94,6 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
     while (!pred(ctx)) {
         if (run_own_child(w, self, st))
             continue;
-        if (w->bound && w->s->nworkers > 0) {
-            /* A bound thread beside workers: its tasks went to the
-             * workers (it has no deque); look again after a short sleep.
-             * It runs none of them on this stack: a task that blocked
-             * here would block the thread's own code under it, and tasks
-             * that wait in turn would nest without bound. */
-            struct timespec ts = { 0, 20000 };
-            nanosleep(&ts, NULL);
-            continue;
-        }
         /* Switch out and let the loop re-poll us: unless no fiber could
          * go on meanwhile (none can be mapped). */
         if (!weft__have_fiber(w)) {
@@ -126,8 +116,7 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
 void weft_yield(void)
 {
     weft__worker *w = weft__tls_worker;
-    if (!w || (w->bound && w->s->nworkers > 0)) {
-        /* A bound thread beside workers runs no loop (as in weft_sleep). */
+    if (!w) {
         sched_yield();
         return;
     }

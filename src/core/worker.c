@@ -123,13 +123,12 @@ static weft__task *pick_shuffled(weft__worker *w)
     return n ? weft__as_task(n) : NULL;
 }
 
-/* Callable from: owner. NULL when nothing is runnable without stealing. */
-static weft__task *pick_local(weft__worker *w)
+/* NORMAL work in the usual order (see the top of this file). Callable
+ * from: owner. */
+static inline __attribute__((always_inline)) weft__task *pick_normal(weft__worker *w)
 {
     weft_sched *s = w->s;
     weft__task *t;
-    if (WEFT_UNLIKELY(s->cfg.shuffle))
-        return pick_shuffled(w);
     w->tick++;
     if (--w->global_left == 0) {   /* every global_interval-th tick; a countdown, not a division */
         w->global_left = w->global_interval;
@@ -170,12 +169,83 @@ static weft__task *pick_local(weft__worker *w)
     return NULL;
 }
 
+/* The oldest task of a priority ring, or NULL. */
+static weft__task *pop_ring(weft__inject *q)
+{
+    weft__node *n;
+    if (weft__inject_empty(q) || weft__inject_pop_batch(q, &n, 1) == 0)
+        return NULL;
+    return weft__as_task(n);
+}
+
+/* A bound thread beside workers: its pinned tasks; then, helping, one
+ * task at a time from the rings, HIGH first (it keeps no deque: nobody
+ * could steal from it). Stealing is the loop's. */
+static weft__task *pick_bound(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    weft__task *t = weft__take_pinned(w);
+    if (t || w->no_help)
+        return t;
+    bool prio = atomic_load_explicit(&s->prio_used, memory_order_relaxed);   /* relaxed: a hint (pin.c) */
+    if (prio && (t = pop_ring(&s->prio_high)) != NULL)
+        return t;
+    if ((t = grab_global(w)) != NULL)
+        return t;
+    return prio ? pop_ring(&s->prio_low) : NULL;
+}
+
+/* pick_local once priorities or pins are in play: HIGH work, pinned
+ * tasks, NORMAL work, LOW work; every priority_interval-th pick serves
+ * NORMAL or LOW first (in turn), so neither starves. */
+static __attribute__((noinline)) weft__task *pick_placed(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    weft__task *t;
+    if (weft__bound_beside(w))
+        return pick_bound(w);
+    bool prio = atomic_load_explicit(&s->prio_used, memory_order_relaxed);   /* relaxed: a hint (pin.c) */
+    if (prio) {
+        if (--w->prio_left == 0) {
+            w->prio_left = s->cfg.priority_interval;
+            w->prio_turn = !w->prio_turn;
+            t = w->prio_turn ? pop_ring(&s->prio_low) : pick_normal(w);
+            if (t)
+                return t;
+        }
+        if ((t = pop_ring(&s->prio_high)) != NULL)
+            return t;
+    }
+    if ((t = weft__take_pinned(w)) != NULL)
+        return t;
+    if ((t = pick_normal(w)) != NULL)
+        return t;
+    return prio ? pop_ring(&s->prio_low) : NULL;
+}
+
+/* Callable from: owner. NULL when nothing is runnable without stealing. */
+static weft__task *pick_local(weft__worker *w)
+{
+    weft_sched *s = w->s;
+    if (WEFT_UNLIKELY(s->cfg.shuffle))
+        return pick_shuffled(w);
+    /* Relaxed loads: hints. A pin pushed after the look is found at the
+     * next pick, or by the re-check before parking (work_visible). */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&s->prio_used, memory_order_relaxed) ||
+                      atomic_load_explicit(&w->pins_in, memory_order_relaxed) ||
+                      w->pin_head || w->bound))
+        return pick_placed(w);
+    return pick_normal(w);
+}
+
 /* Is a task or a due timer waiting on this worker (not counting
  * stealable work elsewhere)? Cheap: loads only, and the clock only with
  * timers armed. Callable from: owner. */
 bool weft__local_work_waiting(weft__worker *w)
 {
     if (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed))
+        return true;
+    if (w->pin_head || atomic_load_explicit(&w->pins_in, memory_order_relaxed))
         return true;
     if (!weft__inject_empty(&w->s->global))
         return true;
@@ -184,7 +254,8 @@ bool weft__local_work_waiting(weft__worker *w)
 
 bool weft__work_queued(weft_sched *s)
 {
-    if (!weft__inject_empty(&s->global))
+    if (!weft__inject_empty(&s->global) || !weft__inject_empty(&s->prio_high) ||
+        !weft__inject_empty(&s->prio_low))
         return true;
     for (unsigned i = 0; i < s->nworkers; i++) {
         weft__worker *v = &s->workers[i];
@@ -199,6 +270,10 @@ bool weft__work_visible(weft__worker *w)
     weft_sched *s = w->s;
     if (w->ready_head || w->run_next || atomic_load_explicit(&w->inbox, memory_order_relaxed))
         return true;
+    if (w->pin_head || atomic_load_explicit(&w->pins_in, memory_order_relaxed))
+        return true;
+    if (weft__bound_beside(w) && w->no_help)
+        return false;   /* nothing but its own fibers and pins is its business */
     if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed)))   /* relaxed: only this thread writes them */
         return true;   /* a bound thread's own queues (weft__bound_runs_tasks): nobody else's work */
     return weft__work_queued(s);
@@ -325,7 +400,8 @@ static bool spin_for_work(weft__worker *w)
 {
     uint64_t until = weft__now_ns() + (uint64_t)w->s->cfg.spin_us * 1000u;
     for (unsigned n = 1;; n++) {
-        if (atomic_load_explicit(&w->inbox, memory_order_relaxed))   /* relaxed: a hint; weft__drain_inbox's exchange acquires */
+        if (atomic_load_explicit(&w->inbox, memory_order_relaxed) ||
+            atomic_load_explicit(&w->pins_in, memory_order_relaxed))   /* relaxed: hints; the exchanges that take them acquire */
             return true;
         if (n % WEFT__SPIN_SCAN == 0) {
             if (weft__work_visible(w))
@@ -402,7 +478,16 @@ static void loop(weft__worker *w)
             continue;
         }
         bool stolen = false;
-        if (!t && weft__try_start_searching(w)) {
+        if (!t && WEFT_UNLIKELY(weft__bound_beside(w))) {
+            /* A helping bound thread steals without joining the
+             * searchers: submitters count on searchers to find their
+             * work, and this thread goes back to its own code when its
+             * wait ends. */
+            if (!w->no_help) {
+                t = steal(w);
+                stolen = t != NULL;
+            }
+        } else if (!t && weft__try_start_searching(w)) {
             t = steal(w);
             stolen = t != NULL;
         }
@@ -439,6 +524,13 @@ static void loop(weft__worker *w)
             idle_rounds++;
             if (found)
                 continue;
+        }
+        if (WEFT_UNLIKELY(weft__bound_beside(w))) {
+            /* Its own futex, never the idle set; it leaves the loop when
+             * its host fiber is ready (the wait it is in ended). */
+            weft__bound_park(w, park_deadline(w, idle_rounds < 5 ? idle_rounds : 5));
+            idle_rounds++;
+            continue;
         }
         if (atomic_load_explicit(&s->exiting, memory_order_acquire) &&
             !w->blocked && !w->pollers && !w->ntimers && !weft__work_visible(w)) {
@@ -518,7 +610,9 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->lifo_budget = s->cfg.lifo_budget;
     w->global_interval = s->cfg.global_interval;
     w->global_left = w->global_interval;
+    w->prio_left = s->cfg.priority_interval;
     w->shuffle = s->cfg.shuffle;
+    weft_event_init(&w->pin_ev, false, false);
     /* Shuffle mode: a child takes its chances in the loop. A bound
      * thread's children go to the workers; with none, its tasks' children
      * go on its own deque, as on a worker (weft__bound_runs_tasks). */
@@ -554,6 +648,7 @@ void weft__worker_fini(weft__worker *w)
     }
     weft__fiber_pool_fini(&w->fibers);
     weft__deque_fini(&w->deque);
+    weft_event_destroy(&w->pin_ev);
     weft__task_pool_fini(w->s, &w->pool);
     if (w->timers)
         weft__free_with(&w->s->cfg.allocator, w->timers, sizeof *w->timers * w->timer_cap);

@@ -69,6 +69,7 @@ static inline __attribute__((always_inline)) void weft__run_task(weft__worker *w
 {
     weft_fn fn;
     void *arg;
+    const char *name = NULL;
     WEFT_TSAN_ACQUIRE(t);
     if (weft__node_is_hook(&t->node)) {
         /* A hook record (node.h): its layer's; core reads nothing else. */
@@ -77,10 +78,14 @@ static inline __attribute__((always_inline)) void weft__run_task(weft__worker *w
     } else {
         fn = t->fn;
         arg = t->arg;
+        if (WEFT_UNLIKELY(w->track) && (t->flags & WEFT__TASK_NAMED)) {
+            name = (const char *)(uintptr_t)t->data[0];
+            t->flags &= ~(uint32_t)WEFT__TASK_NAMED;   /* read only where names are shown: the mark is cleared there */
+        }
         weft__task_free(w->s, w, t);   /* read out: the record is free for the task's children */
     }
     if (WEFT_UNLIKELY(w->track))
-        weft__track_run(w, fn, arg);   /* fn(arg), noted for stall reports */
+        weft__track_run(w, fn, arg, name);   /* fn(arg), noted for stall reports */
     else
         fn(arg);
     /* Still on the same worker: a task that blocked resumed here. */

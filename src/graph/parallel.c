@@ -160,7 +160,7 @@ static void held_piece_drop(weft__loop *l, weft__worker *w, weft__task *t)
  * is a piece that ends itself, and this one stops. Without a record
  * (memory ran out) the chunks run in order, unheld. Callable from: a
  * thread of l's scheduler that runs tasks (a worker, or the bound thread
- * of a scheduler without workers). */
+ * of a scheduler without workers, or one beside workers that helps). */
 static void run_held(weft__loop *l, weft__worker *w, size_t b, size_t e)
 {
     weft__task *rest = held_piece_new(l, w);
@@ -188,7 +188,11 @@ static void run_held(weft__loop *l, weft__worker *w, size_t b, size_t e)
 static void run_piece(weft__loop *l, size_t b, size_t e)
 {
     weft__worker *w = weft__tls_worker;
-    if (w && w->s == l->s && (!w->bound || l->s->nworkers == 0)) {
+    if (w && w->s == l->s) {
+        /* A bound thread beside workers (helping, worker.c) offers
+         * nothing, as it keeps no deque, but holds the rest like any
+         * thread that runs tasks: a chunk of its that blocks hands the
+         * rest to the global ring (weft__submit). */
         if (!w->bound && l->s->nworkers > 1) {
             while (e - b > 1 && offer(l, w, b + (e - b) / 2, e))
                 e = b + (e - b) / 2;
