@@ -375,10 +375,13 @@ WEFT_API int  weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spa
  * task running on the bound thread, 0 (it runs nothing: it would nest
  * under that task). */
 WEFT_API int  weft_run_pinned(uint64_t budget_ns);
-/* On a bound thread: sleeps until a task is pinned to it (0 at once if
- * one is queued; the task is not run: weft_run_pinned runs it) or
- * timeout_ns passes (WEFT_ETIMEDOUT; UINT64_MAX waits for ever). Its
- * ready fibers run meanwhile. WEFT_ENOTBOUND elsewhere. */
+/* On a bound thread: waits until a task is pinned to it or timeout_ns
+ * passes (WEFT_ETIMEDOUT; 0 only looks; UINT64_MAX waits for ever).
+ * Returns 0 at once if one is queued, without running it (weft_run_pinned
+ * does); while it waits, the thread runs what it runs in any wait (its
+ * ready fibers, tasks pinned to it: a pin that arrives then may have run
+ * by the time this returns 0; unless bound with WEFT_BIND_NO_HELP, other
+ * ready work). WEFT_ENOTBOUND elsewhere. */
 WEFT_API int  weft_wait_pinned(uint64_t timeout_ns);
 /* Until every task spawned so far, and all they spawn, has finished.
  * WEFT_EBUSY from a task of s (it would wait for itself); WEFT_ENOTBOUND
@@ -391,30 +394,34 @@ WEFT_API int  weft_wait_idle(weft_sched *s);
  * only after this wait returns: run inline, it would wait under the
  * parent's frame for ever. Such a parent waits with a wait group or an
  * event instead, which never runs children inline. On a bound thread
- * beside workers it runs nothing and polls pred (every 20 us).
+ * beside workers nothing is queued under it: its fiber is switched out,
+ * and the thread runs its pinned tasks and (helping) other work while
+ * pred is polled, at least every 32 us when the thread has nothing else.
  * WEFT_ENOTBOUND on a thread that is neither a worker nor bound;
  * WEFT_ENOMEM if it had to switch out and no fiber could be mapped for
  * the worker to go on with ("allocation"). */
 WEFT_API int  weft_wait_until(bool (*pred)(void *ctx), void *ctx);
 /* Lets other ready work run first. Callable from: any thread. On a
- * worker, and on a thread bound with workers = 0, it puts the caller's
- * fiber behind what is queued, and returns at once when nothing
- * else waits to run; on a bound thread beside workers and on any other
- * thread it calls sched_yield(). */
+ * worker and on a bound thread it puts the caller's fiber behind what is
+ * queued (for a bound thread beside workers: what it may run, see
+ * weft_sched_bind_ex), and returns at once when nothing else waits to
+ * run; on any other thread it calls sched_yield(). */
 WEFT_API void weft_yield(void);
-/* Waits at least ns nanoseconds. Callable from: any thread. On a worker,
- * and on a thread bound with workers = 0, it suspends the caller's fiber
- * and the thread runs other work meanwhile; on a bound thread beside
- * workers and on any other thread it sleeps the thread (nanosleep,
- * resumed after a signal). */
+/* Waits at least ns nanoseconds. Callable from: any thread. On a worker
+ * and on a bound thread it suspends the caller's fiber and the thread
+ * runs other work meanwhile (a bound thread beside workers: what it may
+ * run, see weft_sched_bind_ex; a task it runs may end after the sleep
+ * would); on any other thread it sleeps the thread (nanosleep, resumed
+ * after a signal). */
 WEFT_API int  weft_sleep(uint64_t ns);
 
 /* ---- fiber-aware sync: blocks the fiber, not the thread -------------
  * Usable from tasks, bound threads and plain threads alike, mixed on one
  * object: a task suspends its fiber and its worker runs other work; a
- * bound thread in single-threaded mode (workers = 0) runs queued tasks
- * while it waits; any other thread sleeps in the kernel. Waiting
- * allocates nothing.
+ * bound thread runs tasks while it waits (with workers = 0, every queued
+ * task; beside workers, its pinned tasks and, unless bound with
+ * WEFT_BIND_NO_HELP, other ready work); any other thread sleeps in the
+ * kernel. Waiting allocates nothing.
  *
  * The bodies are public so they can be embedded; every field is private.
  * Initialize with _init before use; _destroy while anyone is blocked on
@@ -540,9 +547,10 @@ WEFT_API void weft_chan_destroy(weft_chan *ch);  /* nobody may be blocked on it 
  * descriptors are registered. Busy workers look at the epoll set without
  * sleeping (epoll_wait with timeout 0) every weft_config.global_interval
  * tasks they pick, so readiness is noticed while every worker is busy
- * too, unless one task runs for long without picking another. Elsewhere
- * (plain threads, a bound thread beside workers) the thread itself waits
- * in ppoll(2). The events are poll(2)'s: include <poll.h> for POLLIN,
+ * too, unless one task runs for long without picking another. A bound
+ * thread's own wait joins the epoll set likewise, and the thread runs
+ * tasks meanwhile (weft_sched_bind_ex). On plain threads the thread
+ * itself waits in ppoll(2). The events are poll(2)'s: include <poll.h> for POLLIN,
  * POLLOUT, POLLPRI, POLLRDHUP, POLLERR, POLLHUP.
  *
  * Timeouts are relative, in nanoseconds on CLOCK_MONOTONIC: 0 polls once
@@ -876,9 +884,9 @@ WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
  * worker). They return once every chunk has run. Callable from: a task
  * (its fiber waits, its worker runs other work); a bound thread, which
  * with no workers runs the chunks itself (and other work while a chunk
- * blocks), but beside workers queues them and sleeps in the kernel until
- * the workers are done (such a thread runs no tasks while it waits); or
- * any other thread. Such a thread runs chunks itself when a CPU is spare
+ * blocks), and beside workers queues them and, helping, runs chunks and
+ * other work while it waits (bound with WEFT_BIND_NO_HELP: only its
+ * pinned tasks); or any other thread. Such a thread runs chunks itself when a CPU is spare
  * for it: about 1/(workers + 1) of them while the workers run the rest
  * and help with its share once free (fewer workers than the CPUs s's
  * creator may run on); with a worker per CPU it sleeps until they are
