@@ -178,6 +178,8 @@ struct weft__worker {
     bool no_help;                        /* a bound thread that runs only its pinned tasks (WEFT_BIND_NO_HELP) */
     bool pins_closed;                    /* a bound thread unbinding: no more pins (under bound_lock) */
     bool prio_turn;                      /* which lower level the next starvation turn serves */
+    bool placed;                         /* pick through pick_placed: a bound thread, or
+                                            pinned tasks in pin_head (pin.c keeps it) */
     unsigned prio_left;                  /* picks until a starvation turn (pin.c) */
     weft__node *pin_head, *pin_tail;     /* owner's FIFO of pinned tasks, oldest first */
     unsigned tick;
@@ -241,6 +243,10 @@ struct weft_sched {
                                             create: every allocation of s,
                                             s included, and every free */
     unsigned nworkers;
+    atomic_bool prio_used;               /* see prio_high: here among fields
+                                            read on every pick and written
+                                            once, off the lines parking and
+                                            pushes write */
     weft__worker *workers;               /* nworkers of them */
     unsigned *coprimes;                  /* strides for victim order */
     unsigned ncoprimes;
@@ -250,7 +256,6 @@ struct weft_sched {
      * such submit and never cleared, so a scheduler that never uses
      * priorities pays one load of it per pick. */
     weft__inject prio_high, prio_low;
-    atomic_bool prio_used;
 
     /* Parking (park.c). */
     pthread_mutex_t idle_lock;

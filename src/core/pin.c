@@ -66,6 +66,7 @@ static void pin_append(weft__worker *w, weft__node *n)
     else
         w->pin_head = n;
     w->pin_tail = n;
+    w->placed = true;
 }
 
 /* Moves the box to the owner's FIFO, oldest first. */
@@ -95,8 +96,10 @@ weft__task *weft__take_pinned(weft__worker *w)
     }
     weft__node *n = w->pin_head;
     w->pin_head = weft__node_next(n);
-    if (!w->pin_head)
+    if (!w->pin_head) {
         w->pin_tail = NULL;
+        w->placed = w->bound;
+    }
     WEFT_TSAN_ACQUIRE(n);
     w->pinned_runs++;
     return weft__as_task(n);

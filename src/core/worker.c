@@ -232,8 +232,7 @@ static weft__task *pick_local(weft__worker *w)
     /* Relaxed loads: hints. A pin pushed after the look is found at the
      * next pick, or by the re-check before parking (work_visible). */
     if (WEFT_UNLIKELY(atomic_load_explicit(&s->prio_used, memory_order_relaxed) ||
-                      atomic_load_explicit(&w->pins_in, memory_order_relaxed) ||
-                      w->pin_head || w->bound))
+                      atomic_load_explicit(&w->pins_in, memory_order_relaxed) || w->placed))
         return pick_placed(w);
     return pick_normal(w);
 }
@@ -602,6 +601,7 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->s = s;
     w->index = index;
     w->bound = bound;
+    w->placed = bound;
     w->track = s->track;
     w->rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) + 0x632be59bd9b4e019ull * (index + 1);
     w->shuffle_rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) ^ 0xd1b54a32d192ed03ull;
