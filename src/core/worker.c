@@ -517,7 +517,11 @@ static void loop(weft__worker *w)
             if (w->ready_head)
                 continue;
         }
-        if (idle_rounds < 64 && s->cfg.spin_us) {
+        /* A bound thread that does not help spins only with a CPU to
+         * spare: on a full machine its spin holds the CPU that the thread
+         * it waits for needs (a round trip then costs two spin periods). */
+        if (idle_rounds < 64 && s->cfg.spin_us &&
+            !(WEFT_UNLIKELY(w->no_help) && !s->spare_cpu)) {
             /* Spin a little before sleeping: work often comes right back. */
             bool found = spin_for_work(w);
             idle_rounds++;
