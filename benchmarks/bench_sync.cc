@@ -16,7 +16,12 @@
 //               received over a channel
 //
 // The scheduler uses 2 workers (the CI machine's cores) unless the case
-// name says otherwise. Nothing is pinned: run.py reports medians.
+// name says otherwise. No thread is pinned to a core: run.py reports
+// medians. pingpong/weft_pinned_*: the two tasks pinned to workers with
+// weft_spawn_ex (both to worker 0 of two, or to 0 and 1), so the
+// cross-worker hand-off is read against the same-worker round trip on
+// the same two-worker scheduler; benchmarks/placement.c says where an
+// unpinned pair lands.
 //
 // mutex/: what "the same number of threads" means on 2 cores. The issue
 // asks for a contended fiber mutex at least as fast as a pthread mutex
@@ -133,17 +138,33 @@ void ponger(void *arg)
         pp->cpu_ns += thread_cpu_ns() - t0;   // its own worker's thread
 }
 
-void weft_pingpong(benchmark::State &state, unsigned workers, bool apart)
+// pin_ponger, pin_pinger: -1 = spawned unpinned (weft_spawn); else the
+// worker weft_spawn_ex pins it to. The unpinned rows place the pair as
+// the scheduler does (two workers: they wait for each other, so they run
+// apart); the pinned rows force one placement whatever the scheduler
+// would do: both on worker 0 of two, or one on each.
+void weft_pingpong(benchmark::State &state, unsigned workers, bool apart, int pin_ponger,
+                   int pin_pinger)
 {
     weft_sched *s = make_sched(workers);
     PingPong pp;
     pp.apart = apart;
     check(weft_chan_create(&pp.ping, sizeof(int), 0), "weft_chan_create");
     check(weft_chan_create(&pp.pong, sizeof(int), 0), "weft_chan_create");
+    auto spawn = [&](weft_fn fn, int pin) {
+        if (pin < 0) {
+            check(weft_spawn(s, fn, &pp), "weft_spawn");
+            return;
+        }
+        weft_spawn_opts o{};
+        o.pinned = true;
+        o.thread = pin;
+        check(weft_spawn_ex(s, fn, &pp, &o), "weft_spawn_ex");
+    };
     for (auto _ : state) {
         pp.started = 0;
-        check(weft_spawn(s, ponger, &pp), "weft_spawn");
-        check(weft_spawn(s, pinger, &pp), "weft_spawn");
+        spawn(ponger, pin_ponger);
+        spawn(pinger, pin_pinger);
         check(weft_wait_idle(s), "weft_wait_idle");
     }
     state.SetItemsProcessed(state.iterations() * kRoundTrips);
@@ -564,9 +585,13 @@ void pthread_skynet(benchmark::State &state, int64_t leaves)
 
 void register_all()
 {
-    benchmark::RegisterBenchmark("pingpong/weft_one_worker", weft_pingpong, 1u, false)
+    benchmark::RegisterBenchmark("pingpong/weft_one_worker", weft_pingpong, 1u, false, -1, -1)
         ->UseRealTime()->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("pingpong/weft_two_workers", weft_pingpong, 2u, true)
+    benchmark::RegisterBenchmark("pingpong/weft_two_workers", weft_pingpong, 2u, true, -1, -1)
+        ->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("pingpong/weft_pinned_one_worker", weft_pingpong, 2u, false, 0, 0)
+        ->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("pingpong/weft_pinned_two_workers", weft_pingpong, 2u, true, 0, 1)
         ->UseRealTime()->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("pingpong/pthread_condvar", pthread_pingpong)
         ->UseRealTime()->Unit(benchmark::kMillisecond);

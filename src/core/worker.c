@@ -6,9 +6,16 @@
  *   deque, lifo   a worker's queues: pushed by the owner, taken by the
  *                 owner and by thieves (deque.c; lifo by atomic exchange,
  *                 acq_rel, pairing with the exchange in weft__submit).
+ *                 Only the owner fills lifo (a NEXT spawn's exchange, or
+ *                 grab_global's release store into a slot it saw empty:
+ *                 nobody else can fill it meanwhile); anyone may empty it
+ *                 with an acquire exchange. A thief takes it only after
+ *                 a grace period (steal_lifo) during which it re-reads
+ *                 the slot, relaxed, as a hint.
  *   global        the scheduler's ring (inject.c): any thread pushes and
- *                 pops; a worker takes a batch at a time and queues all
- *                 but the first on its deque, where others may steal them.
+ *                 pops; a worker takes a batch at a time, runs the first,
+ *                 puts the second in its LIFO slot if that is empty and
+ *                 the rest on its deque, where others may steal them.
  *   a bound thread's deque and LIFO slot (workers = 0): owner only, and
  *                 nobody else looks at them (block.c); a bound thread
  *                 beside workers keeps none and takes one global task at
@@ -50,9 +57,11 @@
  *
  * Pick order (pick_local): every global_interval-th tick the global ring;
  * then the LIFO slot (at most lifo_budget times in a row); the deque; the
- * global ring (a batch); stealing (searching workers only).
+ * global ring (a batch); stealing (searching workers only: each victim's
+ * deque, oldest first, then its LIFO slot after a grace period).
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -73,7 +82,18 @@ uint64_t weft__now_ns(void)
 
 /* ---- picking work ------------------------------------------------------------------ */
 
-/* Takes a batch from the global ring: runs the first, queues the rest. */
+/* Takes a batch from the global ring: runs the first, queues the rest.
+ * The second goes to the LIFO slot (when it is empty; never in shuffle
+ * mode), so it runs next here unless the first runs long: tasks
+ * submitted back to back from outside are often a pair that talk to each
+ * other (a producer and its consumer, a ping and its pong), and the first
+ * blocks on the second at once. On the deque, the oldest item, a thief
+ * woken by this very grab (the hand-off) took it in 3 to 6 runs of 20
+ * with the workers asleep, and fibers never migrate: the pair then talked
+ * across cores for its whole life, at 10 to 100 times the cost of a
+ * round trip on one worker (benchmarks/placement.c). A thief leaves a
+ * LIFO slot alone for a grace period (steal, below), as Go's leaves
+ * runnext; a task that waits longer is stolen as before. */
 static weft__task *grab_global(weft__worker *w)
 {
     weft_sched *s = w->s;
@@ -92,7 +112,15 @@ static weft__task *grab_global(weft__worker *w)
     if (!n)
         return NULL;
     WEFT__STAT(w, global_grabs, 1);
-    for (unsigned i = 1; i < n; i++) {
+    unsigned i = 1;
+    if (n > 1 && !w->shuffle && !atomic_load_explicit(&w->lifo, memory_order_relaxed)) {
+        /* Only the owner fills the slot and thieves only empty it: it
+         * stays empty until this store. */
+        WEFT_TSAN_RELEASE(batch[1]);
+        atomic_store_explicit(&w->lifo, batch[1], memory_order_release);   /* release: publishes the task; pairs with the acquire exchange in steal and weft__take_lifo */
+        i = 2;
+    }
+    for (; i < n; i++) {
         if (!weft__deque_push(&w->deque, batch[i])) {
             weft__inject_push_batch(&s->global, batch + i, n - i);
             break;
@@ -278,6 +306,41 @@ bool weft__work_visible(weft__worker *w)
     return weft__work_queued(s);
 }
 
+/* A thief that finds a victim's deque empty and its LIFO slot full
+ * waits this long before it takes the slot's task. The slot holds what
+ * its owner meant to run next: a NEXT spawn, or the second task of a
+ * batch from the global ring (grab_global), and the usual case is that
+ * the task the owner runs now is about to block on it (a spawn and its
+ * consumer, a ping and its pong) and the owner takes it within a
+ * microsecond. Stolen, the pair would talk across cores for its whole
+ * life (fibers are pinned). Go's runqgrab waits 3 us for its runnext
+ * likewise. Half of it is a spin re-reading the slot; then the thief
+ * yields its CPU once, in case the owner waits for that CPU (a woken
+ * thief often lands on its waker's), and looks again. */
+#define WEFT__LIFO_GRACE_NS 3000
+
+/* Takes victim's LIFO slot after the grace period, if it is still full.
+ * Callable from: a thief (steal). */
+static __attribute__((noinline)) weft__node *steal_lifo(weft__worker *victim)
+{
+    uint64_t until = weft__now_ns() + WEFT__LIFO_GRACE_NS / 2;
+    for (unsigned n = 1;; n++) {
+        if (!atomic_load_explicit(&victim->lifo, memory_order_relaxed))   /* relaxed: a hint; the exchange below acquires */
+            return NULL;   /* its owner took it */
+        weft__cpu_relax();
+        if (n % WEFT__SPIN_SCAN == 0 && weft__now_ns() >= until)
+            break;
+    }
+    sched_yield();
+    if (!atomic_load_explicit(&victim->lifo, memory_order_relaxed))   /* relaxed: as above */
+        return NULL;
+    weft__node *node = atomic_exchange_explicit(&victim->lifo, NULL,
+                                                memory_order_acquire);    /* acquire: pairs with the exchange in submit and the store in grab_global */
+    if (node)
+        WEFT_TSAN_ACQUIRE(node);
+    return node;
+}
+
 /* Visits every other worker once, from a random start with a random
  * stride coprime with the worker count (Go's steal order). */
 static weft__task *steal(weft__worker *w)
@@ -295,12 +358,8 @@ static weft__task *steal(weft__worker *w)
             continue;
         WEFT__STAT(w, steal_attempts, 1);
         weft__node *node = weft__deque_steal(&victim->deque);
-        if (!node && atomic_load_explicit(&victim->lifo, memory_order_relaxed)) {
-            node = atomic_exchange_explicit(&victim->lifo, NULL,
-                                            memory_order_acquire);    /* acquire: pairs with the exchange in submit */
-            if (node)
-                WEFT_TSAN_ACQUIRE(node);
-        }
+        if (!node && atomic_load_explicit(&victim->lifo, memory_order_relaxed))
+            node = steal_lifo(victim);
         if (node) {
             WEFT__STAT(w, steals, 1);
             return weft__as_task(node);
