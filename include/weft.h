@@ -253,7 +253,9 @@ WEFT_API int  weft_sched_destroy(weft_sched *s);
 /* This thread may now block on weft primitives and run tasks. EBUSY if
  * it is already a worker or bound; ESHUTDOWN once s is being destroyed. */
 WEFT_API int  weft_sched_bind(weft_sched *s);
-/* Runs work queued on this thread first (workers = 0). From a task
+/* Runs work queued on this thread first (workers = 0), the tasks pinned
+ * to it, and the tasks it started while helping that are blocked (their
+ * fibers are its own: unbind waits for them to end). From a task
  * running on the bound thread it does nothing (a message on stderr):
  * the task's frames live on what it would free. May race a
  * weft_sched_destroy of the scheduler retried on WEFT_EBUSY: destroy
@@ -273,8 +275,9 @@ WEFT_API void weft_sched_unbind(void);
  * the thread next waits in weft or pumps (weft_run_pinned); a thread
  * that must stay responsive, or that seldom calls weft, binds with
  * WEFT_BIND_NO_HELP. Helping is the default because the main thread of
- * a frame loop, the usual bound thread, waits in weft every frame.
- * EINVAL: unknown flags. */
+ * a frame loop, the usual bound thread, waits in weft every frame. With
+ * workers = 0 the flag changes nothing: a bound thread is then the only
+ * thread that runs tasks. EINVAL: unknown flags. */
 #define WEFT_BIND_NO_HELP 1u
 WEFT_API int  weft_sched_bind_ex(weft_sched *s, unsigned flags);
 WEFT_API weft_sched *weft_sched_current(void);      /* NULL on unbound threads */
@@ -339,10 +342,11 @@ typedef enum weft_hint {
  * and on no other: a worker never lets it be stolen; a bound thread runs
  * it whenever it waits in any weft call, and when it pumps with
  * weft_run_pinned. A thread runs the tasks pinned to it in the order they
- * were pinned, after HIGH work and before NORMAL work (priority LOW
- * counts as NORMAL for them). A bound thread that unbinds runs the tasks
- * pinned to it first; a pin racing the unbind is either run by it or
- * refused with EINVAL. */
+ * were pinned, after HIGH work and before NORMAL work (priority does not
+ * reorder them). A bound thread that unbinds runs the tasks pinned to it
+ * first; a pin racing the unbind is either run by it or refused with
+ * EINVAL. Ids name threads, not binds: a pin made after an unbind and a
+ * new bind that took the same id runs on the new thread. */
 typedef enum weft_priority {
     WEFT_PRIORITY_NORMAL = 0,  /* the default (zero) */
     WEFT_PRIORITY_HIGH,
@@ -370,7 +374,8 @@ WEFT_API int  weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spa
 /* On a bound thread: runs the tasks pinned to it, and its own fibers
  * that are ready again, until none is queued or budget_ns has passed
  * (the clock is checked between tasks, so one long task can overrun
- * it); returns how many tasks ran (>= 0). A frame loop calls it once a
+ * it, and a budget of 0 runs at most one); returns how many pinned tasks
+ * ran (>= 0; resumed fibers are not counted). A frame loop calls it once a
  * frame. WEFT_ENOTBOUND on any other thread (a worker included); from a
  * task running on the bound thread, 0 (it runs nothing: it would nest
  * under that task). */
@@ -746,7 +751,7 @@ WEFT_API size_t weft_task_predecessors(const weft_task *t, weft_task **out, size
  * graph's: valid until t is renamed or its graph destroyed. */
 WEFT_API const char *weft_task_name(const weft_task *t);
 /* t's priority in every later run (see "priorities and pinned tasks");
- * an out-of-range p is ignored. A condition task's successor it picks
+ * a NULL t or an out-of-range p is ignored. A condition task's successor it picks
  * runs at its own priority. Callable from: any thread, between runs. */
 WEFT_API void weft_task_set_priority(weft_task *t, weft_priority p);
 /* t runs only on the thread with id `thread` (weft_thread_id), -1
