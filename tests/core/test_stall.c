@@ -211,6 +211,41 @@ WT_TEST(stall, stall_report_lists_bound_thread_and_graph_wait, .timeout = 60)
     weft_event_destroy(&ev);
 }
 
+/* Beside workers: the main thread, bound, waits for a graph; a spawn
+ * named with weft_spawn_opts.name blocks on a worker. The report lists
+ * the bound thread with its id and what it waits on, and the spawn by its
+ * name, not its function's address. */
+WT_TEST(stall, stall_report_lists_main_thread_and_spawn_names, .timeout = 60)
+{
+    capture c;
+    capture_init(&c);
+    weft_sched *s = make_watched(2, 100 * MS, &c);
+    WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+    int id = weft_thread_id();
+    WT_ASSERT_EQ(id, 2);
+    weft_event ev, named;
+    weft_event_init(&ev, true, false);
+    weft_event_init(&named, true, false);
+    c.signal_on_report = &ev;
+    weft_spawn_opts o = { .name = "streaming-job" };
+    WT_ASSERT_EQ(weft_spawn_ex(s, wait_event, &named, &o), WEFT_OK);
+    weft_graph *g = hanging_graph(&ev, "frame-task");
+    WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);   /* returns once the callback signals */
+    char line[96];
+    snprintf(line, sizeof line, "on bound thread 0 (id %d): waits on graph %p", id, (void *)g);
+    WT_ASSERT(reported(&c, line), "no '%s' in the report:\n%s", line, c.text);
+    WT_ASSERT(reported(&c, "task \"streaming-job\""), "report:\n%s", c.text);
+    WT_ASSERT(reported(&c, "graph task \"frame-task\""), "report:\n%s", c.text);
+    weft_event_signal(&named);
+    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+    weft_sched_unbind();
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    weft_event_destroy(&ev);
+    weft_event_destroy(&named);
+}
+
 /* ---- reports that go to stderr, and the harness's dump ----------------------- */
 
 static void hang_with_default_report(void *arg)
