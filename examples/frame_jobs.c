@@ -38,12 +38,6 @@
 
 #include <weft.h>
 
-/* TEMPORARY, until weft_task_set_pin and weft_task_set_priority are in the
- * library (issue 22's graph side): weak references let this example link
- * before, and main says what is missing. Remove with the check in main. */
-#pragma weak weft_task_set_pin
-#pragma weak weft_task_set_priority
-
 enum { BODIES = 65536, SUBSTEPS = 4, SKELETONS = 1024, BONES = 24, SAMPLES = 1024,
        BLOCK_WORDS = 4096 };
 #define DT (1.0 / 60 / SUBSTEPS)
@@ -283,8 +277,6 @@ int main(int argc, char **argv)
         cfg.workers = (unsigned)atoi(argv[2]);
     weft_sched *s;
     check(weft_sched_create(&s, &cfg), "scheduler");
-    if (!weft_task_set_pin || !weft_task_set_priority)   /* TEMPORARY: see the top */
-        check(WEFT_EINVAL, "this weft has no weft_task_set_pin / weft_task_set_priority yet");
     /* The main thread joins the scheduler: while it waits in weft it helps
      * run the frame (with no workers it runs all of it), and it runs the
      * tasks pinned to it. */

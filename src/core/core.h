@@ -525,6 +525,14 @@ static inline bool weft__bound_beside(const weft__worker *w)
 {
     return w->bound && w->s->nworkers != 0;
 }
+/* Does w run nothing but the tasks pinned to it (a bound thread beside
+ * workers, bound with WEFT_BIND_NO_HELP)? A layer that would go on with
+ * a task inline after one of w's (a graph continuation) queues it
+ * instead. Callable from: w's owner. */
+static inline bool weft__only_pinned(const weft__worker *w)
+{
+    return w->no_help && weft__bound_beside(w);
+}
 
 /* ---- inline fast paths ----------------------------------------------------------- */
 

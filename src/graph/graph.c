@@ -5,8 +5,9 @@
  * Synchronization
  *   Every field a build call writes (nodes, successor lists, npred, join
  *   between runs, the roots array, the counts, the arena, names, the check
- *   flags) is written under g's lock, and only while no run is in flight
- *   (the calls check `run` under the lock and return WEFT_EBUSY otherwise;
+ *   flags, attr.c's attributes) is written under g's lock, and only while
+ *   no run is in flight (the calls check `run` under the lock and return
+ *   WEFT_EBUSY otherwise;
  *   names are the exception: set under the lock at any time, read under
  *   it by the dump). A run reads the structure without the lock:
  *   weft_graph_run sets `run` under the lock after the last change, and
@@ -221,6 +222,7 @@ int weft_graph_destroy(weft_graph *g)
         weft__free(g->big, sizeof *g->big * g->big_cap);
     if (g->modules)
         weft__free(g->modules, sizeof *g->modules * g->modules_cap);
+    weft__attr_free(g);   /* task attributes (attr.c) */
     weft__free(g, sizeof *g);
     return WEFT_OK;
 }

@@ -2,7 +2,8 @@
  *
  * Files: graph.c (building: nodes, edges, the arena, names, the check
  * made once per change), run.c (running: join counters, continuation,
- * cancel, the end of a run, waiting), dot.c (the Graphviz dump).
+ * cancel, the end of a run, waiting), attr.c (task attributes: priority,
+ * pin, semaphore), dot.c (the Graphviz dump).
  *
  * Vocabulary
  *   node     a weft_task: one cache line holding the user's function,
@@ -12,7 +13,7 @@
  *   visit    what happens to every node exactly once per run: it is
  *            claimed, then run or skipped, then its successors' join
  *            counters drop.
- *   epoch    the number of the run (28 bits, wrapping). A node's ctl word
+ *   epoch    the number of the run (24 bits, wrapping). A node's ctl word
  *            holds the epoch of its last visit, so nothing needs clearing
  *            between runs: a node whose epoch is not the graph's has not
  *            been visited in the run in flight.
@@ -71,7 +72,11 @@
  *              record is in a queue. A node picked again before that
  *              record has run is queued through a task record of core's
  *              instead (run.c): a record can sit in one queue only.
- *   bits 7-31  the epoch of the last visit. */
+ *   bit 7      ATTR: the task has attributes (priority, pin or semaphore:
+ *              attr.c), kept in g->attrs. Set and cleared by the
+ *              weft_task_set_* calls between runs (an RMW: a cancel may
+ *              race), read by the general walk only (run.c).
+ *   bits 8-31  the epoch of the last visit. */
 enum {
     WEFT__CTL_CANCEL = 1u << 0,
     WEFT__CTL_POISON = 1u << 1,
@@ -80,11 +85,13 @@ enum {
     WEFT__CTL_COND = 1u << 4,
     WEFT__CTL_WEAK_IN = 1u << 5,
     WEFT__CTL_QUEUED = 1u << 6,
-    WEFT__CTL_KEEP = WEFT__CTL_CANCEL | WEFT__CTL_COND | WEFT__CTL_WEAK_IN | WEFT__CTL_QUEUED,   /* what a claim keeps */
-    WEFT__CTL_EPOCH_SHIFT = 7,
+    WEFT__CTL_ATTR = 1u << 7,
+    WEFT__CTL_KEEP = WEFT__CTL_CANCEL | WEFT__CTL_COND | WEFT__CTL_WEAK_IN | WEFT__CTL_QUEUED |
+                     WEFT__CTL_ATTR,   /* what a claim keeps */
+    WEFT__CTL_EPOCH_SHIFT = 8,
 };
 enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2, WEFT__VISIT_FAILED = 3 };
-#define WEFT__EPOCH_MASK ((1u << 25) - 1)
+#define WEFT__EPOCH_MASK ((1u << 24) - 1)
 #define WEFT__CTL_VISIT(c) (((c) & WEFT__CTL_VISIT_MASK) >> WEFT__CTL_VISIT_SHIFT)
 #define WEFT__CTL_EPOCH(c) ((c) >> WEFT__CTL_EPOCH_SHIFT)
 /* Never an epoch: the initial value of done and cancel_epoch. */
@@ -122,6 +129,13 @@ static inline bool weft__is_cond(const weft_task *t)
     return atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_relaxed) & WEFT__CTL_COND;
 }
 
+/* Has t attributes (attr.c)? Only the general walk asks: a graph with a
+ * task that has them runs special (weft__run_setup). */
+static inline bool weft__has_attr(const weft_task *t)
+{
+    return atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_relaxed) & WEFT__CTL_ATTR;
+}
+
 /* Is t in the roots array: no predecessor at all, strong or weak? */
 static inline bool weft__is_root(const weft_task *t)
 {
@@ -147,6 +161,12 @@ typedef struct weft__visiting {
     weft_graph *g;                  /* the graph whose nodes this fiber visits */
     weft_task *cur;                 /* NULL until the first function runs */
     int fail;
+    weft_sem *unit;                 /* attr.c: the semaphore a unit of which the
+                                       node visited next holds, NULL = none;
+                                       given back once its function returns */
+    bool skip;                      /* attr.c: the node visited next is skipped,
+                                       whatever a reset does meanwhile: it was
+                                       let through without its unit */
 } weft__visiting;
 
 /* The visit the calling fiber is in, or NULL. */
@@ -206,11 +226,18 @@ struct weft_graph {
     uint64_t runs_left;             /* runs of the series after this one (run_n); under lock */
     bool (*until)(void *);          /* run_until's predicate, NULL = none; under lock */
     void *until_ctx;
-    bool special;                   /* has_cond, has_module or parent, for the run in flight:
-                                       set by its start; its visits take the general path */
+    bool special;                   /* has_cond, has_module, parent or nattr, for the run in
+                                       flight: set by its start; its visits take the general path */
     weft_task *parent;              /* running as a module: the module task (of another
                                        graph) whose visit started this run; under lock,
                                        read by the run's visits (its start publishes it) */
+    struct weft__attr *attrs;       /* attr.c: by node index, made at the first
+                                       weft_task_set_* call; NULL = none. Under
+                                       lock between runs; read by the run's visits */
+    uint32_t attrs_cap;
+    uint32_t nattr;                 /* tasks with WEFT__CTL_ATTR: the run goes special */
+    uint32_t npinned;               /* of them pinned: weft_graph_run checks their threads */
+    uint32_t nhigh;                 /* of them HIGH: visits leave the picking to core */
 
     /* Written by the workers during a run: a line of its own. */
     _Alignas(WEFT_CACHELINE) _Atomic uint32_t sinks_left;
@@ -283,6 +310,48 @@ int weft__module_check(weft_graph *g);
 /* Does a graph that g's run is part of (g itself, or one that runs g as
  * a module) equal x? For weft_graph_wait's refusal. */
 bool weft__runs_within(const weft_graph *g, const weft_graph *x);
+
+/* run.c: queues v as a record of its own from w (a worker of the run's
+ * scheduler, or NULL from any other thread), as a visit queues a ready
+ * successor: counted in `pending` first with condition tasks unless
+ * counted (the caller counted it already), through attr.c's placement if
+ * v has attributes. Callable from: any thread, while v's run is in
+ * flight and v is ready. */
+void weft__graph_queue(weft__worker *w, weft_task *v, bool counted);
+
+/* attr.c */
+/* Queues rec (v's own record, or a task record that visits v) where v's
+ * priority and pin say (core's weft__submit_placed), marking it placed
+ * for the visit it arrives at; if v's thread is gone, plainly (the
+ * arrival then fails v). Callable from: as weft__graph_queue. */
+void weft__attr_submit(weft_graph *g, weft__worker *w, weft__task *rec, weft_task *v);
+/* Does t (with attributes) have a place (a priority or a pin), so that
+ * it is queued there rather than continued? *high is set if it is HIGH.
+ * Callable from: a visit. */
+bool weft__attr_placed(const weft_task *t, bool *high);
+/* Should root t (with attributes) spread now? Once per readiness: not
+ * again when it arrives where it was sent. Callable from: the walk. */
+bool weft__attr_spread(weft_task *t);
+/* t (with attributes) is ready on w: true if it is to be visited now
+ * (vis->unit set if it holds a unit of its semaphore; vis->skip if it is
+ * to be skipped without one; vis->fail set to WEFT_EINVAL if its pinned
+ * thread is gone: it fails without running);
+ * false if it went elsewhere (queued where it is placed, or on its
+ * semaphore). fresh: t came off a queue (not a continuation). Callable
+ * from: the general walk, on a worker of the run's scheduler. */
+bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool fresh);
+/* A module task keeps the unit of its semaphore while its graph runs:
+ * keep true moves vis->unit (if any) into t's attributes before the run
+ * starts (it may end at once), false moves it back (the run did not
+ * start); weft__attr_module_done gives it back when the run has ended.
+ * Callable from: t's visit; module_done. */
+void weft__attr_module_unit(weft__visiting *vis, weft_task *t, bool keep);
+void weft__attr_module_done(weft_task *t);
+/* Before a run of g on s: EINVAL if a task is pinned to an id that is
+ * no thread of s now. Caller holds g's lock. */
+int weft__attr_check(weft_graph *g, weft_sched *s);
+/* Frees g's attributes. Callable from: weft_graph_destroy. */
+void weft__attr_free(weft_graph *g);
 
 /* graph.c: adds a task (kind: 0 or WEFT__CTL_COND). */
 int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out);

@@ -28,6 +28,10 @@
  *   skipped     set (relaxed) by a visit that skips; read by the finisher,
  *               which the join and sinks_left release chains order after.
  *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim.
+ *   attributes  a task's priority, pin and semaphore, and what its visit
+ *               holds of them: attr.c's, asked by the general walk only
+ *               (walk_special); vis->unit, vis->skip, vis->fail are the
+ *               fiber's own.
  *   fstate.graph  per fiber (core's weft__fstate): the graph whose record
  *               the fiber is running, set and restored by weft__node_entry
  *               and read by weft_graph_wait on the same fiber. Owner only:
@@ -226,11 +230,11 @@ static void run_ended(weft__worker *w, weft_graph *g)
 /* ---- visiting a node ---------------------------------------------------------- */
 
 /* Claims t for this run: RAN, or SKIPPED if t is cancelled, poisoned or
- * the run is cancelled. true: run it. */
+ * the run is cancelled, or skip_now (attr.c decided so). true: run it. */
 static inline __attribute__((always_inline))
-bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp)
+bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp, bool skip_now)
 {
-    bool all = atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
+    bool all = skip_now || atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
                (sp && g->parent != NULL && weft__module_cancelled(g));
     uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
     for (;;) {
@@ -244,22 +248,46 @@ bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp)
     }
 }
 
-/* Queues v as a record of its own. A graph with condition tasks counts
- * it in `pending` first (the run ends when that count of records queued
- * or running drops to 0). */
 static void queue_again(weft_graph *g, weft__worker *w, weft_task *v);
 
+/* Submits rec, a record that visits v: a task with attributes goes
+ * where its priority and pin say (attr.c), in the general walk only. */
 static inline __attribute__((always_inline))
-void queue_node(weft_graph *g, weft__worker *w, weft_task *v, const bool sp)
+void submit_node(weft_graph *g, weft__worker *w, weft__task *rec, weft_task *v, const bool sp)
+{
+    if (sp && WEFT_UNLIKELY(weft__has_attr(v)))
+        weft__attr_submit(g, w, rec, v);
+    else
+        weft__submit(g->sched, w, rec, WEFT_HINT_NONE);
+}
+
+/* Queues v as a record of its own. A graph with condition tasks counts
+ * it in `pending` first (the run ends when that count of records queued
+ * or running drops to 0), unless counted (attr.c counted a task waiting
+ * for its semaphore). */
+static inline __attribute__((always_inline))
+void queue_node_counted(weft_graph *g, weft__worker *w, weft_task *v, const bool sp, bool counted)
 {
     if (sp && g->has_cond) {
-        atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* before the submit, which publishes the record */
+        if (!counted)
+            atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* before the submit, which publishes the record */
         if (atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_QUEUED, memory_order_relaxed) & WEFT__CTL_QUEUED) {
             queue_again(g, w, v);   /* its own record is queued already */
             return;
         }
     }
-    weft__submit(g->sched, w, weft__node_rec(v), WEFT_HINT_NONE);
+    submit_node(g, w, weft__node_rec(v), v, sp);
+}
+
+static inline __attribute__((always_inline))
+void queue_node(weft_graph *g, weft__worker *w, weft_task *v, const bool sp)
+{
+    queue_node_counted(g, w, v, sp, false);
+}
+
+void weft__graph_queue(weft__worker *w, weft_task *v, bool counted)
+{
+    queue_node_counted(v->g, w, v, true, counted);
 }
 
 /* A record of core's that visits a node whose own record was queued
@@ -282,7 +310,7 @@ static void queue_again(weft_graph *g, weft__worker *w, weft_task *v)
     r->fn = node_again;
     r->arg = v;
     r->spawner = NULL;   /* nobody's child: never run inline by a join */
-    weft__submit(g->sched, w, r, WEFT_HINT_NONE);
+    submit_node(g, w, r, v, true);
 }
 
 /* t's function asked to fail with err (weft_task_fail): t is FAILED, the
@@ -308,8 +336,8 @@ static void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
  * joins drop. Returns the successor to visit next on this fiber, or
  * NULL. first: t's first successor's node, or NULL. */
 static inline __attribute__((always_inline))
-weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch, const bool sp,
-                             bool ran, int pick, weft_task *first, uint32_t *sinks)
+weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch, const bool sp,
+                            bool ran, int pick, weft_task *first, uint32_t *sinks)
 {
     if (ran)
         atomic_store_explicit(&t->done, epoch, memory_order_release);      /* release: pairs with acquire in get_state */
@@ -321,6 +349,7 @@ weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epo
         ++*sinks;
         return NULL;
     }
+
     const uint32_t *succ = weft__succ(t);
     if (sp && g->has_cond && weft__is_cond(t))
         return ran && pick >= 0 && (uint32_t)pick < n ? weft__graph_node(g, succ[pick]) : NULL;
@@ -334,17 +363,44 @@ weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epo
         return NULL;
     }
     weft_task *next = NULL;
+    bool high = false;   /* attr.c: a HIGH successor was queued */
     for (uint32_t i = 0; i < n; i++) {
         weft_task *v = weft__graph_node(g, succ[i]);
         if (!ran)
             atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
         if (v->npred == 1 ||
             atomic_fetch_sub_explicit(&v->join, 1, memory_order_acq_rel) == 1) {          /* acq_rel: the last one sees every predecessor's writes */
-            if (!next)
+            /* Asked of every ready successor, not only while no
+             * continuation is chosen: a HIGH one met after it must still
+             * send the continuation to the queues (below). */
+            bool placed = sp && WEFT_UNLIKELY(weft__has_attr(v)) && weft__attr_placed(v, &high);
+            if (!next && !placed)
                 next = v;   /* continuation: no queue trip */
             else
-                queue_node(g, w, v, sp);
+                queue_node(g, w, v, sp);   /* a task with a priority or pin is queued where it goes, never continued */
         }
+    }
+    if (sp && WEFT_UNLIKELY(high) && next) {
+        /* Siblings ready at once run HIGH first: the continuation waits
+         * its turn in the queues rather than go ahead of them. */
+        queue_node(g, w, next, sp);
+        next = NULL;
+    }
+    return next;
+}
+
+/* visit_tail_joins, except on a bound thread that runs only its pinned
+ * tasks (WEFT_BIND_NO_HELP): it goes on with none of t's successors
+ * inline (any may be unpinned); the one it would have gone on with is
+ * queued where it goes. */
+static inline __attribute__((always_inline))
+weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch, const bool sp,
+                      bool ran, int pick, weft_task *first, uint32_t *sinks)
+{
+    weft_task *next = visit_tail_joins(w, g, t, epoch, sp, ran, pick, first, sinks);
+    if (sp && WEFT_UNLIKELY(next != NULL && weft__only_pinned(w))) {
+        queue_node(g, w, next, sp);
+        return NULL;
     }
     return next;
 }
@@ -393,13 +449,22 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
     /* Relaxed: the run's start reached this thread through the queue that
      * delivered a root, and every node after it through join's chain. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
-    bool ran = claim(g, t, epoch, sp);
+    bool ran = claim(g, t, epoch, sp, sp && vis->skip);   /* attr.c: a task it let through without a unit is skipped */
+    if (sp)
+        vis->skip = false;
     if (sp && g->has_cond)
         atomic_store_explicit(&t->done, WEFT__NO_EPOCH, memory_order_relaxed);   /* a loop's next visit reads RUNNING again */
     if (t->npred > 1)
         atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* every predecessor is done with it; the run's end publishes it */
     int pick = -1;
-    if (ran && t->fn) {
+    if (sp && WEFT_UNLIKELY(vis->fail != 0)) {
+        /* attr.c: t fails before its function starts (its pinned thread
+         * is gone), as weft_task_fail would have it. */
+        if (ran)
+            fail_task(g, t, epoch, vis->fail);
+        vis->fail = 0;
+        ran = false;
+    } else if (ran && t->fn) {
         vis->cur = t;
         if (sp && weft__is_module(g, t)) {
             /* Its graph's run is counted as one of this one's records
@@ -407,8 +472,10 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
             if (g->has_cond)
                 atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
             int rc;
+            weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
             if (weft__module_start(w, t, &rc))
                 return WEFT__DEFERRED;
+            weft__attr_module_unit(vis, t, false);   /* not started: given back below */
             if (g->has_cond)
                 atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
             if (rc != WEFT_OK)
@@ -425,6 +492,13 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
             vis->fail = 0;
             ran = false;   /* its dependents are skipped; a condition picks nothing */
         }
+    }
+    if (sp && WEFT_UNLIKELY(vis->unit != NULL)) {
+        /* attr.c: t's semaphore unit goes back once fn has returned (or
+         * t was skipped after all), before the joins drop: the run, and
+         * so the semaphore's life, cannot end before. */
+        weft_sem_release(vis->unit);
+        vis->unit = NULL;
     }
     return visit_tail(w, g, t, epoch, sp, ran, pick, first, sinks);
 }
@@ -444,6 +518,8 @@ static weft_task *module_done(weft__worker *w, weft_task *t, int rc, uint32_t *s
         fail_task(g, t, epoch, rc);
         ran = false;
     }
+    if (weft__has_attr(t))
+        weft__attr_module_done(t);   /* attr.c: gives back the unit it held while its graph ran */
     weft_task *first = t->nsucc ? weft__graph_node(g, weft__succ(t)[0]) : NULL;
     return visit_tail(w, g, t, epoch, true, ran, -1, first, sinks);
 }
@@ -515,8 +591,8 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
 }
 
 /* The walk, made twice: sp false for graphs with no condition or module
- * task that do not run as a module (g->special, fixed for a run), whose
- * visits then test none of it. */
+ * task, no task with attributes (attr.c), that do not run as a module
+ * (g->special, fixed for a run), whose visits then test none of it. */
 static inline __attribute__((always_inline))
 void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
 {
@@ -525,6 +601,9 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
      * been freed by the run's end elsewhere (a record with no sink of its
      * own drops nothing and must not touch g). */
     const bool cond_mode = sp && g->has_cond;
+    /* attr.c: with HIGH tasks, records go to the loop, which picks by
+     * priority, rather than come off the deque here. */
+    const bool take_none = sp && g->nhigh != 0;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     bool t_taken = false;   /* t came off the deque (weft__take_own): counted as run after its visit */
@@ -536,14 +615,19 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
      * task blocks; other fibers have their own. */
     weft__fstate *st = weft__fstate_cur(w);
     const void *outer = st->graph;
-    weft__visiting vis = { g, NULL, 0 };
+    weft__visiting vis = { g, NULL, 0, NULL, false };
     st->graph = &vis;
+    bool fresh = !completion;   /* attr.c: t came off a queue, not as a continuation */
     for (;;) {
         /* A root spreads before its visit: the run cannot end before it.
          * The next root is held, not kept in a local: if t's function
          * blocks, it is queued before the fiber leaves (weft__hold), so
-         * a root that t waits for is never stuck behind t. */
-        weft_task *root = !completion && weft__is_root(t) ? spread(w, t, sp) : NULL;
+         * a root that t waits for is never stuck behind t. A root with
+         * attributes spreads where it is first met, before it is sent to
+         * its place or its semaphore: its range never waits behind it. */
+        const bool attr = sp && !completion && WEFT_UNLIKELY(weft__has_attr(t));
+        weft_task *root = !completion && weft__is_root(t) && (!attr || weft__attr_spread(t))
+                              ? spread(w, t, sp) : NULL;
         if (root) {
             if (WEFT_UNLIKELY(cond_mode))
                 atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* counted as if queued: it may be */
@@ -553,6 +637,8 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
         if (sp && WEFT_UNLIKELY(completion != NULL)) {
             next = module_done(w, t, *completion, &sinks);   /* spread at its first visit */
             completion = NULL;
+        } else if (attr && !weft__attr_ready(w, &vis, t, fresh)) {
+            next = NULL;   /* attr.c sent t to its place or its semaphore: it comes back as a record */
         } else {
             next = visit(w, &vis, t, &sinks, sp);
             if (WEFT_UNLIKELY(next == WEFT__DEFERRED))
@@ -575,7 +661,7 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
             }
         }
         if (!next) {
-            if (taken == WEFT__TAKE_OWN_MAX)
+            if (taken == WEFT__TAKE_OWN_MAX || take_none)
                 break;
             next = (weft_task *)(void *)weft__take_own(w, same_graph, g);
             if (!next)
@@ -585,8 +671,10 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
             taken++;
             units++;
             t_taken = true;
+            fresh = true;
         } else {
             weft__count_inline(w);
+            fresh = false;
         }
         t = next;
         if (WEFT_UNLIKELY(w->track))
@@ -633,7 +721,7 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
     g->runs_left = runs_left;
     g->until = until;
     g->until_ctx = ctx;
-    g->special = g->has_cond || g->has_module || g->parent != NULL;
+    g->special = g->has_cond || g->has_module || g->parent != NULL || g->nattr != 0;
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
     return weft__graph_node(g, g->roots[0]);
 }
@@ -652,6 +740,8 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
     int rc = weft__graph_check(g);
     if (rc == WEFT_OK && WEFT_UNLIKELY(g->has_module))
         rc = weft__module_check(g);
+    if (rc == WEFT_OK && WEFT_UNLIKELY(g->npinned != 0))
+        rc = weft__attr_check(g, s);   /* a task pinned to no thread of s: refused, nothing run */
     if (rc != WEFT_OK || g->n == 0 || g->nroots == 0) {
         /* No task, or none that may start (with condition tasks every
          * task may be reached only by a weak edge): a run that has ended. */

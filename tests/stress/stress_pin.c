@@ -34,11 +34,6 @@
 #include "weft.h"
 #include "wtest.h"
 
-/* The graph side of issue 22 (weft_task_set_pin, weft_task_set_priority)
- * may not be linked yet: weak references keep this program linking, and
- * the test that needs them fails saying so. Remove once both exist. */
-#pragma weak weft_task_set_priority
-#pragma weak weft_task_set_pin
 
 #define MS       ((uint64_t)1000000)
 #define DEADLINE ((uint64_t)120 * 1000000000u)
@@ -395,8 +390,6 @@ static void frame_case(unsigned W, unsigned flags, bool pump, uint64_t frames)
 
 WT_TEST(pin_stress, frame_loop, .timeout = 900)
 {
-    WT_ASSERT(weft_task_set_pin != NULL && weft_task_set_priority != NULL,
-              "weft_task_set_pin / weft_task_set_priority are not linked (not implemented yet)");
     uint64_t frames = wt_scaled(1000, 50);
     for (size_t k = 0; k < NWCOUNTS; k++) {
         unsigned W = wcounts[k];

@@ -1,0 +1,372 @@
+/* This file is private to weft: graph task attributes — priority, pin
+ * and semaphore (weft_task_set_priority, _set_pin, _set_semaphore).
+ *
+ * A node is one full cache line (graph.h), so attributes live beside it:
+ * g->attrs, an array by node index made at the first set call, and the
+ * node's ctl bit ATTR says its entry is in use. A graph with no task
+ * that has attributes pays nothing: it has no array, and its runs take
+ * the plain walk (run.c), which never looks. A graph with one runs the
+ * general walk (g->special), which asks weft__has_attr of each node it
+ * reaches and comes here for those that have them.
+ *
+ * What a ready task with attributes goes through, in the general walk:
+ *   1. spread  a root spreads where it is first met (run.c), before it
+ *              goes anywhere else, so its range of roots never waits
+ *              behind it; `spread` remembers it until its visit.
+ *   2. place   with a priority other than NORMAL, or a pin, it runs
+ *              only from a record queued through core's
+ *              weft__submit_placed. A visit queues such successors that
+ *              way rather than continue with them, and when one of them
+ *              is HIGH it queues its continuation too, so that siblings
+ *              ready at once are picked in priority order (run.c,
+ *              visit_tail); a graph with HIGH tasks also leaves every
+ *              pick to core's loop (the walk takes nothing back with
+ *              weft__take_own). A task met otherwise (a continuation,
+ *              the first root, a record queued without placement) is
+ *              queued again that way here (weft__graph_queue, so a graph
+ *              with condition tasks counts it in `pending` as any
+ *              record). `placed` marks the record as placed, and the
+ *              arrival that takes the mark (on the pinned thread, for a
+ *              pin) is the task at its place. A pin to a thread that is
+ *              gone: the task fails with WEFT_EINVAL, without running
+ *              (run.c's visit, through vis->fail).
+ *   3. unit    with a semaphore it takes a unit before its visit
+ *              (weft__sem_take_or_queue), unless the visit is sure to
+ *              skip it (cancelled, poisoned, the run cancelled): a
+ *              skipped task takes no unit (vis->skip holds the visit to
+ *              that). If none is free, its record waits in the
+ *              semaphore's FIFO (rec) holding no fiber and no worker;
+ *              the release that hands it a unit calls grant, which
+ *              counts the unit in `granted` and queues the task again
+ *              (placed, if it has a place). Its arrival takes the unit
+ *              from `granted` and is visited holding it.
+ *   4. visit   run.c gives the unit back (vis->unit) once the function
+ *              has returned (failed too), or the claim skipped it after
+ *              all (a cancel that raced), before the successors' joins
+ *              drop: the run, and so the semaphore, outlives the
+ *              release. A module task holds its unit until its graph's
+ *              run ends (module_unit).
+ *
+ * Synchronization
+ *   attrs, attrs_cap, nattr, npinned, nhigh, an entry's settings (sem,
+ *             thread, prio): written under g's lock while no run is in flight
+ *             (the set calls return EBUSY otherwise, as build calls do);
+ *             read by the run's visits without the lock: the run's start
+ *             publishes them with the roots, as it publishes the graph.
+ *   ATTR      ctl bit, set and cleared by RMW under g's lock between
+ *             runs (weft_task_cancel may race: an RMW); relaxed.
+ *   spread, module_unit  owned by whoever runs the task's record: the
+ *             queues (and the semaphore's lock, for grant) order one
+ *             holder after the next. Plain fields.
+ *   placed    set (relaxed) before the placed submit, which publishes
+ *             it with the record; taken by exchange at an arrival. With
+ *             condition tasks a task may have two records in flight, and
+ *             either may take the mark: the other is placed again.
+ *   waiting   the task's rec is queued on its semaphore (exchange: a
+ *             second record of the same task, with condition tasks, does
+ *             not queue it twice: that pick merges into the waiting
+ *             one); cleared by grant (release) before it queues the task.
+ *   granted   units handed to rec and not yet taken by an arrival:
+ *             fetch_add (release) by grant, CAS - 1 (acquire) by the
+ *             arrival that takes it; pairs so the arrival sees what the
+ *             releaser's thread saw.
+ *   rec       the semaphore's while queued (sem.c).
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "graph.h"
+#include "sem.h"
+
+typedef struct weft__attr {
+    weft__sem_rec rec;          /* on sem's queue while the task waits for a unit */
+    weft_task *t;
+    weft_sem *sem;              /* NULL: none */
+    weft_sem *module_unit;      /* a module task's unit, held until its graph's run ends */
+    int32_t thread;             /* -1: unpinned */
+    uint8_t prio;               /* a weft_priority */
+    bool spread;                /* a root that spread and went to its place or semaphore */
+    atomic_bool placed;
+    atomic_bool waiting;
+    atomic_uint granted;
+} weft__attr;
+
+static inline weft__attr *attr_of(const weft_task *t)
+{
+    return &t->g->attrs[t->index];   /* t has ATTR: its entry exists */
+}
+
+static inline bool needs_place(const weft__attr *a)
+{
+    return a->prio != WEFT_PRIORITY_NORMAL || a->thread >= 0;
+}
+
+/* ---- setting -------------------------------------------------------------------- */
+
+static void grant(weft__sem_rec *r);
+
+/* Makes room for index i in g->attrs. Caller holds the lock, no run in
+ * flight. false: out of memory, nothing changed. */
+static bool attrs_reserve(weft_graph *g, uint32_t i)
+{
+    if (i < g->attrs_cap)
+        return true;
+    uint32_t n = g->attrs_cap ? g->attrs_cap : 64;
+    while (n <= i) {
+        if (n > UINT32_MAX / 2)
+            return false;
+        n *= 2;
+    }
+    weft__attr *nn = weft__calloc(sizeof *nn * n);
+    if (!nn)
+        return false;
+    if (g->attrs) {
+        /* Entries in use have no record queued (no run is in flight), so
+         * moving them moves nothing anyone points at. */
+        memcpy(nn, g->attrs, sizeof *nn * g->attrs_cap);
+        weft__free(g->attrs, sizeof *nn * g->attrs_cap);
+    }
+    g->attrs = nn;
+    g->attrs_cap = n;
+    return true;
+}
+
+enum { SET_PRIO, SET_PIN, SET_SEM };
+
+/* One setting of t's: EBUSY during a run, ENOMEM if the array cannot
+ * grow; nothing changed then. A task whose settings are all back to the
+ * defaults loses its ATTR bit (its entry stays, unused). */
+static int attr_set(weft_task *t, int what, int value, weft_sem *sem)
+{
+    weft_graph *g = t->g;
+    weft__graph_lock(g);
+    if (atomic_load_explicit(&g->run, memory_order_relaxed) & 1u) {   /* under lock */
+        weft__graph_unlock(g);
+        return WEFT_EBUSY;
+    }
+    bool had = weft__has_attr(t);
+    weft__attr *a = had ? attr_of(t) : NULL;
+    int prio = a ? a->prio : WEFT_PRIORITY_NORMAL, thread = a ? a->thread : -1;
+    weft_sem *s = a ? a->sem : NULL;
+    if (what == SET_PRIO)
+        prio = value;
+    else if (what == SET_PIN)
+        thread = value;
+    else
+        s = sem;
+    bool any = prio != WEFT_PRIORITY_NORMAL || thread >= 0 || s != NULL;
+    if (!had && !any) {
+        weft__graph_unlock(g);
+        return WEFT_OK;   /* defaults stay defaults: no array needed */
+    }
+    if (!had && !attrs_reserve(g, t->index)) {
+        weft__graph_unlock(g);
+        return WEFT_ENOMEM;
+    }
+    a = &g->attrs[t->index];
+    if (!had) {
+        memset(a, 0, sizeof *a);
+        a->rec.grant = grant;
+        a->t = t;
+        a->thread = -1;
+        atomic_init(&a->placed, false);
+        atomic_init(&a->waiting, false);
+        atomic_init(&a->granted, 0);
+    }
+    g->npinned += (thread >= 0) - (a->thread >= 0);
+    g->nhigh += (prio == WEFT_PRIORITY_HIGH) - (a->prio == WEFT_PRIORITY_HIGH);
+    a->prio = (uint8_t)prio;
+    a->thread = thread;
+    a->sem = s;
+    if (any && !had) {
+        g->nattr++;
+        atomic_fetch_or_explicit(&t->ctl, WEFT__CTL_ATTR, memory_order_relaxed);   /* no run now; a cancel may race: an RMW */
+    } else if (!any && had) {
+        g->nattr--;
+        atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_ATTR, memory_order_relaxed);   /* as above */
+    }
+    weft__graph_unlock(g);
+    return WEFT_OK;
+}
+
+void weft_task_set_priority(weft_task *t, weft_priority p)
+{
+    if (t && (unsigned)p <= WEFT_PRIORITY_LOW)
+        (void)attr_set(t, SET_PRIO, (int)p, NULL);   /* during a run, or out of memory: ignored */
+}
+
+int weft_task_set_pin(weft_task *t, int thread)
+{
+    if (!t || thread < -1)
+        return WEFT_EINVAL;
+    return attr_set(t, SET_PIN, thread, NULL);
+}
+
+int weft_task_set_semaphore(weft_task *t, weft_sem *sem)
+{
+    if (!t)
+        return WEFT_EINVAL;
+    return attr_set(t, SET_SEM, 0, sem);
+}
+
+int weft__attr_check(weft_graph *g, weft_sched *s)
+{
+    uint32_t n = g->n < g->attrs_cap ? g->n : g->attrs_cap;
+    for (uint32_t i = 0; i < n; i++) {
+        const weft__attr *a = &g->attrs[i];
+        if (a->thread >= 0 && weft__has_attr(weft__graph_node(g, i)) && !weft__thread_valid(s, a->thread))
+            return WEFT_EINVAL;
+    }
+    return WEFT_OK;
+}
+
+void weft__attr_free(weft_graph *g)
+{
+    if (g->attrs)
+        weft__free(g->attrs, sizeof *g->attrs * g->attrs_cap);
+    g->attrs = NULL;
+    g->attrs_cap = 0;
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+bool weft__attr_spread(weft_task *t)
+{
+    weft__attr *a = attr_of(t);
+    if (a->spread)
+        return false;   /* it spread where it was first met */
+    a->spread = true;
+    return true;
+}
+
+bool weft__attr_placed(const weft_task *t, bool *high)
+{
+    const weft__attr *a = attr_of(t);
+    if (a->prio == WEFT_PRIORITY_HIGH)
+        *high = true;
+    return needs_place(a);
+}
+
+void weft__attr_submit(weft_graph *g, weft__worker *w, weft__task *rec, weft_task *v)
+{
+    weft__attr *a = attr_of(v);
+    if (needs_place(a)) {
+        atomic_store_explicit(&a->placed, true, memory_order_relaxed);   /* published with the record by the submit */
+        if (weft__submit_placed(g->sched, w, rec, a->prio, a->thread) == WEFT_OK)
+            return;
+        /* Nothing queued: the pinned thread is gone (its arrival fails
+         * v), or the scheduler is being destroyed and we are outside it
+         * (a grant from a plain thread). Queued plainly instead. */
+        atomic_store_explicit(&a->placed, false, memory_order_relaxed);
+    }
+    weft__submit(g->sched, w, rec, WEFT_HINT_NONE);
+}
+
+/* Would t's visit skip it (claim's test, without claiming)? Then it
+ * takes no unit, and the visit skips it whatever happens meanwhile
+ * (vis->skip: a weft_task_reset racing this must not let it run without
+ * its unit). A cancel after this is still seen by the claim, which then
+ * skips a task that holds a unit: the visit gives it back. */
+static bool would_skip(weft_graph *g, weft_task *t)
+{
+    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* the run in flight: as in visit */
+    return atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
+           (g->parent != NULL && weft__module_cancelled(g)) ||
+           (atomic_load_explicit(&t->ctl, memory_order_relaxed) & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
+}
+
+/* Takes one unit that grant counted, if any. */
+static bool take_granted(weft__attr *a)
+{
+    unsigned n = atomic_load_explicit(&a->granted, memory_order_relaxed);   /* relaxed: the CAS decides */
+    while (n) {
+        if (atomic_compare_exchange_weak_explicit(&a->granted, &n, n - 1,
+                memory_order_acquire, memory_order_relaxed))   /* acquire: pairs with grant's release */
+            return true;
+    }
+    return false;
+}
+
+/* Step 3: t at its place. true: visit it now. */
+static bool take_unit(weft__visiting *vis, weft_graph *g, weft__attr *a)
+{
+    if (take_granted(a)) {
+        vis->unit = a->sem;
+        return true;
+    }
+    if (would_skip(g, a->t)) {
+        vis->skip = true;
+        return true;
+    }
+    if (atomic_exchange_explicit(&a->waiting, true, memory_order_acquire))   /* acquire: pairs with grant's release */
+        return false;   /* already waiting (a second pick): the picks merge */
+    /* Waiting, the task is a record of its run: with condition tasks the
+     * run ends when `pending` drops to 0, so it counts until grant
+     * queues it (counted). */
+    if (g->has_cond)
+        atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 meanwhile */
+    if (!weft__sem_take_or_queue(a->sem, &a->rec))
+        return false;   /* grant queues it once a unit is its */
+    atomic_store_explicit(&a->waiting, false, memory_order_relaxed);   /* never queued: nothing to publish */
+    if (g->has_cond)
+        atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);
+    vis->unit = a->sem;
+    return true;
+}
+
+bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool fresh)
+{
+    weft_graph *g = t->g;
+    weft__attr *a = attr_of(t);
+    if (needs_place(a)) {
+        bool placed = fresh && atomic_exchange_explicit(&a->placed, false, memory_order_relaxed);   /* the queue that delivered it ordered the store */
+        if (!placed || (a->thread >= 0 && (int)w->index != a->thread)) {
+            if (a->thread >= 0 && !weft__thread_valid(g->sched, a->thread)) {
+                vis->fail = WEFT_EINVAL;   /* the visit fails it without running it */
+                a->spread = false;
+                return true;
+            }
+            weft__graph_queue(w, t, false);
+            return false;
+        }
+    }
+    if (a->sem && !take_unit(vis, g, a))
+        return false;
+    a->spread = false;   /* visited now: the next run spreads it again */
+    return true;
+}
+
+/* A release handed a unit to t's rec. Callable from: the releasing
+ * thread, any thread, after its last access to the semaphore. t's run is
+ * in flight (t has not been visited), so t and g are valid. */
+static void grant(weft__sem_rec *r)
+{
+    weft__attr *a = WEFT_CONTAINER_OF(r, weft__attr, rec);
+    weft_task *t = a->t;
+    atomic_fetch_add_explicit(&a->granted, 1, memory_order_release);   /* release: pairs with take_granted */
+    atomic_store_explicit(&a->waiting, false, memory_order_release);   /* release: rec is free again; pairs with take_unit's exchange */
+    weft__worker *w = weft__tls_worker;
+    if (w && w->s != t->g->sched)
+        w = NULL;   /* a thread of another scheduler queues from outside */
+    weft__graph_queue(w, t, true);
+}
+
+void weft__attr_module_unit(weft__visiting *vis, weft_task *t, bool keep)
+{
+    if (keep && vis->unit) {
+        attr_of(t)->module_unit = vis->unit;   /* published to module_done by the module's run */
+        vis->unit = NULL;
+    } else if (!keep && vis->unit == NULL && weft__has_attr(t)) {
+        vis->unit = attr_of(t)->module_unit;
+        attr_of(t)->module_unit = NULL;
+    }
+}
+
+void weft__attr_module_done(weft_task *t)
+{
+    weft__attr *a = attr_of(t);
+    if (a->module_unit) {
+        weft_sem_release(a->module_unit);
+        a->module_unit = NULL;
+    }
+}
