@@ -47,9 +47,12 @@
  * or freed when replaced (see weft_task_set_name), since renaming is
  * allowed at any time. Everything is freed by weft_graph_destroy.
  */
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <ck_pr.h>
 
 #include "graph.h"
 
@@ -698,4 +701,23 @@ int weft__graph_check(weft_graph *g)
     }
     g->need_order = false;
     return WEFT_OK;
+}
+
+/* ---- the lock ------------------------------------------------------------------ */
+
+bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
+{
+    uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
+    for (unsigned spins = 0;; spins++) {
+        if (!atomic_load_explicit(&g->lock, memory_order_relaxed) &&              /* relaxed: a hint; the exchange decides */
+            !atomic_exchange_explicit(&g->lock, true, memory_order_acquire))      /* acquire: pairs with the release in unlock */
+            return true;
+        if (spins < 128) {
+            ck_pr_stall();
+        } else {
+            if (until != UINT64_MAX && weft__now_ns() > until)
+                return false;
+            sched_yield();   /* the holder may be preempted, or checking a large graph */
+        }
+    }
 }

@@ -1,7 +1,7 @@
 /* This file is private to weft: what tools ask of a graph — a task's
- * edges and name, which task is running here, which task failed, one
- * cycle of a graph that has them — and failing a task, fail-fast and
- * clearing every cancel mark.
+ * edges, name and state, which task is running here, which task failed,
+ * one cycle of a graph that has them — and failing a task, fail-fast,
+ * and the cancel marks (a task's, every task's, a run's).
  *
  * Synchronization
  *   Reads of the structure (successor lists, names, the count of tasks)
@@ -15,6 +15,10 @@
  *            owner only.
  *   weft_graph_reset changes each task's cancel mark with the same RMW as
  *   weft_task_reset, and only while no run is in flight.
+ *   A task's cancel mark and its visit's claim (run.c) order each other
+ *   through ctl (acq_rel RMWs); a run's cancel mark (cancel_epoch) is set
+ *   under g's lock and fenced (weft_graph_cancel); a task's state reads
+ *   ctl, then the run number, with acquire, as its comments say.
  */
 #include <string.h>
 
@@ -231,4 +235,73 @@ out:
     if (back)
         weft__free(back, sizeof *back * n);
     return len;
+}
+
+/* ---- cancelling and state ----------------------------------------------------------- */
+
+bool weft_task_cancel(weft_task *t)
+{
+    if (!t)
+        return false;
+    uint32_t old = atomic_fetch_or_explicit(&t->ctl, WEFT__CTL_CANCEL,
+                                            memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
+    if (WEFT__CTL_VISIT(old) != WEFT__VISIT_RAN && WEFT__CTL_VISIT(old) != WEFT__VISIT_FAILED)
+        return true;   /* not claimed in its epoch's run, or skipped: skipped from now on */
+    /* Claimed to run in epoch E before the mark: false only if E is the
+     * run in flight (t has been invoked in it). If no run is in flight,
+     * the next one claims t after the mark (the argument at the top of
+     * run.c) and skips it; if a later run is in flight, it had not
+     * claimed t when the mark landed (ctl still said E), so it skips t
+     * too: true. */
+    uint32_t r = atomic_load_explicit(&t->g->run, memory_order_acquire);   /* pairs with release in run/finish; after the fetch_or (its acquire keeps it there) */
+    return !(r & 1u) || (r >> 1) != WEFT__CTL_EPOCH(old);
+}
+
+void weft_task_reset(weft_task *t)
+{
+    if (t)
+        atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_CANCEL,
+                                  memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
+}
+
+bool weft_graph_cancel(weft_graph *g)
+{
+    if (!g)
+        return false;
+    /* Under the lock, so that a series (run_n, run_until) that starts
+     * its next run sees the cancel of the one that ended, or the cancel
+     * sees the next run. */
+    weft__graph_lock(g);
+    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
+    if (r & 1u)
+        atomic_store_explicit(&g->cancel_epoch, r >> 1, memory_order_relaxed);   /* read by claim; nothing to publish */
+    weft__graph_unlock(g);
+    /* StoreLoad: the mark is visible to every later claim before the
+     * caller goes on (its next loads cannot pass it): a task that starts
+     * after this returns true is skipped. */
+    atomic_thread_fence(memory_order_seq_cst);
+    return r & 1u;
+}
+
+weft_task_state weft_task_get_state(const weft_task *t)
+{
+    if (!t)
+        return WEFT_TASK_PENDING;
+    /* ctl first, then the run: a visit from an older run than the one in
+     * flight reads as pending. */
+    uint32_t c = atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_acquire);   /* pairs with the CAS in claim */
+    uint32_t epoch = atomic_load_explicit(&t->g->run, memory_order_acquire) >> 1;    /* pairs with release in run/finish */
+    if (WEFT__CTL_EPOCH(c) != epoch)
+        return WEFT_TASK_PENDING;
+    switch (WEFT__CTL_VISIT(c)) {
+    case WEFT__VISIT_RAN:
+        return atomic_load_explicit(&((weft_task *)t)->done, memory_order_acquire) == epoch   /* pairs with release in visit */
+            ? WEFT_TASK_DONE : WEFT_TASK_RUNNING;
+    case WEFT__VISIT_SKIPPED:
+        return WEFT_TASK_SKIPPED;
+    case WEFT__VISIT_FAILED:
+        return WEFT_TASK_FAILED;
+    default:
+        return WEFT_TASK_PENDING;
+    }
 }

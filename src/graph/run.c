@@ -89,24 +89,7 @@
 /* How far ahead in build order a visit prefetches (see visit). */
 #define WEFT__PREFETCH_AHEAD 16
 
-/* ---- the lock ---------------------------------------------------------------- */
-
-bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
-{
-    uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
-    for (unsigned spins = 0;; spins++) {
-        if (!atomic_load_explicit(&g->lock, memory_order_relaxed) &&              /* relaxed: a hint; the exchange decides */
-            !atomic_exchange_explicit(&g->lock, true, memory_order_acquire))      /* acquire: pairs with the release in unlock */
-            return true;
-        if (spins < 128) {
-            ck_pr_stall();
-        } else {
-            if (until != UINT64_MAX && weft__now_ns() > until)
-                return false;
-            sched_yield();   /* the holder may be preempted, or checking a large graph */
-        }
-    }
-}
+/* ---- the lock (weft__graph_lock_for is graph.c's) ------------------------------ */
 
 static void lock_cb(void *g)
 {
@@ -818,73 +801,4 @@ int weft_graph_wait(weft_graph *g)
     weft__waitq_push(&g->waiters, &me);
     int rc = weft__wait(&g->waiters, &me, lock_cb, unlock_cb, g);   /* unlocks; no deadline: notified, or ENOMEM (no fiber to go on with) */
     return rc == WEFT_OK ? (int)(intptr_t)me.data : rc;
-}
-
-/* ---- cancelling and state ----------------------------------------------------------- */
-
-bool weft_task_cancel(weft_task *t)
-{
-    if (!t)
-        return false;
-    uint32_t old = atomic_fetch_or_explicit(&t->ctl, WEFT__CTL_CANCEL,
-                                            memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
-    if (WEFT__CTL_VISIT(old) != WEFT__VISIT_RAN && WEFT__CTL_VISIT(old) != WEFT__VISIT_FAILED)
-        return true;   /* not claimed in its epoch's run, or skipped: skipped from now on */
-    /* Claimed to run in epoch E before the mark: false only if E is the
-     * run in flight (t has been invoked in it). If no run is in flight,
-     * the next one claims t after the mark (the argument at the top of
-     * this file) and skips it; if a later run is in flight, it had not
-     * claimed t when the mark landed (ctl still said E), so it skips t
-     * too: true. */
-    uint32_t r = atomic_load_explicit(&t->g->run, memory_order_acquire);   /* pairs with release in run/finish; after the fetch_or (its acquire keeps it there) */
-    return !(r & 1u) || (r >> 1) != WEFT__CTL_EPOCH(old);
-}
-
-void weft_task_reset(weft_task *t)
-{
-    if (t)
-        atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_CANCEL,
-                                  memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
-}
-
-bool weft_graph_cancel(weft_graph *g)
-{
-    if (!g)
-        return false;
-    /* Under the lock, so that a series (run_n, run_until) that starts
-     * its next run sees the cancel of the one that ended, or the cancel
-     * sees the next run. */
-    weft__graph_lock(g);
-    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
-    if (r & 1u)
-        atomic_store_explicit(&g->cancel_epoch, r >> 1, memory_order_relaxed);   /* read by claim; nothing to publish */
-    weft__graph_unlock(g);
-    /* StoreLoad: the mark is visible to every later claim before the
-     * caller goes on (its next loads cannot pass it): a task that starts
-     * after this returns true is skipped. */
-    atomic_thread_fence(memory_order_seq_cst);
-    return r & 1u;
-}
-
-weft_task_state weft_task_get_state(const weft_task *t)
-{
-    if (!t)
-        return WEFT_TASK_PENDING;
-    /* ctl first, then the run: a visit from an older run than the one in
-     * flight reads as pending. */
-    uint32_t c = atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_acquire);   /* pairs with the CAS in claim */
-    uint32_t epoch = atomic_load_explicit(&t->g->run, memory_order_acquire) >> 1;    /* pairs with release in run/finish */
-    if (WEFT__CTL_EPOCH(c) != epoch)
-        return WEFT_TASK_PENDING;
-    switch (WEFT__CTL_VISIT(c)) {
-    case WEFT__VISIT_RAN:
-        return atomic_load_explicit(&((weft_task *)t)->done, memory_order_acquire) == epoch   /* pairs with release in visit */
-            ? WEFT_TASK_DONE : WEFT_TASK_RUNNING;
-    case WEFT__VISIT_SKIPPED:
-        return WEFT_TASK_SKIPPED;
-    case WEFT__VISIT_FAILED:
-        return WEFT_TASK_FAILED;
-    default:
-        return WEFT_TASK_PENDING;
-    }
 }
