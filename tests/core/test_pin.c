@@ -246,8 +246,13 @@ WT_TEST(pin, thread_ids, .timeout = 120)
         }
 
         /* Three more at once: W+1..W+3, distinct. */
-        pthread_barrier_t bar;
+        /* One barrier per step, destroyed once every binder has been
+         * joined: a binder may still be inside pthread_barrier_wait when
+         * this thread has left it. */
+        pthread_barrier_t bar, bar2, bar3;
         pthread_barrier_init(&bar, NULL, 4);
+        pthread_barrier_init(&bar2, NULL, 2);
+        pthread_barrier_init(&bar3, NULL, 2);
         struct binder b[6];
         for (int i = 0; i < 3; i++)
             binder_start(&b[i], s, &bar);
@@ -261,7 +266,6 @@ WT_TEST(pin, thread_ids, .timeout = 120)
         for (int i = 0; i < 3; i++)
             WT_ASSERT(ids[i] == (int)W + 1 + i, "bound ids at %u workers: %d %d %d", W, ids[0],
                       ids[1], ids[2]);
-        pthread_barrier_destroy(&bar);
 
         /* The one with W+2 leaves; the next binder gets W+2 back. */
         int mid = -1;
@@ -269,26 +273,25 @@ WT_TEST(pin, thread_ids, .timeout = 120)
             if (b[i].id == (int)W + 2)
                 mid = i;
         binder_stop(&b[mid]);
-        pthread_barrier_init(&bar, NULL, 2);
-        binder_start(&b[3], s, &bar);
-        pthread_barrier_wait(&bar);
+        binder_start(&b[3], s, &bar2);
+        pthread_barrier_wait(&bar2);
         WT_ASSERT_EQ(b[3].rc, WEFT_OK);
         WT_ASSERT(b[3].id == (int)W + 2, "reused id: %d, want the smallest free %u", b[3].id, W + 2);
-        pthread_barrier_destroy(&bar);
 
         /* This thread leaves (id W free); the next binder gets W. */
         weft_sched_unbind();
         WT_ASSERT_EQ(weft_thread_id(), -1);
-        pthread_barrier_init(&bar, NULL, 2);
-        binder_start(&b[4], s, &bar);
-        pthread_barrier_wait(&bar);
+        binder_start(&b[4], s, &bar3);
+        pthread_barrier_wait(&bar3);
         WT_ASSERT_EQ(b[4].rc, WEFT_OK);
         WT_ASSERT(b[4].id == (int)W, "reused id: %d, want the smallest free %u", b[4].id, W);
-        pthread_barrier_destroy(&bar);
 
         for (int i = 0; i < 5; i++)
             if (i != mid)
                 binder_stop(&b[i]);
+        pthread_barrier_destroy(&bar);
+        pthread_barrier_destroy(&bar2);
+        pthread_barrier_destroy(&bar3);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
         WT_ASSERT_EQ(weft_thread_id(), -1);
     }
