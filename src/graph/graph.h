@@ -1,9 +1,11 @@
 /* This file is private to weft: task graphs (src/graph).
  *
  * Files: graph.c (building: nodes, edges, the arena, names, the check
- * made once per change), run.c (running: join counters, continuation,
- * cancel, the end of a run, waiting), attr.c (task attributes: priority,
- * pin, semaphore), dot.c (the Graphviz dump).
+ * made once per change), run.c (visiting: join counters, continuation,
+ * skipping), series.c (a run's start and end, waiting), inspect.c
+ * (introspection, failure, cancel marks, state), attr.c (task
+ * attributes: priority, pin, semaphore), module.c (graphs in graphs),
+ * dot.c (the Graphviz dump).
  *
  * Vocabulary
  *   node     a weft_task: one cache line holding the user's function,
@@ -277,14 +279,18 @@ void weft__node_entry(void *arg);
  * task whose graph's run just ended with *completion, and t's visit is
  * finished with that result instead of starting. */
 void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion);
-/* run.c: a run's setup under the lock (its epoch, counts, series);
+/* series.c: a run's setup under the lock (its epoch, counts, series);
  * returns the first root to queue. Caller holds g's lock; g is checked,
  * has roots and is not running. */
 weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
                            bool (*until)(void *), void *ctx);
-/* run.c: claims the waiters and ends the run (step 4), leaving run at
+/* series.c: claims the waiters and ends the run (step 4), leaving run at
  * the run's epoch. */
 void weft__run_finish(weft_graph *g, int rc);
+/* series.c: the visit that took sinks_left to 0 ends the run: a module's
+ * goes back to its task, a series starts its next run, else the run
+ * finishes with its result. Callable from: that visit's walk (run.c). */
+void weft__run_ended(weft__worker *w, weft_graph *g);
 
 /* module.c */
 /* The function of every module task (never called: it marks them). */

@@ -1,6 +1,8 @@
-/* This file is private to weft: running task graphs — the start of a run,
- * visiting nodes (join counters, continuation, skipping), the end of a
- * run, waiting, cancelling, and the per-task state.
+/* This file is private to weft: running task graphs — visiting nodes
+ * (join counters, continuation, skipping), the walk a record of a graph
+ * makes, and the spread of the roots. A run's start, end and the waiting
+ * for it are series.c's; the cancel marks and a task's state inspect.c's;
+ * the Synchronization below covers all three, as one protocol.
  *
  * Synchronization
  *   lock        g's spin lock: build calls, the start and the end of a run,
@@ -88,127 +90,6 @@
 
 /* How far ahead in build order a visit prefetches (see visit). */
 #define WEFT__PREFETCH_AHEAD 16
-
-/* ---- the lock (weft__graph_lock_for is graph.c's) ------------------------------ */
-
-static void lock_cb(void *g)
-{
-    weft__graph_lock(g);
-}
-
-static void unlock_cb(void *g)
-{
-    weft__graph_unlock(g);
-}
-
-/* ---- the end of a run ------------------------------------------------------------ */
-
-/* Step 4; run_word: what `run` becomes (UINT32_MAX: the run's epoch, not
- * running) and failed what g->failed becomes (WEFT__NO_TASK: unchanged),
- * for a start that queued nothing and puts back the run before it.
- * Callable from: finish, start. */
-static void finish_as(weft_graph *g, int rc, uint32_t run_word, uint32_t failed)
-{
-    weft__graph_lock(g);
-    g->result = rc;
-    if (failed != WEFT__NO_TASK)
-        atomic_store_explicit(&g->failed, failed, memory_order_relaxed);
-    /* Claim every waiter (they cannot leave until woken) and give each the
-     * result in its own frame: once woken, a waiter must not read g. */
-    weft__waiter *list = weft__waitq_claim_all(&g->waiters, NULL);
-    for (weft__waiter *x = list; x; x = x->next)
-        x->data = (uintptr_t)(intptr_t)rc;
-    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
-    if (run_word == UINT32_MAX)
-        run_word = r & ~1u;
-    atomic_store_explicit(&g->run, run_word, memory_order_release);     /* release: pairs with acquire in cancel, get_state */
-    weft__graph_unlock(g);
-    /* g may be gone from here on: only the claimed waiters are touched. */
-    weft__wake_list(list);
-}
-
-/* Step 4, leaving `run` at the run's epoch, not running. Callable from:
- * the visit that took sinks_left to 0 (run_ended). */
-static void finish(weft_graph *g, int rc)
-{
-    finish_as(g, rc, UINT32_MAX, WEFT__NO_TASK);
-}
-
-void weft__run_finish(weft_graph *g, int rc)
-{
-    finish(g, rc);
-}
-
-/* With condition tasks, a run need not visit every task: a branch not
- * picked leaves its tasks' join counters part-way down. So every run
- * starts by putting them back (roots keep their place), and `pending`
- * at 1, for the first root's record. Caller holds the lock, no run in
- * flight; the roots' queueing publishes it. */
-static void cond_prepare(weft_graph *g)
-{
-    if (!g->has_cond)
-        return;
-    for (uint32_t i = 0; i < g->n; i++) {
-        weft_task *t = weft__graph_node(g, i);
-        if (t->npred)
-            atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);
-        /* A task not visited last run may hold a poison from it. An RMW
-         * (a cancel may race), only where there is something to clear. */
-        if (atomic_load_explicit(&t->ctl, memory_order_relaxed) & (WEFT__CTL_POISON | WEFT__CTL_QUEUED))
-            atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)(WEFT__CTL_POISON | WEFT__CTL_QUEUED),
-                                      memory_order_relaxed);   /* no run now */
-    }
-    atomic_store_explicit(&g->pending, 1, memory_order_relaxed);
-}
-
-/* Starts the next run of a series, under the lock, from the thread that
- * ended the last: false if a cancel of the run that ended came first (it
- * ends the series). Callable from: run_ended. */
-static bool next_run(weft__worker *w, weft_graph *g)
-{
-    weft__graph_lock(g);
-    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* under lock */
-    if (atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch) {  /* cancel stores it under the lock */
-        weft__graph_unlock(g);
-        return false;
-    }
-    if (g->runs_left)
-        g->runs_left--;
-    epoch = (epoch + 1) & WEFT__EPOCH_MASK;
-    atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);       /* published with the roots */
-    cond_prepare(g);
-    atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
-    atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);
-    atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);      /* release: pairs with acquire in cancel, get_state */
-    weft_task *first = weft__graph_node(g, g->roots[0]);
-    weft__graph_unlock(g);
-    weft__submit(g->sched, w, weft__node_rec(first), WEFT_HINT_NONE);
-    return true;
-}
-
-/* The visit that took sinks_left to 0: the run's result is its first
- * failure, else ECANCELED if a task was skipped, else OK. A series
- * (run_n, run_until) goes on with its next run unless this one failed or
- * was cancelled; run_until's predicate runs here, on this thread,
- * without the lock. */
-static void run_ended(weft__worker *w, weft_graph *g)
-{
-    int rc = atomic_load_explicit(&g->fail_err, memory_order_relaxed);   /* ordered by the sinks_left chain */
-    if (rc == WEFT_OK && atomic_load_explicit(&g->skipped, memory_order_relaxed))
-        rc = WEFT_ECANCELED;
-    if (WEFT_UNLIKELY(g->parent != NULL)) {
-        weft__module_end(w, g, rc);   /* a module's run: its task in the outer graph goes on */
-        return;
-    }
-    /* runs_left and until: written under the lock before the series
-     * started, read by its last visit, which the queues order after. */
-    if (rc == WEFT_OK && (g->runs_left || (g->until && !g->until(g->until_ctx)))) {
-        if (next_run(w, g))
-            return;
-        rc = WEFT_ECANCELED;   /* the series was cancelled between two runs */
-    }
-    finish(g, rc);
-}
 
 /* ---- visiting a node ---------------------------------------------------------- */
 
@@ -670,9 +551,9 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
      * it is queued or running. */
     if (WEFT_UNLIKELY(cond_mode)) {
         if (atomic_fetch_sub_explicit(&g->pending, units, memory_order_acq_rel) == units)   /* acq_rel: as sinks_left */
-            run_ended(w, g);
+            weft__run_ended(w, g);
     } else if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks) {   /* acq_rel: the last drop sees every visit */
-        run_ended(w, g);
+        weft__run_ended(w, g);
     }
 }
 
@@ -684,121 +565,4 @@ static __attribute__((noinline)) void walk_special(weft__worker *w, weft_task *t
 static void walk_plain(weft__worker *w, weft_task *t)
 {
     walk(w, t, NULL, false);
-}
-
-/* ---- starting and waiting ------------------------------------------------------ */
-
-weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
-                           bool (*until)(void *), void *ctx)
-{
-    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
-    uint32_t epoch = ((r >> 1) + 1) & WEFT__EPOCH_MASK;
-    g->sched = s;
-    atomic_store_explicit(&g->sinks_left, g->nsinks, memory_order_relaxed);   /* published with the roots */
-    cond_prepare(g);
-    atomic_store_explicit(&g->skipped, false, memory_order_relaxed);
-    /* A cancel of an old run must not match this epoch once it wraps. */
-    atomic_store_explicit(&g->cancel_epoch, WEFT__NO_EPOCH, memory_order_relaxed);   /* published with the roots */
-    atomic_store_explicit(&g->fail_err, 0, memory_order_relaxed);
-    atomic_store_explicit(&g->failed, WEFT__NO_TASK, memory_order_relaxed);
-    g->runs_left = runs_left;
-    g->until = until;
-    g->until_ctx = ctx;
-    g->special = g->has_cond || g->has_module || g->parent != NULL || g->nattr != 0;
-    atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
-    return weft__graph_node(g, g->roots[0]);
-}
-
-/* Starts a series of 1 + runs_left runs, or of runs until until(ctx). */
-static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)(void *), void *ctx)
-{
-    if (!s || !g)
-        return WEFT_EINVAL;
-    weft__graph_lock(g);
-    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
-    if (r & 1u) {
-        weft__graph_unlock(g);
-        return WEFT_EBUSY;
-    }
-    int rc = weft__graph_check(g);
-    if (rc == WEFT_OK && WEFT_UNLIKELY(g->has_module))
-        rc = weft__module_check(g);
-    if (rc == WEFT_OK && WEFT_UNLIKELY(g->npinned != 0))
-        rc = weft__attr_check(g, s);   /* a task pinned to no thread of s: refused, nothing run */
-    if (rc != WEFT_OK || g->n == 0 || g->nroots == 0) {
-        /* No task, or none that may start (with condition tasks every
-         * task may be reached only by a weak edge): a run that has ended. */
-        if (rc == WEFT_OK)
-            g->result = WEFT_OK;
-        weft__graph_unlock(g);
-        return rc;
-    }
-    uint32_t prev_failed = atomic_load_explicit(&g->failed, memory_order_relaxed);   /* under lock */
-    weft_task *first = weft__run_setup(g, s, runs_left, until, ctx);
-    int prev = g->result;
-    weft__graph_unlock(g);
-
-    weft__worker *w = weft__tls_worker;
-    if (w && w->s != s)
-        w = NULL;   /* a worker of another scheduler queues from outside */
-    if (w) {
-        weft__submit(s, w, weft__node_rec(first), WEFT_HINT_NONE);
-        return WEFT_OK;
-    }
-    rc = weft__submit_external(s, weft__node_rec(first), WEFT_HINT_NONE);
-    if (rc != WEFT_OK)
-        finish_as(g, prev, r & ~1u, prev_failed);   /* nothing was queued: as if the call had not been made */
-    return rc;
-}
-
-int weft_graph_run(weft_sched *s, weft_graph *g)
-{
-    return start(s, g, 0, NULL, NULL);
-}
-
-int weft_graph_run_n(weft_sched *s, weft_graph *g, uint64_t n)
-{
-    if (n == 0)
-        return s && g ? WEFT_OK : WEFT_EINVAL;
-    return start(s, g, n - 1, NULL, NULL);
-}
-
-int weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), void *ctx)
-{
-    if (!pred)
-        return WEFT_EINVAL;
-    return start(s, g, 0, pred, ctx);
-}
-
-int weft_graph_wait(weft_graph *g)
-{
-    if (!g)
-        return WEFT_EINVAL;
-    /* A task of g's run (or work nested in one on its fiber) would wait
-     * for its own end. No lock needed: while such a task runs, so does
-     * the run, and the field is this fiber's own. */
-    weft__worker *w = weft__tls_worker;
-    const weft__visiting *vis = w ? weft__fstate_cur(w)->graph : NULL;
-    if (vis && weft__runs_within(vis->g, g))
-        return WEFT_EBUSY;
-    weft__graph_lock(g);
-    if (!(atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)) {   /* under lock */
-        int rc = g->result;
-        weft__graph_unlock(g);
-        return rc;
-    }
-    /* With no workers, only a bound thread of the run's scheduler runs
-     * its tasks, and only while it blocks: a thread that is not one of
-     * its own would sleep until then, forever if none is bound. Refused
-     * as weft_wait_idle refuses, whatever other threads do. */
-    weft_sched *s = g->sched;   /* under lock: set by the run's start */
-    if (s->nworkers == 0 && !(w && w->s == s)) {
-        weft__graph_unlock(g);
-        return WEFT_ENOTBOUND;
-    }
-    weft__waiter me;
-    weft__waiter_init(&me, g, "graph", 0);
-    weft__waitq_push(&g->waiters, &me);
-    int rc = weft__wait(&g->waiters, &me, lock_cb, unlock_cb, g);   /* unlocks; no deadline: notified, or ENOMEM (no fiber to go on with) */
-    return rc == WEFT_OK ? (int)(intptr_t)me.data : rc;
 }
