@@ -678,6 +678,18 @@ static inline bool weft__bound_runs_tasks(const weft__worker *w)
     return w->bound && w->s->nworkers == 0 && w->cur != &w->host;
 }
 
+/* Counts a spawn about to be queued, before its record is published:
+ * on w (its owner, a plain store) or, w NULL, on the scheduler's outside
+ * count (an RMW). Release: pairs with the acquire loads of the idle test
+ * (task.c). */
+static inline void weft__count_spawn(weft_sched *s, weft__worker *w)
+{
+    if (WEFT_LIKELY(w != NULL))
+        __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);
+    else
+        atomic_fetch_add_explicit(&s->ext_spawned, 1, memory_order_release);
+}
+
 /* Callable from: w's owner, or any thread with w NULL. */
 static inline weft__task *weft__task_alloc(weft_sched *s, weft__worker *w)
 {

@@ -107,14 +107,6 @@ weft__task *weft__take_pinned(weft__worker *w)
 
 /* ---- placement ------------------------------------------------------------------- */
 
-static void count_spawn(weft_sched *s, weft__worker *w)
-{
-    if (w)
-        __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
-    else
-        atomic_fetch_add_explicit(&s->ext_spawned, 1, memory_order_release);   /* pairs with acquire in is_idle */
-}
-
 /* The bound thread of s with id `id` whose box is open. Caller holds
  * bound_lock. */
 static weft__worker *bound_by_id(weft_sched *s, int id)
@@ -133,7 +125,7 @@ static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int threa
     WEFT_TSAN_RELEASE(t);
     if ((unsigned)thread < s->nworkers) {
         weft__worker *to = &s->workers[thread];
-        count_spawn(s, w);
+        weft__count_spawn(s, w);
         if (to == w) {
             pin_append(w, &t->node);
             return WEFT_OK;
@@ -148,7 +140,7 @@ static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int threa
         pthread_mutex_unlock(&s->bound_lock);
         return WEFT_EINVAL;
     }
-    count_spawn(s, w);
+    weft__count_spawn(s, w);
     if (to == w) {
         pin_append(w, &t->node);
     } else {
@@ -166,7 +158,7 @@ static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int threa
  * ring (weft__submit's outside case). */
 static void place_prio(weft_sched *s, weft__worker *w, weft__task *t, int prio)
 {
-    count_spawn(s, w);
+    weft__count_spawn(s, w);
     if (!atomic_load_explicit(&s->prio_used, memory_order_relaxed))
         atomic_store_explicit(&s->prio_used, true, memory_order_relaxed);   /* a hint (see Synchronization) */
     weft__inject_push(prio == WEFT_PRIORITY_HIGH ? &s->prio_high : &s->prio_low, &t->node);

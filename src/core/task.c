@@ -309,14 +309,6 @@ void weft__spares_fini(weft_sched *s)
 
 /* ---- idle accounting ---------------------------------------------------- */
 
-static void count_spawn(weft_sched *s, weft__worker *w)
-{
-    if (WEFT_LIKELY(w != NULL))
-        __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
-    else
-        atomic_fetch_add_explicit(&s->ext_spawned, 1, memory_order_release);  /* pairs with acquire in is_idle */
-}
-
 bool weft__sched_is_idle(weft_sched *s)
 {
     uint64_t done = 0, made = 0;
@@ -367,7 +359,7 @@ static __attribute__((noinline)) void offload_and_push(weft_sched *s, weft__work
 
 void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
 {
-    count_spawn(s, w);
+    weft__count_spawn(s, w);
     /* Short of fibers (weft__short_of_fibers): a YIELD spawn goes on the
      * deque like any other, so the work goes depth first and its waiters
      * end before more start; breadth first, every task started waits on
@@ -493,7 +485,7 @@ int spawn_fast(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
     t->fn = fn;
     t->arg = arg;
     t->spawner = w->cur;
-    count_spawn(s, w);
+    weft__count_spawn(s, w);
     if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
         return spawn_offload(s, w, t);
     if (WEFT_UNLIKELY(weft__notify_needed(s)))
