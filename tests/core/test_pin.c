@@ -1727,3 +1727,73 @@ WT_TEST(pin, helping_main_thread_runs_tasks, .timeout = 120)
     weft_sched_unbind();
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
+
+/* ---- blocking in a valid order across levels and pins ------------------- */
+
+/* Block anywhere: a HIGH task waits for an event a LOW task sets; the LOW
+ * task then waits for one that a task pinned to the bound thread sets,
+ * and that one waits for a NORMAL task's event. Each level's task must
+ * let the others run while it waits (at 0, 1 and 2 workers; with none,
+ * the bound thread runs them all while it waits). */
+struct levels {
+    weft_event high_go, low_go, pin_go;
+    atomic_int done;
+};
+
+static void lv_high(void *arg)
+{
+    struct levels *l = arg;
+    if (weft_event_wait(&l->high_go) == WEFT_OK)
+        atomic_fetch_add(&l->done, 1);
+}
+
+static void lv_low(void *arg)
+{
+    struct levels *l = arg;
+    weft_event_signal(&l->high_go);
+    if (weft_event_wait(&l->low_go) == WEFT_OK)
+        atomic_fetch_add(&l->done, 1);
+}
+
+static void lv_pinned(void *arg)
+{
+    struct levels *l = arg;
+    if (weft_event_wait(&l->pin_go) == WEFT_OK) {
+        weft_event_signal(&l->low_go);
+        atomic_fetch_add(&l->done, 1);
+    }
+}
+
+static void lv_normal(void *arg)
+{
+    struct levels *l = arg;
+    weft_event_signal(&l->pin_go);
+    atomic_fetch_add(&l->done, 1);
+}
+
+WT_TEST(pin, levels_and_pins_block_on_each_other_in_a_valid_order, .timeout = 120)
+{
+    for (unsigned W = 0; W <= 2; W++) {
+        weft_sched *s = make_sched(W);
+        int me = bind_as(s, 0);
+        static struct levels l;
+        weft_event_init(&l.high_go, true, false);
+        weft_event_init(&l.low_go, true, false);
+        weft_event_init(&l.pin_go, true, false);
+        atomic_store(&l.done, 0);
+        /* Queued in the order that would hang if each ran to its end
+         * before the next started. */
+        WT_ASSERT_EQ(spawn_prio(s, lv_high, &l, WEFT_PRIORITY_HIGH), WEFT_OK);
+        WT_ASSERT_EQ(spawn_pinned(s, lv_pinned, &l, me), WEFT_OK);
+        WT_ASSERT_EQ(spawn_prio(s, lv_low, &l, WEFT_PRIORITY_LOW), WEFT_OK);
+        WT_ASSERT_EQ(spawn_prio(s, lv_normal, &l, WEFT_PRIORITY_NORMAL), WEFT_OK);
+        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT(atomic_load(&l.done) == 4, "%u workers: %d of 4 tasks finished", W,
+                  atomic_load(&l.done));
+        weft_event_destroy(&l.high_go);
+        weft_event_destroy(&l.low_go);
+        weft_event_destroy(&l.pin_go);
+        weft_sched_unbind();
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
