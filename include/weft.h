@@ -503,8 +503,10 @@ WEFT_API void weft_cond_destroy(weft_cond *c);
 /* Counting semaphore: acquire takes a unit, waiting while none is left;
  * release gives one back and wakes the oldest waiter. Waiters are served
  * in FIFO order, a unit released with waiters queued goes to the oldest
- * (no barging). count >= 0 at init, at most 2^62; release past that is a
- * bug (debug builds abort). try_acquire never waits; acquire_for with
+ * (no barging). count from 0 to 2^62 at init (another count is a bug
+ * that init, which returns nothing, reports by aborting with a message
+ * naming the semaphore, as _destroy with waiters does); release past
+ * 2^62 is a bug (debug builds abort). try_acquire never waits; acquire_for with
  * timeout 0 only polls. weft_task_set_semaphore (graph tasks) waits in
  * the same queue without holding a fiber. */
 typedef struct weft_sem       { uint64_t private_[8]; } weft_sem;
