@@ -129,9 +129,14 @@ void wroot(void *a)
     r->done->signal();
 }
 
-void BM_fib_weft(benchmark::State &st, int n, unsigned threads)
+// traced: recording on throughout (weft_trace_start, 2^16 events per
+// thread, the ring wrapping), for the cost of recording per event: each
+// fib call is a task begin and end, so events = 2 * spawns.
+void BM_fib_weft(benchmark::State &st, int n, unsigned threads, bool traced = false)
 {
     g_sched = make_sched(threads);
+    if (traced && weft_trace_start(g_sched, 1u << 16) != WEFT_OK)
+        st.SkipWithError("trace_start");
     Done done;
     long want = fib_seq(n);
     for (auto _ : st) {
@@ -590,8 +595,11 @@ void register_all()
         benchmark::RegisterBenchmark(seq.c_str(), BM_fib_seq, n)->Unit(benchmark::kMillisecond);
         for (unsigned t : counts) {
             std::string g = "fib" + std::to_string(n) + "_t" + std::to_string(t) + "/";
-            benchmark::RegisterBenchmark((g + "weft").c_str(), BM_fib_weft, n, t)
+            benchmark::RegisterBenchmark((g + "weft").c_str(), BM_fib_weft, n, t, false)
                 ->Unit(benchmark::kMillisecond)->UseRealTime();
+            if (n == 30)
+                benchmark::RegisterBenchmark((g + "weft_traced").c_str(), BM_fib_weft, n, t, true)
+                    ->Unit(benchmark::kMillisecond)->UseRealTime();
             benchmark::RegisterBenchmark((g + "tbb").c_str(), BM_fib_tbb, n, t)
                 ->Unit(benchmark::kMillisecond)->UseRealTime();
             if (n <= 30 || big)

@@ -205,6 +205,11 @@ static void make_sched(unsigned workers)
     weft_config_init(&c);
     c.workers = workers;
     check(weft_sched_create(&g_s, &c), "sched_create");
+    /* WEFT_ICOUNT_TRACE=1: recording on (2^16 events per thread, the ring
+     * wrapping), for the instructions an event costs. */
+    const char *trace = getenv("WEFT_ICOUNT_TRACE");
+    if (trace && strcmp(trace, "1") == 0)
+        check(weft_trace_start(g_s, 1u << 16), "trace_start");
 }
 
 static void print_stats(const char *mode, long size, long rounds, long items)

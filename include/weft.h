@@ -49,7 +49,8 @@ extern "C" {
     XX(ECLOSED,    -7, "channel closed")                                     \
     XX(EAGAIN,     -8, "operation would block")                              \
     XX(ENOTBOUND,  -9, "calling thread is not a worker or bound thread")     \
-    XX(ESHUTDOWN, -10, "scheduler is being destroyed")
+    XX(ESHUTDOWN, -10, "scheduler is being destroyed")                      \
+    XX(EIO,       -11, "writing the output failed")
 
 enum {
     WEFT_OK = 0,
@@ -71,6 +72,7 @@ enum {
 #define WEFT_EAGAIN WEFT_EAGAIN
 #define WEFT_ENOTBOUND WEFT_ENOTBOUND
 #define WEFT_ESHUTDOWN WEFT_ESHUTDOWN
+#define WEFT_EIO WEFT_EIO
 
 /* A static English message for err (a WEFT_E* code or 0); never NULL. */
 WEFT_API const char *weft_strerror(int err);
@@ -143,6 +145,36 @@ WEFT_API void weft_set_allocator(const weft_allocator *a);
 typedef struct weft_sched weft_sched;
 
 #define WEFT_WORKERS_AUTO (~0u)
+
+/* Hooks for an external profiler (Tracy, Superluminal, perf, a counter
+ * of your own), set as weft_config.observer: every member may be NULL,
+ * each called on the thread concerned, `thread` its weft_thread_id.
+ * Each costs one predictable branch when NULL, and the whole struct none
+ * when the pointer is NULL. The hooks must not block in weft or call
+ * back into s (they run inside the scheduler, between tasks or fibers).
+ *   task_begin, task_end: around each task a thread runs (a spawned task,
+ *     a graph task, a parallel loop's run of chunks): name is its graph
+ *     task name (a copy, valid during the call) or weft_spawn_opts.name,
+ *     else NULL; fn its function. A
+ *     task that blocks ends on the thread it began on (fibers never
+ *     migrate) and may see other tasks begin and end meanwhile; begin
+ *     and end nest per fiber.
+ *   fiber_leave, fiber_enter: a thread switches from one of its fibers
+ *     to another (a task blocked or ended, a blocked one goes on):
+ *     leave(from) then enter(to). A thread's first leave names its own
+ *     stack, a fiber too. Tracy's fiber enter and leave map onto these.
+ *   park, unpark: a thread with nothing to run sleeps in the kernel, and
+ *     wakes (for work, a timer or a deadline).
+ * The struct is copied at weft_sched_create. */
+typedef struct weft_observer {
+    void (*task_begin)(int thread, const char *name, void (*fn)(void *), void *ctx);   /* fn: a weft_fn */
+    void (*task_end)(int thread, void *ctx);
+    void (*fiber_enter)(int thread, const void *fiber, void *ctx);
+    void (*fiber_leave)(int thread, const void *fiber, void *ctx);
+    void (*park)(int thread, void *ctx);
+    void (*unpark)(int thread, void *ctx);
+    void *ctx;
+} weft_observer;
 
 typedef struct weft_config {
     unsigned workers;          /* worker threads; WEFT_WORKERS_AUTO (default)
@@ -221,6 +253,8 @@ typedef struct weft_config {
                                   thread that picks, however much higher
                                   work arrives. Default (and 0) 16; more
                                   than 1000000 = EINVAL */
+    const weft_observer *observer; /* profiler hooks (above), copied at
+                                  create; NULL (default) = none */
 } weft_config;
 
 WEFT_API void weft_config_init(weft_config *cfg);   /* documented defaults */
@@ -944,6 +978,74 @@ typedef struct weft_worker_stats {
 } weft_worker_stats;
 
 WEFT_API int weft_sched_stats(const weft_sched *s, unsigned worker, weft_worker_stats *out);
+
+/* ---- tracing ---------------------------------------------------------- */
+
+/* Recording what every thread of s does: each worker and bound thread
+ * writes events into a buffer of its own of events_per_thread entries
+ * (rounded up to a power of two, 32 bytes each, plus 64 KiB for copies
+ * of graph task names), with no lock and no allocation per event; when a
+ * buffer is full its oldest events are dropped and counted. Events:
+ * tasks begin and end (with the graph task name, weft_spawn_opts.name,
+ * else the function's symbol), a fiber suspends (with what it waits on)
+ * and resumes (with an arrow from the thread that made it ready), steals
+ * (from whom), parks and wake-ups, graph runs, parallel loop chunks and
+ * the zones of weft_trace_begin/end. Timestamps come from one monotonic
+ * clock (the TSC where it is invariant), converted to ns when written.
+ *
+ * weft_trace_start begins a new recording (what an earlier one held is
+ * discarded): WEFT_EINVAL for s NULL or events_per_thread outside
+ * [16, 2^24], WEFT_EBUSY if s is recording already, WEFT_ENOMEM with
+ * nothing changed if the buffers cannot be had. Buffers are kept for the
+ * next start (one asking for fewer events reuses them whole) and freed
+ * with s. A thread that binds while s records is
+ * recorded from then on (its buffer is made at bind; none if that
+ * fails, counted as dropped). weft_trace_stop ends recording (WEFT_OK
+ * if it was not recording; WEFT_EINVAL for s NULL); an event its thread
+ * had begun to write as stop returned is not written out. Both callable from
+ * any thread, tasks included, with work running.
+ *
+ * Recording off costs one predictable branch at a task start, a fiber
+ * switch and a wake-up. */
+WEFT_API int  weft_trace_start(weft_sched *s, size_t events_per_thread);
+WEFT_API int  weft_trace_stop(weft_sched *s);
+
+/* Writes the events of the last recording (so far, if it still records)
+ * as Chrome trace-event JSON, which Perfetto UI (ui.perfetto.dev) and
+ * chrome://tracing open. Layout: an object {"traceEvents": [...],
+ * "displayTimeUnit": "ns", "otherData": {...}}; pid 1; tid = the
+ * thread's weft_thread_id, named "worker N" or "bound thread N" by
+ * "thread_name" metadata events. Times in microseconds from the start.
+ *   - A task run is one complete event ("ph":"X", "cat":"task") or, if it
+ *     blocked, one per stretch it ran; a run's events share args.run (a
+ *     number unique in the file). A stretch that ended because the fiber
+ *     blocked has args.wait (what it waited on: "channel recv", "event",
+ *     "sleep", ...); a stretch after the first begins with the arrow of
+ *     its wake-up ("ph":"s" on the waker's thread, "ph":"f" here, same
+ *     id, "cat":"wake") when the waker was a thread of s.
+ *   - Zones of weft_trace_begin/end ("cat":"zone") and parallel loop
+ *     chunks ("cat":"chunk", args.begin/end) are complete events nested
+ *     in their task's; a graph run is an async pair ("ph":"b"/"e",
+ *     "cat":"graph", id the run's).
+ *   - Instant events ("ph":"i"): "steal" (args.from, the victim's id),
+ *     "park" and "wake" ("cat":"sched").
+ *   - Counter "queue" ("ph":"C"): the thread's own queue length (deque
+ *     and LIFO slot, capped at 255) at each task it picks.
+ * otherData: "dropped" (events lost to full buffers, all threads),
+ * "events" (events written), "clock" ("tsc" or "monotonic"). A task still
+ * running when written (or when stop came) ends at the last event of its
+ * thread. WEFT_EINVAL for s or out NULL; WEFT_ENOMEM if the writer's
+ * scratch (one pass over the events) cannot be had; WEFT_EIO if writing
+ * to out fails. Without any recording: a valid file with no events.
+ * Callable from any thread; recording goes on meanwhile. */
+WEFT_API int  weft_trace_write(weft_sched *s, FILE *out);
+
+/* A zone inside a task (or in a bound thread's own code): nested, name a
+ * static string (NULL shows as "zone"). Recorded only while the
+ * calling thread's scheduler records; a no-op on other threads. An end
+ * without its begin is ignored when written. */
+WEFT_API void weft_trace_begin(const char *name);
+WEFT_API void weft_trace_end(void);
 
 #ifdef __cplusplus
 }

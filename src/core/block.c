@@ -154,19 +154,19 @@ static inline __attribute__((always_inline)) void suspend(weft__worker *w, weft_
     if (WEFT_UNLIKELY(next == NULL))
         weft__panic("suspend: no fiber for worker %u to go on with (have_fiber was not asked)", w->index);
     if (WEFT_UNLIKELY(track))
-        weft__track_suspend(w, self);
+        weft__hook_suspend(w, self);
     w->blocked++;
     weft__switch_from(w, self, next);
     w->blocked--;
     if (WEFT_UNLIKELY(track))
-        weft__track_resume(w, self);
+        weft__hook_resume(w, self);
     if (WEFT_UNLIKELY(self == &w->host) && w->bound)
         weft__bound_hand_back(w);
 }
 
 void weft__suspend(weft__worker *w)
 {
-    suspend(w, w->cur, w->track);   /* one load of track: kept in a register across the switch */
+    suspend(w, w->cur, weft__hooks(w) & (WEFT__HOOK_TRACK | WEFT__HOOK_TRACE));   /* read once: kept in a register across the switch */
 }
 
 /* ---- the host: how fiber-aware primitives block on a worker --------------------- */
@@ -207,8 +207,8 @@ int host_block_slow(weft__worker *w, weft__waiter *wt, void (*unlock)(void *), v
     wait_timer tm = { .timer = { .deadline = wt->deadline, .fire = wait_timeout }, .waiter = wt };
     if (wt->deadline && !weft__timer_arm(w, &tm.timer))
         return weft__no_fiber(w);   /* the timer heap could not grow: as good as no fiber */
-    if (WEFT_UNLIKELY(w->track))
-        weft__track_note(w, wt->what, wt->obj, wt->deadline);
+    if (WEFT_UNLIKELY(weft__hooks(w)))
+        weft__hook_note(w, wt->what, wt->obj, wt->deadline);
     unlock(lock);
     weft__suspend(w);
     if (wt->deadline)
@@ -223,7 +223,7 @@ static int host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
     weft__worker *w = weft__tls_worker;
     weft__fiber *self = w->cur;
     wt->fiber = self;
-    if (WEFT_UNLIKELY(wt->deadline != 0 || w->track))
+    if (WEFT_UNLIKELY(wt->deadline != 0 || (weft__hooks(w) & (WEFT__HOOK_TRACK | WEFT__HOOK_TRACE))))
         return host_block_slow(w, wt, unlock, lock);
     if (WEFT_UNLIKELY(!weft__have_fiber(w)))
         return weft__no_fiber(w);   /* nothing done: the caller unqueues wt */

@@ -128,6 +128,9 @@ typedef struct weft__fstate {
      * back with weft__unhold once its task returns, if it is still here.
      * Owner only. */
     weft__task *held;
+    /* Tracing: the wake-up arrow its waker drew, 0 = none; written by
+     * the waker before the wake's release, taken at the resume. */
+    _Atomic uint64_t wake_flow;
 } weft__fstate;
 
 /* The state of the fiber running on w now. Callable from: w's owner. */
@@ -174,6 +177,7 @@ struct weft__worker {
     unsigned index;                      /* 0..workers-1; bound: >= workers */
     bool bound;                          /* a bound thread, not a worker */
     bool track;                          /* keep blocked_list (stall.c); set at init */
+    atomic_uchar hooks;                  /* trace.h's bits: track, trace, observe */
     bool searching;
     bool no_help;                        /* a bound thread that runs only its pinned tasks (WEFT_BIND_NO_HELP) */
     bool pins_closed;                    /* a bound thread unbinding: no more pins (under bound_lock) */
@@ -220,6 +224,12 @@ struct weft__worker {
     unsigned nblocked;                   /* its length, under reg_lock */
     _Atomic(uintptr_t) run_fn, run_arg;  /* the task running now, 0 = none */
     _Atomic(uintptr_t) run_name;         /* its name, 0 = none */
+
+    /* Tracing (trace.c): owner only but tbuf, which start and stop set. */
+    struct weft__tbuf *_Atomic tbuf;     /* this thread's buffer, NULL = none */
+    uint64_t flow_seq;                   /* wake arrows this thread drew */
+    const char *note_what;               /* what the fiber about to suspend waits on */
+    const void *note_obj;
 
     /* Pinned tasks (pin.c). */
     uint64_t pinned_runs;                /* pinned tasks run here: owner only */
@@ -303,6 +313,11 @@ struct weft_sched {
     struct weft__bpool *_Atomic bpool;
     atomic_uint io_waiters;              /* fd waits registered in the epoll set */
     weft__worker *_Atomic poll_owner;    /* the parked worker sleeping in epoll_wait, or NULL */
+
+    /* Tracing and profiler hooks (trace.c). */
+    pthread_mutex_t trace_lock;          /* start, stop, write, bind's and unbind's part */
+    struct weft__trace *_Atomic trace;   /* made by the first start, freed by destroy */
+    weft_observer obs;                   /* cfg.observer's copy (zero if none) */
 
     /* Stall reports (stall.c). */
     bool track;                          /* workers list their blocked fibers */
@@ -414,6 +429,9 @@ void weft__track_task(weft__worker *w, weft_fn fn, void *arg);
  * most 4 entries. Callable from: any thread. */
 typedef void (*weft__describe_fn)(void *arg, char *buf, size_t cap);
 void weft__task_namer_add(weft_fn entry, const char *kind, weft__describe_fn describe);
+/* The kind a layer registered for entry (weft__task_namer_add), NULL if
+ * none: names in traces for functions no symbol table names. */
+const char *weft__task_kind(weft_fn fn);
 /* Writes the state of s (blocked fibers if tracked, workers, queues). */
 void weft__sched_dump(weft_sched *s, FILE *out);
 /* weft__sched_dump for every live scheduler; waits at most about a

@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "trace.h"
 
 /* ---- fences ------------------------------------------------------------ */
 
@@ -384,6 +385,8 @@ void weft__park(weft__worker *w, uint64_t deadline)
      * registered and no other worker sleeps there (poller.c); then the
      * token comes as a write to the poller's eventfd (give_token). */
     WEFT__STAT(w, parks, 1);
+    if (WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
+        weft__hook_park(w);
     for (;;) {
         if (atomic_load_explicit(&w->token, memory_order_acquire))   /* acquire: pairs with give_token */
             break;
@@ -393,8 +396,11 @@ void weft__park(weft__worker *w, uint64_t deadline)
             if (now >= deadline) {
                 /* Timed out: leave the set ourselves, unless someone
                  * chose us meanwhile (then take their token). */
-                if (leave_idle(s, w))
+                if (leave_idle(s, w)) {
+                    if (WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
+                        weft__hook_unpark(w);
                     return;
+                }
                 continue;
             }
             timeout = deadline - now;
@@ -409,11 +415,15 @@ void weft__park(weft__worker *w, uint64_t deadline)
              * spins first, so a short burst brings us back there). */
             if (weft__io_waiting(s) && weft__notify_needed(s))
                 weft__notify_slow(s);
+            if (WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
+                weft__hook_unpark(w);
             return;
         }
     }
     atomic_store_explicit(&w->token, 0, memory_order_relaxed);
     WEFT__STAT(w, wakeups, 1);
+    if (WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
+        weft__hook_unpark(w);
     /* The waker counted us in nsearching. */
     w->searching = true;
 }
@@ -432,6 +442,9 @@ void weft__bound_park(weft__worker *w, uint64_t deadline)
     fence_park();
     if (!weft__work_visible(w)) {
         WEFT__STAT(w, parks, 1);
+        bool hooked = weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE);
+        if (WEFT_UNLIKELY(hooked))
+            weft__hook_park(w);
         while (!atomic_load_explicit(&w->token, memory_order_acquire)) {   /* acquire: pairs with weft__wake_worker */
             uint64_t timeout = 0;
             if (deadline) {
@@ -442,6 +455,8 @@ void weft__bound_park(weft__worker *w, uint64_t deadline)
             }
             weft__futex_wait(&w->token, 0, timeout);
         }
+        if (WEFT_UNLIKELY(hooked))
+            weft__hook_unpark(w);
     }
     atomic_store_explicit(&w->sleeping, false, memory_order_relaxed);
 }

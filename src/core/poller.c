@@ -434,8 +434,8 @@ int weft__poller_wait(weft__worker *w, weft__poller *p, int fd, unsigned events,
         goto finish;
     if (failed != 1)
         failed = 1;   /* shutdown ended it first and made us ready: take that */
-    else if (WEFT_UNLIKELY(w->track))
-        weft__track_note(w, what, obj, deadline);
+    else if (WEFT_UNLIKELY(weft__hooks(w)))
+        weft__hook_note(w, what, obj, deadline);
     weft__suspend(w);
     if (armed)
         weft__timer_disarm(w, &tm.timer);

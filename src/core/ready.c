@@ -101,7 +101,10 @@ void weft__ready(weft__fiber *f)
 {
     weft__fstate *st = weft__fstate_of(f);
     weft__worker *w = st->w;
-    if (weft__tls_worker == w) {
+    weft__worker *me = weft__tls_worker;
+    if (WEFT_UNLIKELY(me != NULL && (weft__hooks(me) & WEFT__HOOK_TRACE)))
+        weft__hook_wake(me, f);   /* the arrow's tail, before f can run */
+    if (me == w) {
         weft__ready_append(w, f);
         return;
     }
@@ -131,6 +134,8 @@ void weft__ready_next(weft__fiber *f)
         weft__ready(f);
         return;
     }
+    if (WEFT_UNLIKELY(weft__hooks(w) & WEFT__HOOK_TRACE))
+        weft__hook_wake(w, f);
     if (w->run_next)
         weft__ready_append(w, w->run_next);
     w->run_next = f;

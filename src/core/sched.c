@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "trace.h"
 
 void weft_config_init(weft_config *cfg)
 {
@@ -186,6 +187,7 @@ static void destroy_partial(weft_sched *s, unsigned inited)
     pthread_mutex_destroy(&s->spare_lock);
     pthread_mutex_destroy(&s->bound_lock);
     pthread_mutex_destroy(&s->io_lock);
+    pthread_mutex_destroy(&s->trace_lock);
     weft__free_with(&a, s, sizeof *s);
 }
 
@@ -222,6 +224,11 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
     s->nworkers = c.workers;
     s->spare_cpu = ncpu > c.workers;
     s->track = c.watchdog_ns != 0 || weft__stall_track_all;
+    if (c.observer) {
+        s->obs = *c.observer;   /* the caller's struct need not outlive create */
+        s->cfg.observer = &s->obs;
+    }
+    pthread_mutex_init(&s->trace_lock, NULL);
     /* Taken per spawn from outside and per magazine by the workers:
      * brief, so waiters spin before they sleep. */
     weft__mutex_init_brief(&s->spare_lock);
@@ -425,12 +432,14 @@ int weft_sched_destroy(weft_sched *s)
     weft__poller_fini(s);
     weft__park_fini(s);
     fini_rings(s);
+    weft__trace_fini(s);   /* every thread that could record is gone */
     weft_allocator a = s->cfg.allocator;   /* s itself goes back through it */
     if (s->bound)
         weft__free_with(&a, s->bound, sizeof *s->bound * s->bound_cap);
     pthread_mutex_destroy(&s->spare_lock);
     pthread_mutex_destroy(&s->bound_lock);
     pthread_mutex_destroy(&s->io_lock);
+    pthread_mutex_destroy(&s->trace_lock);
     weft__free_with(&a, s->workers, sizeof(weft__worker) * (s->nworkers ? s->nworkers : 1));
     weft__free_with(&a, s->coprimes, sizeof(unsigned) * (s->nworkers ? s->nworkers : 1));
     weft__spares_fini(s);
@@ -508,6 +517,7 @@ static int bind_thread(weft_sched *s, bool in_destroy, unsigned flags)
     w->host.name = "bound thread";
     w->cur = &w->host;
     weft__tls_worker = w;
+    weft__trace_attach(w);   /* recorded from now on if s records */
     /* Blocking runs the loop here: with no workers, every queued task;
      * beside workers, the tasks pinned here and, unless WEFT_BIND_NO_HELP,
      * other ready work (worker.c, pick_bound). */
@@ -548,6 +558,7 @@ void weft_sched_unbind(void)
     /* What is pinned here, and the tasks this thread started that are
      * blocked (their fibers are its own), run before it leaves. */
     weft__bound_drain(w);
+    weft__trace_detach(w);   /* its events stay for weft_trace_write */
     /* Step 1 of unbind (see Synchronization): announce, while still
      * listed, that this thread goes on using s after it leaves bound[]. */
     atomic_fetch_add(&s->ext_inflight, 1);   /* seq_cst: before leaving bound[]; a destroy that sees us gone waits for the sub below */

@@ -195,6 +195,11 @@ static namer find_namer(uintptr_t fn)
     return n;
 }
 
+const char *weft__task_kind(weft_fn fn)
+{
+    return find_namer((uintptr_t)fn).kind;
+}
+
 /* ---- the report's text ------------------------------------------------------ */
 
 /* A growing string through weft's allocator; on failure it keeps what

@@ -143,8 +143,8 @@ int weft_sleep(uint64_t ns)
                        .fiber = w->cur };
     if (!weft__timer_arm(w, &st.timer))
         return thread_sleep(w, ns);   /* the timer heap could not grow: the thread sleeps */
-    if (WEFT_UNLIKELY(w->track))
-        weft__track_note(w, "sleep", NULL, st.timer.deadline);
+    if (WEFT_UNLIKELY(weft__hooks(w)))
+        weft__hook_note(w, "sleep", NULL, st.timer.deadline);
     weft__suspend(w);
     return WEFT_OK;
 }

@@ -362,6 +362,8 @@ static weft__task *steal(weft__worker *w)
             node = steal_lifo(victim);
         if (node) {
             WEFT__STAT(w, steals, 1);
+            if (WEFT_UNLIKELY(weft__hooks(w) & WEFT__HOOK_TRACE))
+                weft__hook_steal(w, victim);
             return weft__as_task(node);
         }
     }
@@ -666,6 +668,7 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->bound = bound;
     w->placed = bound;
     w->track = s->track;
+    atomic_init(&w->hooks, (unsigned char)weft__hooks_initial(s));
     w->rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) + 0x632be59bd9b4e019ull * (index + 1);
     w->shuffle_rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) ^ 0xd1b54a32d192ed03ull;
     w->shuffle_rng += !w->shuffle_rng;   /* xorshift never leaves 0 */

@@ -16,6 +16,7 @@
 #define WEFT_WORKER_H
 
 #include "core.h"
+#include "trace.h"
 
 /* Full looks at the scheduler's queues (and the clock) in spin_for_work:
  * one every this many pauses (about a microsecond at 27 ns a pause).
@@ -75,17 +76,25 @@ static inline __attribute__((always_inline)) void weft__run_task(weft__worker *w
         /* A hook record (node.h): its layer's; core reads nothing else. */
         fn = atomic_load_explicit(&weft__record_hook, memory_order_relaxed);   /* set before any hook record was queued */
         arg = t;
+        /* Its layer reports each task it runs (the graph's visits); the
+         * stall tracker still notes the record. */
+        if (WEFT_UNLIKELY(w->track))
+            weft__track_run(w, fn, arg, NULL);
+        else
+            fn(arg);
+        __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
+        return;
     } else {
         fn = t->fn;
         arg = t->arg;
-        if (WEFT_UNLIKELY(w->track) && (t->flags & WEFT__TASK_NAMED)) {
+        if (WEFT_UNLIKELY(weft__hooks(w)) && (t->flags & WEFT__TASK_NAMED)) {
             name = (const char *)(uintptr_t)t->data[0];
             t->flags &= ~(uint32_t)WEFT__TASK_NAMED;   /* read only where names are shown: the mark is cleared there */
         }
         weft__task_free(w->s, w, t);   /* read out: the record is free for the task's children */
     }
-    if (WEFT_UNLIKELY(w->track))
-        weft__track_run(w, fn, arg, name);   /* fn(arg), noted for stall reports */
+    if (WEFT_UNLIKELY(weft__hooks(w)))
+        weft__hook_run(w, fn, arg, name);   /* fn(arg), traced, observed, noted for stall reports */
     else
         fn(arg);
     /* Still on the same worker: a task that blocked resumed here. */
@@ -191,6 +200,8 @@ static inline void weft__switch_from(weft__worker *w, weft__fiber *from, weft__f
 {
     w->cur = to;
     WEFT__STAT(w, fiber_switches, 1);
+    if (WEFT_UNLIKELY(weft__hooks(w) & WEFT__HOOK_OBSERVE))
+        weft__hook_switch(w, from, to);
     weft__fiber_switch(from, to);
     /* Back on `from`, on the same worker: fibers are pinned. */
 }

@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "core.h"
+#include "trace.h"
 
 /* Successors kept in the node itself, as indices; longer lists are
  * arrays of indices in the arena, their capacity in the word before them

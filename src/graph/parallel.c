@@ -92,6 +92,26 @@ struct weft__loop {
 
 static void run_piece(weft__loop *l, size_t b, size_t e);
 
+/* Chunks [b, e) of l, recorded as one chunk event when the thread
+ * records (trace.c): args are iterations, not chunk numbers. */
+static __attribute__((noinline)) void traced_chunks(weft__worker *w, weft__loop *l, size_t b, size_t e)
+{
+    size_t first = l->begin + b * l->step;
+    size_t last = e * l->step >= l->end - l->begin ? l->end : l->begin + e * l->step;
+    weft__hook_chunk(w, true, first, last);
+    l->chunks(l, b, e);
+    weft__hook_chunk(w, false, first, last);
+}
+
+static inline void run_chunks(weft__loop *l, size_t b, size_t e)
+{
+    weft__worker *w = weft__tls_worker;
+    if (WEFT_UNLIKELY(w != NULL && (weft__hooks(w) & WEFT__HOOK_TRACE)))
+        traced_chunks(w, l, b, e);
+    else
+        l->chunks(l, b, e);
+}
+
 /* A piece (or a helper) is over: the one that ends the last opens done. */
 static void piece_end(weft__loop *l)
 {
@@ -166,7 +186,7 @@ static void run_held(weft__loop *l, weft__worker *w, size_t b, size_t e)
     weft__task *rest = held_piece_new(l, w);
     if (WEFT_UNLIKELY(!rest)) {
         for (; b < e; b++)
-            l->chunks(l, b, b + 1);
+            run_chunks(l, b, b + 1);
         return;
     }
     for (; b + 1 < e; b++) {
@@ -174,12 +194,12 @@ static void run_held(weft__loop *l, weft__worker *w, size_t b, size_t e)
          * weft_wait_until in a later chunk never runs it inline. */
         set_piece(rest, piece_task, l, b + 1, e, NULL);
         weft__hold(w, rest);
-        l->chunks(l, b, b + 1);
+        run_chunks(l, b, b + 1);
         if (!weft__unhold(w, rest))
             return;   /* chunk b blocked: the rest was queued, a piece of its own */
     }
     held_piece_drop(l, w, rest);
-    l->chunks(l, b, e);
+    run_chunks(l, b, e);
 }
 
 /* Runs the piece [b, e) of chunks: offers upper halves until one chunk
@@ -204,7 +224,7 @@ static void run_piece(weft__loop *l, size_t b, size_t e)
         }
     }
     for (; b < e; b++)
-        l->chunks(l, b, b + 1);
+        run_chunks(l, b, b + 1);
     piece_end(l);
 }
 
@@ -255,7 +275,7 @@ static void share_task(void *arg)
             set_piece(next, share_task, l, 0, 0, NULL);   /* nobody's child, as in run_held */
         if (next)
             weft__hold(w, next);
-        l->chunks(l, k, k + 1);
+        run_chunks(l, k, k + 1);
         if (next && !weft__unhold(w, next))
             next = NULL;   /* queued while the chunk blocked: it helps on its own */
     }
@@ -292,7 +312,7 @@ static int loop_outside(weft__loop *l, size_t nchunks)
         if (atomic_load(&s->shutdown))   /* seq_cst, as every access to shutdown; pairs with destroy's store */
             return WEFT_ESHUTDOWN;
         for (size_t k = 0; k < nchunks; k++)
-            l->chunks(l, k, k + 1);
+            run_chunks(l, k, k + 1);
         piece_end(l);   /* the root's count: opens done */
         return WEFT_OK;
     }
@@ -330,7 +350,7 @@ static int loop_outside(weft__loop *l, size_t nchunks)
     }
     size_t k;
     while (share_take(l, true, &k))
-        l->chunks(l, k, k + 1);
+        run_chunks(l, k, k + 1);
     /* A short loop ends before a sleeping caller would be woken. */
     weft__spin_until(s, loop_finished, l);
     return WEFT_OK;
@@ -352,8 +372,19 @@ static void wait_loop(weft__loop *l, weft__worker *w)
 }
 
 /* Runs chunks [0, nchunks) of l and waits for all of them. */
+/* Stall reports and traces name a loop's pieces (their functions are
+ * this file's own, which no symbol table names). */
+static pthread_once_t namer_once = PTHREAD_ONCE_INIT;
+
+static void add_namers(void)
+{
+    weft__task_namer_add(piece_task, "parallel loop", NULL);
+    weft__task_namer_add(share_task, "parallel loop", NULL);
+}
+
 static int loop_run(weft__loop *l, size_t nchunks)
 {
+    pthread_once(&namer_once, add_namers);
     weft_sched *s = l->s;
     weft__worker *w = weft__tls_worker;
     atomic_init(&l->pending, 1);

@@ -82,6 +82,7 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <ck_pr.h>
@@ -290,6 +291,23 @@ static void unrun(weft_task *t)
  * its answer picks, outright (a weak edge: no join), as the next to
  * visit here. Callable from: a worker (or bound thread) of the run's
  * scheduler. */
+/* A traced or observed task begins: its name is read under g's lock (a
+ * rename may free it) into a copy the hooks use during the call (the
+ * recording copies it again into its own arena, by content). */
+static __attribute__((noinline)) void hook_begin(weft__worker *w, weft_task *t)
+{
+    weft_graph *g = t->g;
+    char name[64];
+    bool named = false;
+    weft__graph_lock(g);
+    if (g->names && t->index < g->names_cap && g->names[t->index]) {
+        snprintf(name, sizeof name, "%s", g->names[t->index]);
+        named = true;
+    }
+    weft__graph_unlock(g);
+    weft__hook_task_begin(w, named ? name : NULL, t->fn, true);
+}
+
 static inline __attribute__((always_inline))
 weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks, const bool sp)
 {
@@ -330,6 +348,10 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
         ran = false;
     } else if (ran && t->fn) {
         vis->cur = t;
+        /* Traced or observed: the walk is the special one (node_entry). */
+        const bool hooked = sp && WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE));
+        if (hooked)
+            hook_begin(w, t);
         if (sp && weft__is_module(g, t)) {
             /* Its graph's run is counted as one of this one's records
              * while it runs (with condition tasks), before it can end. */
@@ -337,8 +359,11 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
                 atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
             int rc;
             weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
-            if (weft__module_start(w, t, &rc))
+            if (weft__module_start(w, t, &rc)) {
+                if (hooked)
+                    weft__hook_task_end(w);
                 return WEFT__DEFERRED;
+            }
             weft__attr_module_unit(vis, t, false);   /* not started: given back below */
             if (g->has_cond)
                 atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
@@ -351,6 +376,8 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
         } else if (t->fn) {
             t->fn(t->arg);
         }
+        if (hooked)
+            weft__hook_task_end(w);
         if (WEFT_UNLIKELY(vis->fail)) {   /* 0 between failures: reset here, not per visit */
             fail_task(g, t, epoch, vis->fail);
             vis->fail = 0;
@@ -437,18 +464,19 @@ void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
     /* Fibers are pinned: a fn that blocks resumes on this worker. */
-    if (WEFT_UNLIKELY(t->g->special)) {
+    weft__worker *w = weft__tls_worker;
+    if (WEFT_UNLIKELY(t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))) {
         if (t->g->has_cond)
             atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
-        walk_special(weft__tls_worker, t, NULL);
+        walk_special(w, t, NULL);
     } else {
-        walk_plain(weft__tls_worker, t);
+        walk_plain(w, t);
     }
 }
 
 void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
 {
-    if (completion || t->g->special)
+    if (completion || t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
         walk_special(w, t, completion);
     else
         walk_plain(w, t);

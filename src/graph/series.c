@@ -92,6 +92,19 @@ static void cond_prepare(weft_graph *g)
  * ends the series). The run that ended had no failure (run_ended), so
  * the setup's clearing of it changes nothing. Callable from:
  * weft__run_ended. */
+/* A graph run's id in traces: the graph and the run's epoch. */
+static uint64_t run_id(const weft_graph *g)
+{
+    uint64_t epoch = atomic_load_explicit(&((weft_graph *)g)->run, memory_order_relaxed) >> 1;
+    return (uint64_t)(uintptr_t)g ^ epoch << 48;
+}
+
+static void hook_run(weft__worker *w, const weft_graph *g, bool begin)
+{
+    if (w && WEFT_UNLIKELY(weft__hooks(w) & WEFT__HOOK_TRACE))
+        weft__hook_graph(w, begin, run_id(g));
+}
+
 static bool next_run(weft__worker *w, weft_graph *g)
 {
     weft__graph_lock(g);
@@ -103,6 +116,7 @@ static bool next_run(weft__worker *w, weft_graph *g)
     weft_task *first = weft__run_setup(g, g->sched, g->runs_left ? g->runs_left - 1 : 0,
                                        g->until, g->until_ctx);
     weft__graph_unlock(g);
+    hook_run(w, g, true);
     weft__submit(g->sched, w, weft__node_rec(first), WEFT_HINT_NONE);
     return true;
 }
@@ -121,6 +135,7 @@ void weft__run_ended(weft__worker *w, weft_graph *g)
         weft__module_end(w, g, rc);   /* a module's run: its task in the outer graph goes on */
         return;
     }
+    hook_run(w, g, false);
     /* runs_left and until: written under the lock before the series
      * started, read by its last visit, which the queues order after. */
     if (rc == WEFT_OK && (g->runs_left || (g->until && !g->until(g->until_ctx)))) {
@@ -187,6 +202,7 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
     if (w && w->s != s)
         w = NULL;   /* a worker of another scheduler queues from outside */
     if (w) {
+        hook_run(w, g, true);
         weft__submit(s, w, weft__node_rec(first), WEFT_HINT_NONE);
         return WEFT_OK;
     }

@@ -1,0 +1,142 @@
+/* This file is private to weft: recording a run (trace.c, trace_write.c)
+ * and the profiler hooks, as the rest of core and the graph layer call
+ * them.
+ *
+ * Every site that can report something tests one byte, the thread's
+ * `hooks` (weft__hooks), and calls out of line only when a bit is set:
+ * HOOK_TRACK (stall reports keep their lists; fixed at init), HOOK_OBSERVE
+ * (weft_config.observer set; fixed at init) and HOOK_TRACE (recording
+ * now; set and cleared by weft_trace_start/stop from any thread, read
+ * relaxed: an event begun just before a stop is filtered out when
+ * written, see trace.c).
+ *
+ * An event is four words, written by the recording thread only, into its
+ * own buffer: w0 = ticks since the recording's start (48 bits) | kind
+ * << 48 | aux << 56; a, b, c by kind (see the enum).
+ */
+#ifndef WEFT_TRACE_H
+#define WEFT_TRACE_H
+
+#include "core.h"
+
+enum {
+    WEFT__HOOK_TRACK = 1,
+    WEFT__HOOK_TRACE = 2,
+    WEFT__HOOK_OBSERVE = 4,
+};
+
+enum weft__tev_kind {
+    WEFT__EV_TASK_BEGIN = 1,   /* a = name, b = fn, c = fiber; aux = queue length */
+    WEFT__EV_TASK_END,         /* c = fiber */
+    WEFT__EV_SUSPEND,          /* a = what it waits on (static string), b = object, c = fiber */
+    WEFT__EV_RESUME,           /* a = flow id (0: none), c = fiber */
+    WEFT__EV_WAKE,             /* a = flow id, b = the fiber made ready */
+    WEFT__EV_STEAL,            /* a = the victim's thread id */
+    WEFT__EV_PARK,
+    WEFT__EV_UNPARK,
+    WEFT__EV_GRAPH_BEGIN,      /* a = run id, b = name */
+    WEFT__EV_GRAPH_END,        /* a = run id */
+    WEFT__EV_CHUNK_BEGIN,      /* a = first index, b = end index, c = fiber */
+    WEFT__EV_CHUNK_END,        /* c = fiber */
+    WEFT__EV_ZONE_BEGIN,       /* a = name, c = fiber */
+    WEFT__EV_ZONE_END,         /* c = fiber */
+    WEFT__EV_KINDS
+};
+
+/* A name in an event: a static string's address, or (this bit set) an
+ * offset into the recording thread's name arena, where names that may
+ * not outlive the run (a graph task's) are copied once per distinct
+ * name (a cache by content). */
+#define WEFT__TNAME_COPIED (1ull << 63)
+
+typedef struct weft__tev {
+    _Atomic uint64_t w0, a, b, c;   /* relaxed: the writer may read a slot being overwritten (trace.c) */
+} weft__tev;
+
+#define WEFT__TNAMES 256            /* name cache slots per thread */
+#define WEFT__TARENA (64u * 1024)   /* bytes of copied names per thread */
+
+typedef struct weft__tbuf {
+    struct weft__tbuf *next;        /* every buffer of s, under trace_lock */
+    _Atomic uint64_t head;          /* events written ever; owner stores (release) */
+    uint64_t base;                  /* head when the recording began (under trace_lock) */
+    uint64_t mask;                  /* capacity - 1, a power of two; fixed */
+    int tid;                        /* weft_thread_id of its thread */
+    bool bound;                     /* a bound thread's */
+    atomic_bool retired;            /* its thread unbound: reusable, under trace_lock */
+    unsigned retired_gen;           /* the recording it was retired in */
+    /* Owner only: the name cache, reset when the recording changes. */
+    unsigned gen;
+    struct { bool used; uint32_t hash, off; } names[WEFT__TNAMES];
+    _Atomic uint32_t arena_len;     /* release: bytes below it are written */
+    char *arena;                    /* WEFT__TARENA bytes */
+    weft__tev ev[];
+} weft__tbuf;
+
+struct weft__trace {
+    atomic_bool on;
+    _Atomic unsigned gen;           /* bumped at each start */
+    _Atomic uint64_t t0;            /* clock at start (ticks) */
+    uint64_t t0_ns;                 /* CLOCK_MONOTONIC at start */
+    uint64_t t_end;                 /* ticks at stop, 0 while recording */
+    uint64_t t_end_ns;
+    uint64_t cap;                   /* buffers' capacity, a power of two */
+    uint64_t lost_bind;             /* bound threads that got no buffer */
+    weft__tbuf *bufs;               /* every buffer made, newest first */
+};
+
+/* ---- the clock ---------------------------------------------------------- */
+
+/* Ticks of the trace clock: the TSC where it is invariant (x86-64), the
+ * virtual counter (aarch64), else CLOCK_MONOTONIC ns. */
+uint64_t weft__trace_ticks(void);
+/* "tsc", "cntvct" or "monotonic". */
+const char *weft__trace_clock_name(void);
+
+/* ---- the one byte every site tests ------------------------------------- */
+
+static inline unsigned weft__hooks(const weft__worker *w)
+{
+    return atomic_load_explicit(&((weft__worker *)w)->hooks, memory_order_relaxed);
+}
+
+/* ---- out of line, called only with a bit set ---------------------------- */
+
+/* Around a task taken from a queue: task_begin, fn(arg) (through the
+ * stall tracker if it tracks), task_end. */
+void weft__hook_run(weft__worker *w, weft_fn fn, void *arg, const char *name);
+/* Around a graph task's function, on its fiber (the graph layer). */
+void weft__hook_task_begin(weft__worker *w, const char *name, weft_fn fn, bool copy_name);
+void weft__hook_task_end(weft__worker *w);
+/* What the running fiber is about to wait on (before weft__suspend). */
+void weft__hook_note(weft__worker *w, const char *what, const void *obj, uint64_t deadline);
+void weft__hook_suspend(weft__worker *w, weft__fiber *self);
+void weft__hook_resume(weft__worker *w, weft__fiber *self);
+/* A fiber switch (observer's fiber_leave / fiber_enter). */
+void weft__hook_switch(weft__worker *w, weft__fiber *from, weft__fiber *to);
+/* w's thread made f ready (f may be another worker's). */
+void weft__hook_wake(weft__worker *w, weft__fiber *f);
+void weft__hook_steal(weft__worker *w, const weft__worker *victim);
+void weft__hook_park(weft__worker *w);
+void weft__hook_unpark(weft__worker *w);
+/* Graph runs and parallel loop chunks (the graph layer). */
+void weft__hook_graph(weft__worker *w, bool begin, uint64_t run_id);
+void weft__hook_chunk(weft__worker *w, bool begin, size_t first, size_t end);
+
+/* ---- life --------------------------------------------------------------- */
+
+/* At create: the hook bits every worker starts with. */
+unsigned weft__hooks_initial(const weft_sched *s);
+/* A bound thread joins s (after it is listed) and leaves it. Callable
+ * from: the thread itself. */
+void weft__trace_attach(weft__worker *w);
+void weft__trace_detach(weft__worker *w);
+/* Destroy: frees every buffer. */
+void weft__trace_fini(weft_sched *s);
+
+/* For trace_write.c: copies what buf holds of the recording into out
+ * (room for mask + 1 events), returns how many; *dropped gets how many
+ * were lost to a full buffer. Caller holds trace_lock. */
+size_t weft__tbuf_snapshot(const weft__tbuf *b, weft__tev *out, uint64_t *dropped);
+
+#endif /* WEFT_TRACE_H */

@@ -1,0 +1,414 @@
+/* This file is private to weft: weft_trace_write, a recording (trace.c)
+ * as Chrome trace-event JSON.
+ *
+ * Synchronization
+ *   Everything here runs under s->trace_lock, so no start, stop, bind's
+ *   or unbind's buffer change runs meanwhile; the threads go on recording
+ *   into their buffers, which weft__tbuf_snapshot reads without stopping
+ *   them (trace.c). The writer's scratch is its own.
+ *
+ * One pass per thread over its events, in the order it wrote them. What
+ * a fiber is in the middle of (tasks, zones, loop chunks, nested when a
+ * task runs another inline) is a stack per fiber: a suspend closes every
+ * open slice of the fiber (the stretch it ran), a resume opens them
+ * again, so that a task that blocked is drawn as the stretches it ran,
+ * sharing args.run, with its wake-up's arrow at the start of each later
+ * one. Anything still open at the thread's last event ends there.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "trace.h"
+
+#define TS_BITS 48
+#define TS_MASK ((1ull << TS_BITS) - 1)
+#define DEPTH 8          /* open items per fiber kept; deeper ones are not drawn */
+#define CALIBRATE_NS 20000000u
+
+typedef struct item {
+    unsigned kind;       /* WEFT__EV_TASK_BEGIN, _CHUNK_BEGIN or _ZONE_BEGIN */
+    uint64_t name;       /* the event's name word (or a chunk's first index) */
+    uint64_t fn;         /* its fn (or a chunk's end index) */
+    uint64_t run;        /* tasks: args.run */
+    uint64_t start;      /* the open stretch's start, ticks */
+} item;
+
+typedef struct fiber_state {
+    uint64_t fiber;      /* 0 = free slot */
+    unsigned depth;      /* open items (may exceed DEPTH: only DEPTH kept) */
+    bool suspended;
+    item stack[DEPTH];
+} fiber_state;
+
+typedef struct writer {
+    FILE *out;
+    bool first;          /* no event written yet: no comma before it */
+    bool failed;
+    double us_per_tick;
+    uint64_t runs;       /* args.run's last value */
+    uint64_t written;
+    const weft__tbuf *buf;   /* the thread being written: its arena */
+    uint32_t arena_len;
+    int tid;
+    fiber_state *fibers; /* open addressing by fiber address */
+    size_t nfib;         /* slots, a power of two */
+    size_t used;
+    struct { uint64_t fn; const char *name; } syms[256];   /* dladdr's answers */
+} writer;
+
+/* ---- output --------------------------------------------------------------- */
+
+static void emit_raw(writer *wr, const char *s)
+{
+    if (fputs(s, wr->out) == EOF)
+        wr->failed = true;
+}
+
+/* A JSON string body: quotes, backslashes and control bytes escaped. */
+static void emit_str(writer *wr, const char *s)
+{
+    char buf[256];
+    size_t n = 0;
+    for (; *s && n < sizeof buf - 8; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') {
+            buf[n++] = '\\';
+            buf[n++] = (char)ch;
+        } else if (ch < 0x20) {
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "\\u%04x", ch);
+        } else {
+            buf[n++] = (char)ch;
+        }
+    }
+    buf[n] = '\0';
+    emit_raw(wr, buf);
+}
+
+/* Starts an event: `{"ph":"X","pid":1,"tid":T,"ts":...` (comma first
+ * unless it is the first). */
+static void open_event(writer *wr, const char *ph, uint64_t ts)
+{
+    if (fprintf(wr->out, "%s\n{\"ph\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f",
+                wr->first ? "" : ",", ph, wr->tid, (double)ts * wr->us_per_tick) < 0)
+        wr->failed = true;
+    wr->first = false;
+    wr->written++;
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+static const char *symbol_of(writer *wr, uint64_t fn)
+{
+    if (!fn)
+        return "task";
+    unsigned slot = (unsigned)((fn >> 4) ^ (fn >> 12)) & 255;
+    if (wr->syms[slot].fn == fn)
+        return wr->syms[slot].name;
+    Dl_info info;
+    const char *name = weft__task_kind((weft_fn)(uintptr_t)fn);   /* a static string */
+    if (!name && dladdr((void *)(uintptr_t)fn, &info) && info.dli_sname)
+        name = info.dli_sname;   /* lives as long as the object is loaded */
+    if (!name)
+        name = "task";   /* static or hidden: the symbol table does not name it */
+    wr->syms[slot].fn = fn;
+    wr->syms[slot].name = name;
+    return name;
+}
+
+static const char *name_of(writer *wr, uint64_t word, uint64_t fn)
+{
+    if (!word)
+        return symbol_of(wr, fn);
+    if (word & WEFT__TNAME_COPIED) {
+        uint64_t off = word & ~WEFT__TNAME_COPIED;
+        return off < wr->arena_len ? wr->buf->arena + off : "task";
+    }
+    return (const char *)(uintptr_t)word;
+}
+
+/* ---- the fibers of one thread ---------------------------------------------- */
+
+static fiber_state *fiber_find(writer *wr, uint64_t fiber)
+{
+    size_t mask = wr->nfib - 1;
+    for (size_t i = (size_t)((fiber >> 6) * 0x9e3779b97f4a7c15ull) & mask;; i = (i + 1) & mask) {
+        fiber_state *f = &wr->fibers[i];
+        if (f->fiber == fiber)
+            return f;
+        if (f->fiber == 0) {
+            if (wr->used * 2 >= wr->nfib)
+                return NULL;   /* full enough: the caller skips the event */
+            f->fiber = fiber;
+            wr->used++;
+            return f;
+        }
+    }
+}
+
+/* One stretch of an open item, [it->start, end). */
+static void emit_slice(writer *wr, const item *it, uint64_t end, const char *wait)
+{
+    open_event(wr, "X", it->start);
+    if (fprintf(wr->out, ",\"dur\":%.3f,\"name\":\"", (double)(end - it->start) * wr->us_per_tick) < 0)
+        wr->failed = true;
+    if (it->kind == WEFT__EV_CHUNK_BEGIN) {
+        if (fprintf(wr->out, "chunk\",\"cat\":\"chunk\",\"args\":{\"begin\":%" PRIu64 ",\"end\":%" PRIu64 "}}",
+                    it->name, it->fn) < 0)
+            wr->failed = true;
+        return;
+    }
+    emit_str(wr, name_of(wr, it->name, it->fn));
+    if (it->kind == WEFT__EV_ZONE_BEGIN) {
+        emit_raw(wr, "\",\"cat\":\"zone\"}");
+        return;
+    }
+    if (fprintf(wr->out, "\",\"cat\":\"task\",\"args\":{\"run\":%" PRIu64, it->run) < 0)
+        wr->failed = true;
+    if (wait) {
+        emit_raw(wr, ",\"wait\":\"");
+        emit_str(wr, wait);
+        emit_raw(wr, "\"");
+    }
+    emit_raw(wr, "}}");
+}
+
+static void push(writer *wr, fiber_state *f, unsigned kind, uint64_t name, uint64_t fn, uint64_t ts)
+{
+    if (f->depth < DEPTH) {
+        item *it = &f->stack[f->depth];
+        it->kind = kind;
+        it->name = name;
+        it->fn = fn;
+        it->run = kind == WEFT__EV_TASK_BEGIN ? ++wr->runs : 0;
+        it->start = ts;
+    }
+    f->depth++;
+    f->suspended = false;
+}
+
+/* Closes the innermost item if it is of `kind` (an end without its begin,
+ * from before the recording or a lost event, closes nothing). */
+static void pop(writer *wr, fiber_state *f, unsigned kind, uint64_t ts)
+{
+    if (!f->depth)
+        return;
+    if (f->depth > DEPTH) {
+        f->depth--;
+        return;
+    }
+    item *it = &f->stack[f->depth - 1];
+    if (it->kind != kind)
+        return;
+    if (!f->suspended)
+        emit_slice(wr, it, ts, NULL);
+    f->depth--;
+}
+
+static void thread_events(writer *wr, const weft__tev *ev, size_t n, uint64_t t_end)
+{
+    memset(wr->fibers, 0, sizeof *wr->fibers * wr->nfib);
+    wr->used = 0;
+    uint64_t last = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t w0 = atomic_load_explicit(&ev[i].w0, memory_order_relaxed);
+        uint64_t ts = w0 & TS_MASK;
+        if (ts > t_end)
+            continue;   /* stamped against another recording's start, or after the stop */
+        unsigned kind = (unsigned)(w0 >> TS_BITS) & 0xff, aux = (unsigned)(w0 >> 56);
+        uint64_t a = atomic_load_explicit(&ev[i].a, memory_order_relaxed);
+        uint64_t b = atomic_load_explicit(&ev[i].b, memory_order_relaxed);
+        uint64_t c = atomic_load_explicit(&ev[i].c, memory_order_relaxed);
+        last = ts > last ? ts : last;
+        fiber_state *f = NULL;
+        if (kind == WEFT__EV_TASK_BEGIN || kind == WEFT__EV_TASK_END || kind == WEFT__EV_SUSPEND ||
+            kind == WEFT__EV_RESUME || kind >= WEFT__EV_CHUNK_BEGIN) {
+            f = fiber_find(wr, c);
+            if (!f)
+                continue;
+        }
+        switch (kind) {
+        case WEFT__EV_TASK_BEGIN:
+            push(wr, f, kind, a, b, ts);
+            open_event(wr, "C", ts);
+            if (fprintf(wr->out, ",\"name\":\"queue\",\"id\":%d,\"args\":{\"length\":%u}}", wr->tid, aux) < 0)
+                wr->failed = true;
+            break;
+        case WEFT__EV_TASK_END:
+            pop(wr, f, WEFT__EV_TASK_BEGIN, ts);
+            break;
+        case WEFT__EV_CHUNK_BEGIN:
+        case WEFT__EV_ZONE_BEGIN:
+            push(wr, f, kind, a, b, ts);
+            break;
+        case WEFT__EV_CHUNK_END:
+        case WEFT__EV_ZONE_END:
+            pop(wr, f, kind - 1, ts);
+            break;
+        case WEFT__EV_SUSPEND:
+            if (!f->suspended) {
+                unsigned d = f->depth < DEPTH ? f->depth : DEPTH;
+                /* Innermost task first gets the wait: it is what blocked. */
+                bool waited = false;
+                for (unsigned k = d; k-- > 0;) {
+                    bool task = f->stack[k].kind == WEFT__EV_TASK_BEGIN;
+                    emit_slice(wr, &f->stack[k], ts, task && !waited ? (const char *)(uintptr_t)a : NULL);
+                    waited |= task;
+                }
+                f->suspended = f->depth != 0;
+            }
+            break;
+        case WEFT__EV_RESUME: {
+            unsigned d = f->depth < DEPTH ? f->depth : DEPTH;
+            for (unsigned k = 0; k < d; k++)
+                f->stack[k].start = ts;
+            f->suspended = false;
+            if (a && d) {
+                open_event(wr, "f", ts);
+                if (fprintf(wr->out, ",\"bp\":\"e\",\"id\":%" PRIu64 ",\"name\":\"wake\",\"cat\":\"wake\"}", a) < 0)
+                    wr->failed = true;
+            }
+            break;
+        }
+        case WEFT__EV_WAKE:
+            open_event(wr, "s", ts);
+            if (fprintf(wr->out, ",\"id\":%" PRIu64 ",\"name\":\"wake\",\"cat\":\"wake\"}", a) < 0)
+                wr->failed = true;
+            break;
+        case WEFT__EV_STEAL:
+            open_event(wr, "i", ts);
+            if (fprintf(wr->out, ",\"s\":\"t\",\"name\":\"steal\",\"cat\":\"sched\",\"args\":{\"from\":%" PRIu64 "}}", a) < 0)
+                wr->failed = true;
+            break;
+        case WEFT__EV_PARK:
+        case WEFT__EV_UNPARK:
+            open_event(wr, "i", ts);
+            emit_raw(wr, kind == WEFT__EV_PARK ? ",\"s\":\"t\",\"name\":\"park\",\"cat\":\"sched\"}"
+                                              : ",\"s\":\"t\",\"name\":\"wake\",\"cat\":\"sched\"}");
+            break;
+        case WEFT__EV_GRAPH_BEGIN:
+        case WEFT__EV_GRAPH_END:
+            open_event(wr, kind == WEFT__EV_GRAPH_BEGIN ? "b" : "e", ts);
+            if (fprintf(wr->out, ",\"id\":\"0x%" PRIx64 "\",\"name\":\"graph run\",\"cat\":\"graph\"}", a) < 0)
+                wr->failed = true;
+            break;
+        default:
+            break;
+        }
+    }
+    /* Still open: ends at the thread's last event. */
+    for (size_t i = 0; i < wr->nfib; i++) {
+        fiber_state *f = &wr->fibers[i];
+        if (!f->fiber || f->suspended)
+            continue;
+        unsigned d = f->depth < DEPTH ? f->depth : DEPTH;
+        for (unsigned k = d; k-- > 0;)
+            emit_slice(wr, &f->stack[k], last, NULL);
+    }
+}
+
+/* ---- the clock's rate ---------------------------------------------------------- */
+
+static double us_per_tick(struct weft__trace *tr)
+{
+    const char *clock = weft__trace_clock_name();
+    if (strcmp(clock, "monotonic") == 0)
+        return 1e-3;
+#if defined(__aarch64__)
+    uint64_t frq;
+    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(frq));
+    return frq ? 1e6 / (double)frq : 1e-3;
+#else
+    /* The TSC against CLOCK_MONOTONIC since the start, over at least
+     * 20 ms (a short recording waits for the rest). */
+    uint64_t t0 = atomic_load_explicit(&tr->t0, memory_order_relaxed);
+    uint64_t now_ns, now;
+    for (;;) {
+        now = weft__trace_ticks();
+        now_ns = weft__now_ns();
+        if (now_ns - tr->t0_ns >= CALIBRATE_NS)
+            break;
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    return (double)(now_ns - tr->t0_ns) / 1e3 / (double)(now - t0);
+#endif
+}
+
+/* ---- the file ------------------------------------------------------------------- */
+
+static const char *thread_kind(const weft__tbuf *b)
+{
+    return b->bound ? "bound thread" : "worker";
+}
+
+int weft_trace_write(weft_sched *s, FILE *out)
+{
+    if (!s || !out)
+        return WEFT_EINVAL;
+    pthread_mutex_lock(&s->trace_lock);
+    struct weft__trace *tr = atomic_load_explicit(&s->trace, memory_order_relaxed);
+    writer *wr = weft__calloc_with(&s->cfg.allocator, sizeof *wr);
+    weft__tev *scratch = NULL;
+    size_t scratch_n = tr ? (size_t)tr->cap : 0;
+    for (weft__tbuf *b = tr ? tr->bufs : NULL; b; b = b->next)
+        scratch_n = b->mask + 1 > scratch_n ? (size_t)b->mask + 1 : scratch_n;
+    if (wr && scratch_n) {
+        scratch = weft__alloc_with(&s->cfg.allocator, sizeof *scratch * scratch_n);
+        wr->nfib = 1024;
+        wr->fibers = weft__alloc_with(&s->cfg.allocator, sizeof *wr->fibers * wr->nfib);
+    }
+    if (!wr || (scratch_n && (!scratch || !wr->fibers))) {
+        if (wr && wr->fibers)
+            weft__free_with(&s->cfg.allocator, wr->fibers, sizeof *wr->fibers * wr->nfib);
+        if (scratch)
+            weft__free_with(&s->cfg.allocator, scratch, sizeof *scratch * scratch_n);
+        if (wr)
+            weft__free_with(&s->cfg.allocator, wr, sizeof *wr);
+        pthread_mutex_unlock(&s->trace_lock);
+        return WEFT_ENOMEM;
+    }
+    wr->out = out;
+    wr->first = true;
+    uint64_t dropped = tr ? tr->lost_bind : 0;
+    emit_raw(wr, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+    if (tr) {
+        bool on = atomic_load_explicit(&tr->on, memory_order_relaxed);
+        uint64_t t_end = on ? (weft__trace_ticks() - atomic_load_explicit(&tr->t0, memory_order_relaxed)) & TS_MASK
+                            : tr->t_end;
+        wr->us_per_tick = us_per_tick(tr);
+        wr->tid = 0;
+        open_event(wr, "M", 0);
+        emit_raw(wr, ",\"name\":\"process_name\",\"args\":{\"name\":\"weft\"}}");
+        for (weft__tbuf *b = tr->bufs; b; b = b->next) {
+            uint64_t lost = 0;
+            size_t n = weft__tbuf_snapshot(b, scratch, &lost);
+            dropped += lost;
+            if (!n && !lost)
+                continue;   /* nothing of this recording */
+            wr->buf = b;
+            wr->tid = b->tid;
+            wr->arena_len = atomic_load_explicit(&b->arena_len, memory_order_acquire);   /* names of the events copied above */
+            open_event(wr, "M", 0);
+            if (fprintf(out, ",\"name\":\"thread_name\",\"args\":{\"name\":\"%s %d\"}}", thread_kind(b), b->tid) < 0)
+                wr->failed = true;
+            thread_events(wr, scratch, n, t_end);
+        }
+    }
+    if (fprintf(out, "\n],\"otherData\":{\"dropped\":%" PRIu64 ",\"events\":%" PRIu64 ",\"clock\":\"%s\"}}\n",
+                dropped, wr->written, weft__trace_clock_name()) < 0)
+        wr->failed = true;
+    if (fflush(out) == EOF)
+        wr->failed = true;
+    bool failed = wr->failed;
+    if (scratch)
+        weft__free_with(&s->cfg.allocator, scratch, sizeof *scratch * scratch_n);
+    if (wr->fibers)
+        weft__free_with(&s->cfg.allocator, wr->fibers, sizeof *wr->fibers * wr->nfib);
+    weft__free_with(&s->cfg.allocator, wr, sizeof *wr);
+    pthread_mutex_unlock(&s->trace_lock);
+    return failed ? WEFT_EIO : WEFT_OK;
+}
