@@ -6,11 +6,11 @@
  * Synchronization
  *   hooks         each thread's byte of hook bits (trace.h): TRACK and
  *                 OBSERVE fixed before the thread runs anything; TRACE
- *                 set and cleared under trace_lock by start/stop (an RMW,
- *                 release), read relaxed by the owner at every site. A
- *                 site that sees TRACE fences (acquire) before it reads
- *                 the recording's t0 and its buffer pointer, which start
- *                 wrote before setting the bit.
+ *                 set and cleared under trace_lock by start/stop (an RMW),
+ *                 read relaxed by the owner at every site. A site that
+ *                 sees TRACE loads its buffer pointer with acquire: start
+ *                 stores it with release after the recording's t0, gen
+ *                 and bases.
  *   tbuf          a thread's buffer: written by that thread only (events,
  *                 head, the name cache and arena). The buffer of a worker
  *                 is made by the first start and replaced only by a
@@ -125,7 +125,7 @@ const char *weft__trace_clock_name(void)
 
 static inline struct weft__trace *trace_of(weft__worker *w)
 {
-    return atomic_load_explicit(&w->s->trace, memory_order_relaxed);   /* ordered by the caller's fence */
+    return atomic_load_explicit(&w->s->trace, memory_order_acquire);   /* pairs with the release store in the first start */
 }
 
 /* The owner's buffer if w records now, else NULL. Callable from: owner. */
@@ -133,15 +133,14 @@ static inline weft__tbuf *recording(weft__worker *w)
 {
     if (!(weft__hooks(w) & WEFT__HOOK_TRACE))
         return NULL;
-    atomic_thread_fence(memory_order_acquire);   /* pairs with the release RMW of hooks in start */
-    return atomic_load_explicit(&w->tbuf, memory_order_relaxed);
+    return atomic_load_explicit(&w->tbuf, memory_order_acquire);   /* pairs with start's release store: t0 and gen before */
 }
 
 static inline void put(weft__worker *w, weft__tbuf *b, unsigned kind, unsigned aux,
                        uint64_t a, uint64_t bb, uint64_t c)
 {
     struct weft__trace *tr = trace_of(w);
-    uint64_t t0 = atomic_load_explicit(&tr->t0, memory_order_relaxed);   /* after the fence in recording() */
+    uint64_t t0 = atomic_load_explicit(&tr->t0, memory_order_relaxed);   /* after the acquire in recording() */
     uint64_t ts = (weft__trace_ticks() - t0) & TS_MASK;
     uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);   /* owner's own */
     weft__tev *e = &b->ev[h & b->mask];
@@ -396,7 +395,7 @@ static weft__tbuf *tbuf_for(weft_sched *s, struct weft__trace *tr, weft__worker 
 static void set_hook(weft__worker *w, unsigned bit, bool on)
 {
     if (on)
-        atomic_fetch_or_explicit(&w->hooks, (unsigned char)bit, memory_order_release);   /* after t0, gen and tbuf: see recording() */
+        atomic_fetch_or_explicit(&w->hooks, (unsigned char)bit, memory_order_relaxed);   /* tbuf's release store publishes the rest */
     else
         atomic_fetch_and_explicit(&w->hooks, (unsigned char)~bit, memory_order_relaxed);
 }
@@ -427,7 +426,7 @@ int weft_trace_start(weft_sched *s, size_t events_per_thread)
             pthread_mutex_unlock(&s->trace_lock);
             return WEFT_ENOMEM;
         }
-        atomic_store_explicit(&s->trace, tr, memory_order_release);   /* owners read it after the fence */
+        atomic_store_explicit(&s->trace, tr, memory_order_release);   /* pairs with trace_of and attach: a zeroed struct */
     }
     /* Every buffer first, so that a failure changes nothing that shows:
      * a buffer made and not handed out stays linked for the next start. */
@@ -456,7 +455,7 @@ int weft_trace_start(weft_sched *s, size_t events_per_thread)
     atomic_store_explicit(&tr->on, true, memory_order_relaxed);
     for (unsigned i = 0; i < n; i++) {
         weft__worker *w = i < s->nworkers ? &s->workers[i] : s->bound[i - s->nworkers];
-        atomic_store_explicit(&w->tbuf, got[i], memory_order_relaxed);   /* published by set_hook's release */
+        atomic_store_explicit(&w->tbuf, got[i], memory_order_release);   /* t0, gen, base before: pairs with recording() */
         set_hook(w, WEFT__HOOK_TRACE, true);
     }
     pthread_mutex_unlock(&s->bound_lock);
@@ -499,7 +498,7 @@ void weft__trace_attach(weft__worker *w)
         weft__tbuf *b = tbuf_for(s, tr, w, tr->cap, false);
         if (b) {
             b->base = atomic_load_explicit(&b->head, memory_order_relaxed);
-            atomic_store_explicit(&w->tbuf, b, memory_order_relaxed);
+            atomic_store_explicit(&w->tbuf, b, memory_order_release);   /* as in start */
             set_hook(w, WEFT__HOOK_TRACE, true);
         } else {
             tr->lost_bind++;
