@@ -26,7 +26,13 @@
  * checksum, every streamed block and the final state must be
  * bit-identical, or it prints WRONG and exits 1.
  *
- *   frame_jobs [frames [workers]]     defaults: 200, one per CPU
+ *   frame_jobs [-t FILE] [frames [workers]]     defaults: 200, one per CPU
+ *
+ * -t FILE traces frames 10 to 12 (the last three if there are fewer than
+ * 13): weft_trace_start before frame 10, weft_trace_stop after frame 12,
+ * then the trace is written to FILE as Chrome trace-event JSON (open it in
+ * ui.perfetto.dev, or draw it with tools/trace_plot.py). The sequential
+ * run of each frame shows in it as a zone of the main thread.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -35,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <weft.h>
 
@@ -267,10 +274,38 @@ static world *world_new(weft_sched *s, unsigned frames)
     return w;
 }
 
+/* -t: the trace of frames first..last, written to path. */
+static void write_trace(weft_sched *s, const char *path, unsigned first, unsigned last)
+{
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        perror(path);
+        exit(1);
+    }
+    check(weft_trace_write(s, out), "trace");
+    bool bad = ferror(out);
+    if (fclose(out) != 0 || bad) {
+        perror(path);
+        exit(1);
+    }
+    printf("  frames %u to %u traced: %s\n", first, last, path);
+}
+
 int main(int argc, char **argv)
 {
+    const char *trace = NULL;
+    for (int opt; (opt = getopt(argc, argv, "t:")) != -1;) {
+        if (opt != 't') {
+            fputs("usage: frame_jobs [-t FILE.json] [frames [workers]]\n", stderr);
+            return 2;
+        }
+        trace = optarg;
+    }
+    argc -= optind - 1, argv += optind - 1;   /* the positional arguments, as before */
     unsigned frames = argc > 1 ? (unsigned)atoi(argv[1]) : 200;
     frames = frames ? frames : 1;
+    unsigned trace_first = frames >= 13 ? 10 : frames > 3 ? frames - 3 : 0;
+    unsigned trace_last = trace_first + 2 < frames ? trace_first + 2 : frames - 1;
     weft_config cfg;
     weft_config_init(&cfg);
     if (argc > 2)
@@ -293,10 +328,13 @@ int main(int argc, char **argv)
     weft_graph *g;
     check(weft_graph_create(&g), "graph");
     weft_fn fns[] = { input, physics_task, animation_task, bounds_task, draw_list, gpu_upload, audio_mix };
+    static const char *names[] = { "input", "physics", "animation", "bounds", "draw list", "gpu upload", "audio" };
     enum { INPUT, PHYSICS, ANIMATION, BOUNDS, DRAW_LIST, UPLOAD, AUDIO, NTASKS };
     weft_task *t[NTASKS];
-    for (int i = 0; i < NTASKS; i++)
+    for (int i = 0; i < NTASKS; i++) {   /* names show in traces and stall reports */
         check(weft_graph_add_task(g, fns[i], w, &t[i]), "graph");
+        weft_task_set_name(t[i], names[i]);
+    }
     static const int edges[][2] = { { INPUT, PHYSICS }, { PHYSICS, ANIMATION }, { ANIMATION, BOUNDS },
                                     { ANIMATION, DRAW_LIST }, { BOUNDS, UPLOAD }, { DRAW_LIST, UPLOAD } };
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
@@ -307,6 +345,8 @@ int main(int argc, char **argv)
 
     const weft_spawn_opts background = { .priority = WEFT_PRIORITY_LOW, .name = "streaming" };
     for (unsigned f = 0; f < frames; f++) {
+        if (trace && f == trace_first)
+            check(weft_trace_start(s, (size_t)1 << 16), "trace");
         uint64_t t0 = now_ns();
         w->frame = f;
         jobs[f] = (stream_job){ w, f };
@@ -319,6 +359,7 @@ int main(int argc, char **argv)
             check(WEFT_EINVAL, "gpu upload ran off the main thread");
 
         t0 = now_ns();   /* the same frame as plain calls, under the same load */
+        weft_trace_begin("sequential frame");
         ref->frame = f;
         ref->block[f] = load_block(f);
         input(ref);
@@ -332,6 +373,9 @@ int main(int argc, char **argv)
         audio_mix(ref);
         ref->hash[f] = mix(ref->hash[f], ref->audio_sum);
         ts[f] = now_ns() - t0;
+        weft_trace_end();
+        if (trace && f == trace_last)
+            check(weft_trace_stop(s), "trace");
     }
     check(weft_wait_idle(s), "streaming");   /* the last blocks may still be loading */
 
@@ -353,6 +397,8 @@ int main(int argc, char **argv)
         printf("  every frame's checksum, every streamed block and the final state match the sequential run: ok\n");
     else
         printf("  WRONG: differs from the sequential run (first frame: %u of %u)\n", bad, frames);
+    if (trace)
+        write_trace(s, trace, trace_first, trace_last);
 
     check(weft_graph_destroy(g), "graph");
     weft_sched_unbind();

@@ -19,7 +19,7 @@
  * finish); with -k independent targets go on. A cycle is found by
  * weft_graph_run (WEFT_ECYCLE) and named by weft_graph_find_cycle.
  *
- *   minimake [-j N] [-k] [-n] [-d FILE] MAKEFILE
+ *   minimake [-j N] [-k] [-n] [-d FILE] [-t FILE] MAKEFILE
  *     -j N     at most N commands at once (default: one per CPU). The
  *              scheduler keeps its default workers (one per CPU): a
  *              command is started with posix_spawn and awaited with
@@ -30,6 +30,10 @@
  *              dependencies (the graph runs, the commands do not)
  *     -d FILE  write the graph as Graphviz DOT to FILE, after the run
  *              (failed targets red, skipped ones grey)
+ *     -t FILE  trace the run (weft_trace_start before the graph runs, stop
+ *              after it) and write the trace to FILE as Chrome trace-event
+ *              JSON: open it in ui.perfetto.dev, or draw it with
+ *              tools/trace_plot.py
  *
  * Exit status: 0 everything built, 1 a command failed, 2 bad input or usage.
  */
@@ -303,6 +307,20 @@ static int write_dot(weft_graph *g, const char *path)
     return 2;
 }
 
+/* The recording of the run, as JSON. */
+static int write_trace(weft_sched *s, const char *path)
+{
+    FILE *out = fopen(path, "w");
+    int err = out ? weft_trace_write(s, out) : 0;
+    bool bad = !out || ferror(out);
+    if (out && fclose(out) != 0)
+        bad = true;
+    if (!bad && !err)
+        return 0;
+    fprintf(stderr, "minimake: cannot write %s: %s\n", path, err ? weft_strerror(err) : strerror(errno));
+    return 2;
+}
+
 /* After the run: names the failed targets (the tasks weft saw fail),
  * then the skipped ones. */
 static int report(void)
@@ -336,7 +354,7 @@ static int report(void)
 
 static int usage(void)
 {
-    fputs("usage: minimake [-j N] [-k] [-n] [-d FILE.dot] MAKEFILE\n", stderr);
+    fputs("usage: minimake [-j N] [-k] [-n] [-d FILE.dot] [-t FILE.json] MAKEFILE\n", stderr);
     return 2;
 }
 
@@ -344,9 +362,9 @@ int main(int argc, char **argv)
 {
     weft_config cfg;
     weft_config_init(&cfg);
-    const char *dot = NULL;
+    const char *dot = NULL, *trace = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "j:knd:")) != -1) {
+    while ((opt = getopt(argc, argv, "j:knd:t:")) != -1) {
         char *end;
         long n;
         switch (opt) {
@@ -361,6 +379,7 @@ int main(int argc, char **argv)
         case 'k': keep_going = true; break;
         case 'n': dry_run = true; break;
         case 'd': dot = optarg; break;
+        case 't': trace = optarg; break;
         default:  return usage();
         }
     }
@@ -413,7 +432,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; !err && i < ntargets; i++)
         for (size_t j = 0; !err && j < targets[i].ndeps; j++)
             err = weft_task_succeed(targets[i].task, targets[targets[i].deps[j]].task);
-    if (!err && (err = weft_graph_run(s, g)) == WEFT_ECYCLE) {
+    /* -t: 2^16 events per thread (2 MiB each) hold a build of thousands
+     * of targets; a longer one keeps the last 2^16 of each thread. */
+    bool tracing = false;
+    if (!err && trace && !(tracing = (err = weft_trace_start(s, (size_t)1 << 16)) == WEFT_OK))
+        fprintf(stderr, "minimake: cannot trace: %s\n", weft_strerror(err));
+    else if (!err && (err = weft_graph_run(s, g)) == WEFT_ECYCLE) {
         print_cycle(g);
     } else if (!err) {
         weft_graph_wait(g);             /* a failure's code too: report() tells */
@@ -421,6 +445,8 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "minimake: %s\n", weft_strerror(err));
     }
+    if (tracing && (weft_trace_stop(s) != WEFT_OK || write_trace(s, trace)))
+        rc = 2;
     if (g && dot && write_dot(g, dot))
         rc = 2;
 

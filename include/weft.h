@@ -221,7 +221,11 @@ typedef struct weft_config {
      * each blocked fiber: what it waits on (wait group, event, mutex,
      * condition variable, channel send or receive, graph, sleep,
      * wait_until) with the object's address, the task it runs (a graph
-     * task by name, else the function's address) and its worker; then
+     * task by name, else the function's address) and its worker; a graph
+     * waited for is followed by how many of its run's tasks failed or
+     * were skipped so far and the first failure, as `task "link" (failed:
+     * ETIMEDOUT, -6)`, and so is a graph task once its run (or one its
+     * graph runs inside, as a module) has any; then
      * each worker: running, looking for work or parked, and its queues.
      * Fibers of weft's own threads are listed (workers, and a bound
      * thread when workers = 0); threads blocked elsewhere are not. A long
@@ -868,11 +872,17 @@ WEFT_API weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *ar
  * modules (at any depth, or nested more than 64 deep) is ECYCLE at
  * weft_graph_run, with nothing run; sub's own cycles too. A task of sub
  * waiting for g (weft_graph_wait) gets EBUSY. Nothing is allocated per
- * run. sub must outlive every run of a graph it is a module of, and not
- * be destroyed while one is in flight. NULL: g or sub NULL, sub == g, or
- * the usual add failures. The DOT dump draws a module task as a 3D box
- * in a cluster labelled with its sub graph's size (dump sub to see inside
- * it). */
+ * run. sub must outlive every run and DOT dump of a graph it is a
+ * module of, and not be destroyed while one is in flight. NULL: g or sub
+ * NULL, sub == g, or the usual add failures. The DOT dump draws a module task as a 3D box
+ * in a cluster labelled with its sub graph's size that holds the sub
+ * graph's tasks and edges (modules of modules nested, up to 64 deep and
+ * 2^18 tasks and edges inside modules in all; a cycle through modules,
+ * or a module past those bounds, is drawn without its tasks, its label
+ * saying why), ids prefixed by the module path ("m3_m1_t0": task 0 of the
+ * graph that task 1 runs, inside the graph that task 3 runs), so one sub
+ * used twice is drawn twice with ids of its own; its tasks show their
+ * states in sub's last run. */
 WEFT_API weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub);
 
 /* A series of runs as one: weft_graph_run_n runs g n times in a row (n =
@@ -906,13 +916,14 @@ WEFT_API int  weft_graph_wait(weft_graph *g);
  * affected. */
 WEFT_API bool weft_graph_cancel(weft_graph *g);
 /* Writes g as Graphviz DOT: a node per task (its name, or "task N"; empty
- * tasks as diamonds) and an edge per dependency; tasks that ran or were
- * skipped or are running show it in their label and colour. The text is
- * made in memory first (failed tasks in red) (one block through the allocator hook) and then
- * written, so a slow stream holds up no run. Write errors show in
- * ferror(out). EINVAL: NULL; ENOMEM (nothing written). Callable from: any
- * thread, also while g runs (the states are then a snapshot, each task's
- * taken at its own moment). */
+ * tasks as diamonds) and an edge per dependency; tasks that ran, failed
+ * (in red) or were skipped or are running show it in their label and
+ * colour; modules as clusters holding their sub graphs' tasks (see
+ * weft_graph_add_module). The text is made in memory first (one block
+ * through the allocator hook) and then written, so a slow stream holds
+ * up no run. Write errors show in ferror(out). EINVAL: NULL; ENOMEM
+ * (nothing written). Callable from: any thread, also while g runs (the
+ * states are then a snapshot, each task's taken at its own moment). */
 WEFT_API int  weft_graph_dump_dot(const weft_graph *g, FILE *out);
 
 /* ---- parallel helpers ----------------------------------------------- */

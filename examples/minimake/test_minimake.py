@@ -20,11 +20,17 @@ CHECK is one of:
   parallel   64 targets of `sleep 0.2` at -j 64 take well under 64 x 0.2 s
              (commands awaited with weft_wait_pid, not a blocked worker);
              -j 2 runs at most 2 commands at once
+  trace      the shipped project with -t: valid JSON in weft_trace_write's
+             layout, a task event for each of its 8 targets with commands
+             ('all' has none: an empty task runs nothing to record), the
+             stretches of one run on one thread, a wait on a command
+             named, nothing dropped
 
 Each case runs in a fresh folder under the current directory (ctest's:
 the build tree), removed when the check passes. minimake's stderr is
 always shown, so sanitizer reports reach ctest.
 """
+import json
 import os
 import random
 import re
@@ -372,10 +378,49 @@ def check_parallel(minimake):
         shutil.rmtree(d)
 
 
+# ---- trace ------------------------------------------------------------------
+
+def check_trace(minimake):
+    d = workdir("trace")
+    shutil.copy(os.path.join(HERE, "words.txt"), d)
+    p = run(minimake, ["-j", "3", "-t", "trace.json", os.path.join(HERE, "Makefile.mm")], d)
+    ok = check(p.returncode == 0, "trace: exit %d, want 0" % p.returncode)
+    try:
+        with open(os.path.join(d, "trace.json")) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        check(False, "trace: trace.json unreadable: %s" % e)
+        return
+    events = doc.get("traceEvents", [])
+    threads = {e.get("tid"): e.get("args", {}).get("name") for e in events
+               if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    ok &= check(threads and all(re.match(r"(worker|bound thread) \d+$", n or "") for n in threads.values()),
+                "trace: thread names %r" % threads)
+    tasks = [e for e in events if e.get("ph") == "X" and e.get("cat") == "task"]
+    names = {e.get("name") for e in tasks}
+    want = {"gen_a", "gen_b", "a.o", "b.o", "words.o", "app", "report", "check"}
+    ok &= check(want <= names, "trace: no task event for %s" % sorted(want - names))
+    runs = {}
+    for e in tasks:
+        ok &= check(e.get("tid") in threads, "trace: task on unnamed thread: %r" % e)
+        ok &= check(e.get("dur", -1) >= 0 and e.get("ts", -1) >= 0, "trace: bad times: %r" % e)
+        runs.setdefault(e.get("args", {}).get("run"), []).append(e)
+    ok &= check(None not in runs, "trace: a task event without args.run")
+    for run_id, stretches in runs.items():
+        ok &= check(len({(e.get("name"), e.get("tid")) for e in stretches}) == 1,
+                    "trace: run %r spans names or threads: %r" % (run_id, stretches))
+    ok &= check(any(e.get("args", {}).get("wait") for e in tasks if e.get("name") == "a.o"),
+                "trace: a.o never waited (its command sleeps 0.05 s)")
+    other = doc.get("otherData", {})
+    ok &= check(other.get("dropped") == 0, "trace: dropped %r" % other.get("dropped"))
+    if ok:
+        shutil.rmtree(d)
+
+
 def main():
     checks = {"dag": check_dag, "sample": check_sample,
               "bad_input": check_bad_input, "failure": check_failure, "stop": check_stop,
-              "parallel": check_parallel}
+              "parallel": check_parallel, "trace": check_trace}
     if len(sys.argv) != 3 or sys.argv[1] not in checks:
         sys.exit("usage: test_minimake.py {%s} MINIMAKE" % "|".join(checks))
     checks[sys.argv[1]](os.path.abspath(sys.argv[2]))

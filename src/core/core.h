@@ -432,6 +432,11 @@ void weft__task_namer_add(weft_fn entry, const char *kind, weft__describe_fn des
 /* The kind a layer registered for entry (weft__task_namer_add), NULL if
  * none: names in traces for functions no symbol table names. */
 const char *weft__task_kind(weft_fn fn);
+/* Stall reports show a fiber waiting on an object
+ * whose waiter says `what` (compared as a string) with describe(obj, buf,
+ * cap) after its address, called under the fiber's worker's reg_lock (so
+ * the fiber is still waiting). At most 4. Callable from: any thread. */
+void weft__wait_namer_add(const char *what, weft__describe_fn describe);
 /* Writes the state of s (blocked fibers if tracked, workers, queues). */
 void weft__sched_dump(weft_sched *s, FILE *out);
 /* weft__sched_dump for every live scheduler; waits at most about a

@@ -21,7 +21,9 @@
  *                 words, so a report may pair one task's function with
  *                 another's argument. They are printed, never followed.
  *   live list     every scheduler between create and destroy: live_lock.
- *   namers        the table of task namers: namer_lock.
+ *   namers        the tables of task namers and wait namers: added under
+ *                 namer_lock; task namers read without it (an entry is
+ *                 complete before nnamers, stored with release, counts it).
  *   watchdog      stop: under wd->lock, with wd->cond to wake the thread.
  *
  * Why a lock, and why the reader is not the owner. A record lives on a
@@ -32,10 +34,11 @@
  * would fail exactly when it matters: a worker stuck in a task never
  * answers. reg_lock is taken only by its owner and by the rare report,
  * so it is uncontended and orders nothing between workers. Describing a
- * graph task takes the graph's lock under reg_lock; no path holds a
- * graph lock while taking a reg_lock (weft__wait unlocks the primitive
- * before the fiber suspends), so the order live_lock -> bound_lock ->
- * reg_lock -> graph lock has no cycle.
+ * graph task, or a graph waited for, takes the graph layer's locks under
+ * reg_lock, each for a bounded time; no path holds one of them while
+ * taking a reg_lock (weft__wait unlocks the primitive before the fiber
+ * suspends), so the order live_lock -> bound_lock -> reg_lock -> the
+ * namers' locks has no cycle.
  *
  * Protocol
  *   Fiber (owner thread)                  Watchdog, every period/4
@@ -161,7 +164,7 @@ void weft__track_task(weft__worker *w, weft_fn fn, void *arg)
 
 /* ---- task namers ---------------------------------------------------------- */
 
-#define NAMERS 4
+#define NAMERS 8
 
 typedef struct namer {
     weft_fn entry;
@@ -170,28 +173,64 @@ typedef struct namer {
 } namer;
 
 static pthread_mutex_t namer_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Entries are written under namer_lock before nnamers counts them
+ * (release) and never change: weft__task_kind reads without the lock. */
 static namer namers[NAMERS];
-static unsigned nnamers;
+static atomic_uint nnamers;
 
 void weft__task_namer_add(weft_fn entry, const char *kind, weft__describe_fn describe)
 {
     pthread_mutex_lock(&namer_lock);
+    unsigned n = atomic_load_explicit(&nnamers, memory_order_relaxed);   /* under namer_lock */
     bool known = false;
-    for (unsigned i = 0; i < nnamers; i++)
+    for (unsigned i = 0; i < n; i++)
         known |= namers[i].entry == entry;
-    if (!known && nnamers < NAMERS)
-        namers[nnamers++] = (namer){ entry, kind, describe };
+    if (!known && n < NAMERS) {
+        namers[n] = (namer){ entry, kind, describe };
+        atomic_store_explicit(&nnamers, n + 1, memory_order_release);   /* pairs with weft__task_kind */
+    }
     pthread_mutex_unlock(&namer_lock);
+}
+
+/* Wait namers: a layer above describes the objects its waiters name
+ * (a waiter's `what`), e.g. how far a graph being waited for has got. */
+typedef struct wait_namer {
+    const char *what;
+    weft__describe_fn describe;
+} wait_namer;
+
+static wait_namer wait_namers[NAMERS];
+static unsigned nwait_namers;
+
+void weft__wait_namer_add(const char *what, weft__describe_fn describe)
+{
+    pthread_mutex_lock(&namer_lock);
+    bool known = false;
+    for (unsigned i = 0; i < nwait_namers; i++)
+        known |= strcmp(wait_namers[i].what, what) == 0;
+    if (!known && nwait_namers < NAMERS)
+        wait_namers[nwait_namers++] = (wait_namer){ what, describe };
+    pthread_mutex_unlock(&namer_lock);
+}
+
+static weft__describe_fn find_wait_namer(const char *what)
+{
+    weft__describe_fn d = NULL;
+    pthread_mutex_lock(&namer_lock);
+    for (unsigned i = 0; i < nwait_namers; i++)
+        if (strcmp(wait_namers[i].what, what) == 0)
+            d = wait_namers[i].describe;
+    pthread_mutex_unlock(&namer_lock);
+    return d;
 }
 
 static namer find_namer(uintptr_t fn)
 {
     namer n = { 0 };
-    pthread_mutex_lock(&namer_lock);
-    for (unsigned i = 0; i < nnamers; i++)
+    unsigned k = atomic_load_explicit(&nnamers, memory_order_acquire);   /* pairs with the add's release */
+    for (unsigned i = 0; i < k; i++)
         if ((uintptr_t)namers[i].entry == fn)
             n = namers[i];
-    pthread_mutex_unlock(&namer_lock);
     return n;
 }
 
@@ -314,7 +353,7 @@ static void put_task(sbuf *b, weft_fn fn, void *arg, const char *name)
     }
     namer n = find_namer((uintptr_t)fn);
     if (n.describe) {
-        char desc[256];
+        char desc[512];
         n.describe(arg, desc, sizeof desc);
         sb_printf(b, "%s %s", n.kind, desc);
     } else {
@@ -345,6 +384,15 @@ static unsigned put_fibers(weft_sched *s, weft__worker *w, unsigned bound_pos, s
             sb_printf(b, "waits on %s %d", x->what, (int)(intptr_t)x->obj);   /* io.c: the number, not an address */
         } else {
             sb_printf(b, "waits on %s %p", x->what, (void *)x->obj);
+            /* The record is listed, so its fiber still waits on obj; the
+             * describer keeps obj alive while it reads it. */
+            weft__describe_fn describe = find_wait_namer(x->what);
+            if (describe) {
+                char desc[512];
+                describe((void *)x->obj, desc, sizeof desc);
+                if (desc[0])
+                    sb_printf(b, " (%s)", desc);
+            }
         }
         if (x->deadline)
             sb_printf(b, " (%s in %.3f s)", strcmp(x->what, "sleep") == 0 ? "wakes" : "times out",

@@ -222,7 +222,7 @@ void weft__hook_run(weft__worker *w, weft_fn fn, void *arg, const char *name)
 {
     unsigned h = weft__hooks(w);
     if (h & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE))
-        weft__hook_task_begin(w, name, fn, false);
+        weft__hook_task_begin(w, name ? name : weft__task_kind(fn), fn, false);   /* a layer's own task: its kind */
     if (h & WEFT__HOOK_TRACK)
         weft__track_run(w, fn, arg, name);   /* fn(arg), noted for stall reports */
     else
@@ -307,11 +307,11 @@ void weft__hook_unpark(weft__worker *w)
         w->s->obs.unpark(thread_of(w), w->s->obs.ctx);
 }
 
-void weft__hook_graph(weft__worker *w, bool begin, uint64_t run_id)
+void weft__hook_graph(weft__worker *w, uint64_t run_id, uint64_t start_ticks)
 {
     weft__tbuf *b = recording(w);
     if (b)
-        put(w, b, begin ? WEFT__EV_GRAPH_BEGIN : WEFT__EV_GRAPH_END, 0, run_id, 0, 0);
+        put(w, b, WEFT__EV_GRAPH_END, 0, run_id, start_ticks, 0);
 }
 
 void weft__hook_chunk(weft__worker *w, bool begin, size_t first, size_t end)

@@ -34,8 +34,7 @@ enum weft__tev_kind {
     WEFT__EV_STEAL,            /* a = the victim's thread id */
     WEFT__EV_PARK,
     WEFT__EV_UNPARK,
-    WEFT__EV_GRAPH_BEGIN,      /* a = run id, b = name */
-    WEFT__EV_GRAPH_END,        /* a = run id */
+    WEFT__EV_GRAPH_END,        /* a = run id, b = the clock at its start (0: unknown) */
     WEFT__EV_CHUNK_BEGIN,      /* a = first index, b = end index, c = fiber */
     WEFT__EV_CHUNK_END,        /* c = fiber */
     WEFT__EV_ZONE_BEGIN,       /* a = name, c = fiber */
@@ -93,6 +92,14 @@ uint64_t weft__trace_ticks(void);
 /* "tsc", "cntvct" or "monotonic". */
 const char *weft__trace_clock_name(void);
 
+/* Is s recording? For a thread that may be none of s's (a graph run's
+ * start). Callable from: any thread. */
+static inline bool weft__trace_on(weft_sched *s)
+{
+    struct weft__trace *tr = atomic_load_explicit(&s->trace, memory_order_acquire);   /* pairs with the first start */
+    return tr && atomic_load_explicit(&tr->on, memory_order_relaxed);
+}
+
 /* ---- the one byte every site tests ------------------------------------- */
 
 static inline unsigned weft__hooks(const weft__worker *w)
@@ -120,7 +127,7 @@ void weft__hook_steal(weft__worker *w, const weft__worker *victim);
 void weft__hook_park(weft__worker *w);
 void weft__hook_unpark(weft__worker *w);
 /* Graph runs and parallel loop chunks (the graph layer). */
-void weft__hook_graph(weft__worker *w, bool begin, uint64_t run_id);
+void weft__hook_graph(weft__worker *w, uint64_t run_id, uint64_t start_ticks);
 void weft__hook_chunk(weft__worker *w, bool begin, size_t first, size_t end);
 
 /* ---- life --------------------------------------------------------------- */

@@ -49,6 +49,7 @@ typedef struct writer {
     bool first;          /* no event written yet: no comma before it */
     bool failed;
     double us_per_tick;
+    uint64_t t0;         /* the recording's start, raw ticks */
     uint64_t runs;       /* args.run's last value */
     uint64_t written;
     const weft__tbuf *buf;   /* the thread being written: its arena */
@@ -266,7 +267,7 @@ static void thread_events(writer *wr, const weft__tev *ev, size_t n, uint64_t t_
             for (unsigned k = 0; k < d; k++)
                 f->stack[k].start = ts;
             f->suspended = false;
-            if (a && d) {
+            if (a) {   /* also where no task is open (a thread's own wait): the arrow still ends here */
                 open_event(wr, "f", ts);
                 if (fprintf(wr->out, ",\"bp\":\"e\",\"id\":%" PRIu64 ",\"name\":\"wake\",\"cat\":\"wake\"}", a) < 0)
                     wr->failed = true;
@@ -289,12 +290,20 @@ static void thread_events(writer *wr, const weft__tev *ev, size_t n, uint64_t t_
             emit_raw(wr, kind == WEFT__EV_PARK ? ",\"s\":\"t\",\"name\":\"park\",\"cat\":\"sched\"}"
                                               : ",\"s\":\"t\",\"name\":\"wake\",\"cat\":\"sched\"}");
             break;
-        case WEFT__EV_GRAPH_BEGIN:
-        case WEFT__EV_GRAPH_END:
-            open_event(wr, kind == WEFT__EV_GRAPH_BEGIN ? "b" : "e", ts);
-            if (fprintf(wr->out, ",\"id\":\"0x%" PRIx64 "\",\"name\":\"graph run\",\"cat\":\"graph\"}", a) < 0)
-                wr->failed = true;
+        case WEFT__EV_GRAPH_END: {
+            /* Both ends here: the start may have been on a thread that
+             * records nothing (an outside caller); one before the
+             * recording began is drawn from its start. */
+            uint64_t from = b ? (b - wr->t0) & TS_MASK : 0;
+            if (from > ts)
+                from = 0;
+            for (int end = 0; end < 2; end++) {
+                open_event(wr, end ? "e" : "b", end ? ts : from);
+                if (fprintf(wr->out, ",\"id\":\"0x%" PRIx64 "\",\"name\":\"graph run\",\"cat\":\"graph\"}", a) < 0)
+                    wr->failed = true;
+            }
             break;
+        }
         default:
             break;
         }
@@ -380,6 +389,7 @@ int weft_trace_write(weft_sched *s, FILE *out)
         uint64_t t_end = on ? (weft__trace_ticks() - atomic_load_explicit(&tr->t0, memory_order_relaxed)) & TS_MASK
                             : tr->t_end;
         wr->us_per_tick = us_per_tick(tr);
+        wr->t0 = atomic_load_explicit(&tr->t0, memory_order_relaxed);
         wr->tid = 0;
         open_event(wr, "M", 0);
         emit_raw(wr, ",\"name\":\"process_name\",\"args\":{\"name\":\"weft\"}}");

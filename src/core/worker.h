@@ -87,9 +87,11 @@ static inline __attribute__((always_inline)) void weft__run_task(weft__worker *w
     } else {
         fn = t->fn;
         arg = t->arg;
-        if (WEFT_UNLIKELY(weft__hooks(w)) && (t->flags & WEFT__TASK_NAMED)) {
+        if (WEFT_UNLIKELY(t->flags & WEFT__TASK_NAMED)) {
+            /* Cleared at every run: the record goes back to a pool whose
+             * other takers (weft_spawn, loop pieces) never look at flags. */
             name = (const char *)(uintptr_t)t->data[0];
-            t->flags &= ~(uint32_t)WEFT__TASK_NAMED;   /* read only where names are shown: the mark is cleared there */
+            t->flags &= ~(uint32_t)WEFT__TASK_NAMED;
         }
         weft__task_free(w->s, w, t);   /* read out: the record is free for the task's children */
     }

@@ -1,27 +1,82 @@
-/* This file is private to weft: writing a task graph as Graphviz DOT.
+/* This file is private to weft: writing a task graph as Graphviz DOT,
+ * module tasks as clusters that hold their sub graphs' tasks.
  *
- * Synchronization: the text is rendered into memory under g's lock, so
- * the structure and the names cannot change under it (build calls are
- * refused during a run anyway), and written to the user's FILE after
- * the lock is released: a slow stream must not hold up the end of a run
- * (finish, run.c, takes the lock) or a stall report. The buffer is sized
- * under the lock from an upper bound on the text and allocated outside
- * it; if the graph grew in between, that is done again. Task states are
- * read with weft_task_get_state: during a run they are a snapshot, each
- * task's taken at its own moment.
+ * Synchronization
+ *   The text is rendered into memory under g's lock, so the structure
+ *   and the names cannot change under it (build calls are refused during
+ *   a run anyway), and written to the user's FILE after the lock is
+ *   released: a slow stream must not hold up the end of a run (finish,
+ *   series.c, takes the lock) or a stall report.
+ *   A module's sub graph is read under its own lock, taken inside its
+ *   parent's: parent before child, the order modules nest in (module.c's
+ *   check takes them so too). The graphs on the path from g down to the
+ *   module being drawn are held; one met again on that path is a cycle
+ *   through modules and is not locked twice (nor drawn). A sub graph's
+ *   lock is waited for at most DOT_PATIENCE_NS: two dumps of two graphs
+ *   that contain each other would otherwise wait for each other for ever;
+ *   after that the module is drawn without its tasks, marked busy.
+ *   Task states are read with weft_task_get_state: during a run they are
+ *   a snapshot, each task's taken at its own moment.
  *
- * Output, one line per task then one per distinct edge, in the order the
- * tasks and edges were added:
+ * Sizing. The same walk runs twice: first counting bytes (a state counts
+ * as its longest text, an edge stored twice as two), then writing into a
+ * buffer of that size, allocated outside every lock. g's lock is held
+ * from the count through the writing; a sub graph's is not (each is
+ * taken once per pass), so a sub graph built on between the passes can
+ * outgrow the count: the writing notices (it never writes past the
+ * buffer), and the dump starts over with a larger buffer. Both passes
+ * make the same choices (which modules are drawn, where the budget ends)
+ * from the same counts, so an unchanged graph needs one count.
+ *
+ * Output, one line per task, then one per distinct edge, in the order the
+ * tasks and edges were added; a module's cluster stands where its task
+ * does, and holds its task, its sub graph's tasks and edges (so, nested,
+ * its modules' clusters), then dotted lines from the module's task to the
+ * sub graph's roots:
  *   digraph weft {
  *     t0 [label="load"];
  *     t1 [label="task 1", shape=diamond];                (empty task)
- *     t2 [label="sum\nran", style=filled, fillcolor="#b7e4c7"];
+ *     subgraph cluster_t2 {
+ *       label="module: 2 tasks";
+ *       t2 [label="build\nran", style=filled, fillcolor="#b7e4c7", shape=box3d];
+ *       m2_t0 [label="compile\nran", style=filled, fillcolor="#b7e4c7"];
+ *       m2_t1 [label="link\nfailed", style=filled, fillcolor="#f4a3a3"];
+ *       m2_t0 -> m2_t1;
+ *       t2 -> m2_t0 [style=dotted, arrowhead=none];
+ *     }
  *     t0 -> t2;
  *   }
+ * A task's id is "t" and its index, after "m" and the index of each
+ * module task on the way down to its graph, each followed by "_": unique
+ * in the file even when one graph is the module of two tasks, or of two
+ * graphs. The states inside a cluster are those of the sub graph's last
+ * run, the same in every cluster that draws that graph.
+ *
+ * Edges into and out of a module go to and from its task's own node,
+ * inside the cluster, rather than to the cluster's border (compound=true
+ * with lhead/ltail): every "a -> b" line then is an edge of the graph
+ * between two tasks' ids, as at the top level, so a tool that reads the
+ * file back gets the graph's edges at every depth; the module task's node
+ * carries its state (a failed or skipped module shows on the edge's end);
+ * and it works with every Graphviz layout, where compound edges are dot's
+ * only and need a node inside the cluster to aim at, which a module not
+ * drawn (empty, a cycle, too deep) lacks. The dotted lines to the roots
+ * keep dot from ranking the sub graph's tasks from the top of the page:
+ * they follow their module's task, as they do in a run.
  */
 #include <string.h>
 
 #include "graph.h"
+
+/* How long a dump waits for a sub graph's lock before drawing it busy
+ * (see above): far longer than any build call or run end holds a lock. */
+#define DOT_PATIENCE_NS ((uint64_t)100 * 1000 * 1000)
+/* Tasks and stored edges drawn inside module clusters, at most (tens of
+ * MB of text, more than Graphviz lays out): a graph that is the module of
+ * two tasks of a graph that is the module of two tasks... is drawn
+ * 2^depth times, so a shared chain 64 deep would never end. A module that
+ * would pass it is drawn without its tasks (dump its graph on its own). */
+#define DOT_ITEMS_MAX ((uint64_t)1 << 18)
 
 static const char dot_head[] = "digraph weft {\n";
 static const char dot_tail[] = "}\n";
@@ -35,66 +90,106 @@ static const char diamond[] = ", shape=diamond";
 static const char hexagon[] = ", shape=hexagon";          /* a condition task */
 static const char box3d[] = ", shape=box3d";              /* a module task */
 static const char weak_edge[] = " [style=dashed, label=\"";  /* then its index, then "\"]" */
-/* "  t" index " [label=\"" ... "];\n", and "task " index: the fixed part
- * of a node's line (10 digits per index), state excluded. */
-#define NODE_FIXED (sizeof "  t" - 1 + 10 + sizeof " [label=\"" - 1 + sizeof "task " - 1 + 10 + \
-                    sizeof diamond - 1 + sizeof "];\n" - 1)
+static const char runs_edge[] = " [style=dotted, arrowhead=none]";   /* module task -> its sub graph's roots */
 #define STATE_MAX (sizeof st_skipped - 1)
-#define EDGE_MAX (sizeof "  t" - 1 + 10 + sizeof " -> t" - 1 + 10 + \
-                  sizeof weak_edge - 1 + 10 + sizeof "\"]" - 1 + sizeof ";\n" - 1)
-_Static_assert(sizeof hexagon <= sizeof diamond, "NODE_FIXED counts the longest shape");
 
 _Static_assert(sizeof st_skipped >= sizeof st_done && sizeof st_skipped >= sizeof st_running &&
                sizeof st_skipped >= sizeof st_failed &&
                sizeof st_skipped >= sizeof st_pending, "STATE_MAX is the longest state");
 
-/* The text, in a buffer sized beforehand. */
-typedef struct dotbuf {
-    char *p;
+/* Why a module is drawn without its tasks. */
+enum { DRAWN, NOT_CYCLE, NOT_DEEP, NOT_BUSY, NOT_LARGE };
+
+/* One pass of the walk: its text (or only its length) and where it is. */
+typedef struct dot {
+    char *p;                        /* NULL: counting only */
     size_t len, cap;
-} dotbuf;
+    bool overflow;                  /* writing: the text outgrew cap (a sub graph grew) */
+    uint32_t *mark;                 /* writing: a word per task of the graph whose edges are drawn */
+    uint32_t mark_cap;
+    uint32_t max_n;                 /* the most tasks of one graph drawn: the marks' size */
+    uint64_t items;                 /* tasks and stored edges drawn inside modules so far */
+    unsigned depth;                 /* modules entered */
+    uint32_t path[WEFT__MODULE_DEPTH];              /* their tasks' indices, top down */
+    const weft_graph *up[WEFT__MODULE_DEPTH + 1];   /* the graphs on the way, g first: locked */
+} dot;
 
-static void put(dotbuf *b, const char *s, size_t n)
+static size_t add_sat(size_t a, size_t b)
 {
-    if (n > b->cap - b->len)
-        weft__panic("dump_dot: the text outgrew its bound (%zu + %zu > %zu)", b->len, n, b->cap);
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
-static void put_str(dotbuf *b, const char *s)
+static void put(dot *d, const char *s, size_t n)
 {
-    put(b, s, strlen(s));
+    if (!d->p) {
+        d->len = add_sat(d->len, n);
+        return;
+    }
+    if (n > d->cap - d->len) {
+        d->overflow = true;   /* the dump starts over, larger */
+        return;
+    }
+    memcpy(d->p + d->len, s, n);
+    d->len += n;
 }
 
-static void put_u32(dotbuf *b, uint32_t v)
+static void put_str(dot *d, const char *s)
 {
-    char tmp[16];
-    int k = snprintf(tmp, sizeof tmp, "%u", v);
-    put(b, tmp, (size_t)k);
+    put(d, s, strlen(s));
 }
 
-/* Bytes of s written as the inside of a DOT string. */
-static size_t escaped_len(const char *s)
+static void put_u64(dot *d, uint64_t v)
 {
-    size_t n = 0;
-    for (; *s; s++)
-        n += *s == '"' || *s == '\\' || *s == '\n' ? 2 : *s == '\r' ? 0 : 1;
-    return n;
+    char tmp[20];
+    int n = sizeof tmp;
+    do
+        tmp[--n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    put(d, tmp + n, sizeof tmp - (size_t)n);
+}
+
+/* Two spaces per level. */
+static void put_indent(dot *d, unsigned level)
+{
+    static const char sp[] = "                                ";
+    for (size_t n = 2 * (size_t)level; n; ) {
+        size_t k = n < sizeof sp - 1 ? n : sizeof sp - 1;
+        put(d, sp, k);
+        n -= k;
+    }
 }
 
 /* Writes s as the inside of a DOT string. */
-static void put_escaped(dotbuf *b, const char *s)
+static void put_escaped(dot *d, const char *s)
 {
+    if (!d->p) {
+        size_t n = 0;
+        for (; *s; s++)
+            n += *s == '"' || *s == '\\' || *s == '\n' ? 2 : *s == '\r' ? 0 : 1;
+        d->len = add_sat(d->len, n);
+        return;
+    }
     for (; *s; s++) {
         switch (*s) {
-        case '"':  put(b, "\\\"", 2); break;
-        case '\\': put(b, "\\\\", 2); break;
-        case '\n': put(b, "\\n", 2); break;
+        case '"':  put(d, "\\\"", 2); break;
+        case '\\': put(d, "\\\\", 2); break;
+        case '\n': put(d, "\\n", 2); break;
         case '\r': break;
-        default:   put(b, s, 1); break;
+        default:   put(d, s, 1); break;
         }
     }
+}
+
+/* The id of task i of the graph `level` modules down the path. */
+static void put_id(dot *d, unsigned level, uint32_t i)
+{
+    for (unsigned k = 0; k < level; k++) {
+        put(d, "m", 1);
+        put_u64(d, d->path[k]);
+        put(d, "_", 1);
+    }
+    put(d, "t", 1);
+    put_u64(d, i);
 }
 
 static const char *name_at(const weft_graph *g, uint32_t i)
@@ -102,123 +197,190 @@ static const char *name_at(const weft_graph *g, uint32_t i)
     return g->names && i < g->names_cap ? g->names[i] : NULL;
 }
 
-static size_t add_sat(size_t a, size_t b)
-{
-    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
-}
-
-/* A module task sits in a cluster of its own, labelled with the size of
- * the graph it runs (that graph's lock taken inside g's: parent before
- * child, as modules nest). */
-static const char cluster_head[] = "  subgraph cluster_t";
-static const char cluster_label[] = " {\n    label=\"module: ";
-static const char cluster_tasks[] = " tasks\";\n  ";
-static const char cluster_tail[] = "  }\n";
-#define CLUSTER_MAX (sizeof cluster_head - 1 + 10 + sizeof cluster_label - 1 + 20 + \
-                     sizeof cluster_tasks - 1 + sizeof cluster_tail - 1)
-
-/* The buffer the dump needs: a mark word per task, then at most this
- * much text. SIZE_MAX: too large. Caller holds the lock. */
-static size_t dump_bound(const weft_graph *g)
-{
-    size_t n = add_sat(sizeof(uint32_t) * (size_t)g->n, sizeof dot_head + sizeof dot_tail);
-    for (uint32_t i = 0; i < g->n; i++) {
-        const weft_task *t = weft__graph_node(g, i);
-        const char *name = name_at(g, i);
-        n = add_sat(n, NODE_FIXED + STATE_MAX + (weft__is_module(g, t) ? CLUSTER_MAX : 0) +
-                       (name ? escaped_len(name) : 0));
-        n = add_sat(n, (size_t)t->nsucc * EDGE_MAX);   /* duplicates included: an upper bound */
-    }
-    return n;
-}
-
-static void put_u64(dotbuf *b, uint64_t v)
-{
-    char d[20];
-    int n = 0;
-    do
-        d[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n)
-        put(b, &d[--n], 1);
-}
-
-static void put_node(dotbuf *b, const weft_graph *g, const weft_task *t)
+/* t's node line, of the graph at the path's end. Caller holds g's lock. */
+static void put_node(dot *d, const weft_graph *g, const weft_task *t, unsigned indent)
 {
     const char *name = name_at(g, t->index);
-    bool module = weft__is_module(g, t);
-    if (module) {
-        put_str(b, cluster_head);
-        put_u32(b, t->index);
-        put_str(b, cluster_label);
-        put_u64(b, weft_graph_size(t->arg));
-        put_str(b, cluster_tasks);
-    }
-    put_str(b, "  t");
-    put_u32(b, t->index);
-    put_str(b, " [label=\"");
+    put_indent(d, indent);
+    put_id(d, d->depth, t->index);
+    put_str(d, " [label=\"");
     if (name) {
-        put_escaped(b, name);
+        put_escaped(d, name);
     } else {
-        put_str(b, "task ");
-        put_u32(b, t->index);
+        put_str(d, "task ");
+        put_u64(d, t->index);
     }
-    switch (weft_task_get_state(t)) {
-    case WEFT_TASK_DONE:    put_str(b, st_done); break;
-    case WEFT_TASK_SKIPPED: put_str(b, st_skipped); break;
-    case WEFT_TASK_FAILED:  put_str(b, st_failed); break;
-    case WEFT_TASK_RUNNING: put_str(b, st_running); break;
-    default:                put_str(b, st_pending); break;
+    if (!d->p) {
+        d->len = add_sat(d->len, STATE_MAX);   /* it may change before the writing */
+    } else {
+        switch (weft_task_get_state(t)) {
+        case WEFT_TASK_DONE:    put_str(d, st_done); break;
+        case WEFT_TASK_SKIPPED: put_str(d, st_skipped); break;
+        case WEFT_TASK_FAILED:  put_str(d, st_failed); break;
+        case WEFT_TASK_RUNNING: put_str(d, st_running); break;
+        default:                put_str(d, st_pending); break;
+        }
     }
     if (weft__is_cond(t))
-        put_str(b, hexagon);
+        put_str(d, hexagon);
     else if (weft__is_module(g, t))
-        put_str(b, box3d);
+        put_str(d, box3d);
     else if (!t->fn)
-        put_str(b, diamond);
-    put_str(b, "];\n");
-    if (module)
-        put_str(b, cluster_tail);
+        put_str(d, diamond);
+    put_str(d, "];\n");
 }
 
-/* Renders g into buf (cap bytes, at least dump_bound's answer); returns
- * where the text starts, its length in *len. Caller holds the lock. */
-static const char *render(const weft_graph *g, char *buf, size_t cap, size_t *len)
+/* g's edges, each once. Caller holds g's lock. */
+static void put_edges(dot *d, const weft_graph *g)
 {
     uint32_t n = g->n;
-    /* Until the next run's check removes them, an edge added twice is
-     * stored twice: mark[v] = stamp of the last task that printed v. */
-    uint32_t *mark = (uint32_t *)(void *)buf;
-    memset(mark, 0, sizeof *mark * n);
-    size_t off = sizeof *mark * n;
-    dotbuf b = { buf + off, 0, cap - off };
-    put(&b, dot_head, sizeof dot_head - 1);
-    for (uint32_t i = 0; i < n; i++)
-        put_node(&b, g, weft__graph_node(g, i));
+    if (d->p) {
+        if (n > d->mark_cap) {
+            d->overflow = true;   /* a sub graph grew since the count */
+            return;
+        }
+        /* Until the next run's check removes them, an edge added twice
+         * is stored twice: mark[v] = 1 + the last task that printed v. */
+        memset(d->mark, 0, sizeof *d->mark * n);
+    }
     for (uint32_t i = 0; i < n; i++) {
         weft_task *t = weft__graph_node(g, i);
         const uint32_t *s = weft__succ(t);
         bool weak = weft__is_cond(t);
+        if (d->depth)
+            d->items += t->nsucc;   /* stored edges: the same count in both passes */
         for (uint32_t j = 0; j < t->nsucc; j++) {
-            if (mark[s[j]] == i + 1)
-                continue;
-            mark[s[j]] = i + 1;
-            put_str(&b, "  t");
-            put_u32(&b, i);
-            put_str(&b, " -> t");
-            put_u32(&b, s[j]);
+            if (d->p) {
+                if (d->mark[s[j]] == i + 1)
+                    continue;
+                d->mark[s[j]] = i + 1;
+            }
+            put_indent(d, 1 + d->depth);
+            put_id(d, d->depth, i);
+            put_str(d, " -> ");
+            put_id(d, d->depth, s[j]);
             if (weak) {
                 /* A condition's edge: dashed, labelled with the answer that picks it. */
-                put_str(&b, weak_edge);
-                put_u32(&b, j);
-                put_str(&b, "\"]");
+                put_str(d, weak_edge);
+                put_u64(d, j);
+                put_str(d, "\"]");
             }
-            put_str(&b, ";\n");
+            put_str(d, ";\n");
         }
     }
-    put(&b, dot_tail, sizeof dot_tail - 1);
-    *len = b.len;
-    return b.p;
+}
+
+static void put_graph(dot *d, const weft_graph *g);
+
+/* Whether module task t's sub graph is drawn; if so, its lock is held
+ * (DRAWN). *n: its size where known (NOT_DEEP, NOT_BUSY: not). */
+static int module_choice(dot *d, const weft_task *t, uint32_t *n)
+{
+    weft_graph *sub = t->arg;
+    *n = 0;
+    for (unsigned k = 0; k <= d->depth; k++) {
+        if (d->up[k] == sub) {
+            *n = sub->n;   /* held: it is on the path */
+            return NOT_CYCLE;
+        }
+    }
+    if (d->depth >= WEFT__MODULE_DEPTH)
+        return NOT_DEEP;
+    if (!weft__graph_lock_for(sub, DOT_PATIENCE_NS))
+        return NOT_BUSY;
+    *n = sub->n;
+    if (d->items + sub->n > DOT_ITEMS_MAX) {
+        weft__graph_unlock(sub);
+        return NOT_LARGE;
+    }
+    return DRAWN;
+}
+
+/* Module task t of the graph at the path's end (g), as a cluster: its
+ * label, t's node, then, if drawn, its sub graph's tasks and edges one
+ * level down, and dotted lines from t to that graph's roots. Caller holds
+ * g's lock. */
+static void put_module(dot *d, const weft_graph *g, const weft_task *t)
+{
+    unsigned level = d->depth;
+    uint32_t n;
+    int why = module_choice(d, t, &n);
+    put_indent(d, 1 + level);
+    put_str(d, "subgraph cluster_");
+    put_id(d, level, t->index);
+    put_str(d, " {\n");
+    put_indent(d, 2 + level);
+    put_str(d, "label=\"module");
+    if (why != NOT_DEEP && why != NOT_BUSY) {
+        put_str(d, ": ");
+        put_u64(d, n);
+        put_str(d, " tasks");
+    }
+    switch (why) {
+    case NOT_CYCLE: put_str(d, " (a cycle: not drawn)"); break;
+    case NOT_DEEP:  put_str(d, " (nested too deep: not drawn)"); break;
+    case NOT_BUSY:  put_str(d, " (graph busy: not drawn)"); break;
+    case NOT_LARGE: put_str(d, " (too many to draw)"); break;
+    default: break;
+    }
+    put_str(d, "\";\n");
+    put_node(d, g, t, 2 + level);
+    if (why == DRAWN) {
+        weft_graph *sub = t->arg;
+        d->path[level] = t->index;
+        d->up[level + 1] = sub;
+        d->depth = level + 1;
+        put_graph(d, sub);
+        for (uint32_t r = 0; r < sub->nroots; r++) {
+            put_indent(d, 2 + level);
+            put_id(d, level, t->index);
+            put_str(d, " -> ");
+            put_id(d, level + 1, sub->roots[r]);
+            put_str(d, runs_edge);
+            put_str(d, ";\n");
+        }
+        d->depth = level;
+        weft__graph_unlock(sub);
+    }
+    put_indent(d, 1 + level);
+    put_str(d, "}\n");
+}
+
+/* The graph at the path's end: its tasks (modules as clusters), then its
+ * edges. Caller holds its lock. */
+static void put_graph(dot *d, const weft_graph *g)
+{
+    if (g->n > d->max_n)
+        d->max_n = g->n;
+    if (d->depth)
+        d->items += g->n;
+    for (uint32_t i = 0; i < g->n && !d->overflow; i++) {
+        const weft_task *t = weft__graph_node(g, i);
+        if (weft__is_module(g, t))
+            put_module(d, g, t);
+        else
+            put_node(d, g, t, 1 + d->depth);
+    }
+    if (!d->overflow)
+        put_edges(d, g);
+}
+
+/* One pass over g (locked): counting (p NULL) or writing into p. */
+static void walk(dot *d, const weft_graph *g, char *p, size_t cap, uint32_t *mark, uint32_t mark_cap)
+{
+    d->p = p;
+    d->len = 0;
+    d->cap = cap;
+    d->overflow = false;
+    d->mark = mark;
+    d->mark_cap = mark_cap;
+    d->max_n = 0;
+    d->items = 0;
+    d->depth = 0;
+    d->up[0] = g;
+    put(d, dot_head, sizeof dot_head - 1);
+    put_graph(d, g);
+    put(d, dot_tail, sizeof dot_tail - 1);
 }
 
 int weft_graph_dump_dot(const weft_graph *g, FILE *out)
@@ -228,11 +390,18 @@ int weft_graph_dump_dot(const weft_graph *g, FILE *out)
     weft_graph *m = (weft_graph *)g;   /* the lock only */
     char *buf = NULL;
     size_t cap = 0;
+    dot d;
     for (;;) {
         weft__graph_lock(m);
-        size_t need = dump_bound(g);
-        if (need <= cap)
-            break;   /* holding the lock */
+        walk(&d, g, NULL, 0, NULL, 0);
+        size_t marks = sizeof(uint32_t) * (size_t)d.max_n;
+        size_t need = add_sat(marks, d.len);
+        if (need <= cap) {
+            walk(&d, g, buf + marks, cap - marks, (uint32_t *)(void *)buf, d.max_n);
+            if (!d.overflow)
+                break;   /* holding the lock */
+            need = add_sat(cap, cap);   /* a sub graph grew between the passes */
+        }
         weft__graph_unlock(m);
         /* Not under the lock: the allocator may be slow. A graph that
          * grew meanwhile sends us round again; some slack makes that
@@ -244,10 +413,8 @@ int weft_graph_dump_dot(const weft_graph *g, FILE *out)
         if (!buf)
             return WEFT_ENOMEM;   /* nothing written */
     }
-    size_t len;
-    const char *text = render(g, buf, cap, &len);
     weft__graph_unlock(m);
-    fwrite(text, 1, len, out);   /* errors show in ferror(out) */
+    fwrite(d.p, 1, d.len, out);   /* errors show in ferror(out) */
     weft__free(buf, cap);
     return WEFT_OK;
 }

@@ -104,7 +104,6 @@ static void *arena_alloc(weft_graph *g, size_t bytes)
 
 /* ---- create and destroy ---------------------------------------------------- */
 
-static void describe_task(void *arg, char *buf, size_t cap);
 static void name_free(char *s);
 
 static pthread_once_t namer_once = PTHREAD_ONCE_INIT;
@@ -112,7 +111,8 @@ static pthread_once_t namer_once = PTHREAD_ONCE_INIT;
 static void add_namer(void)
 {
     weft__set_record_hook(weft__node_entry);   /* core runs nodes through it */
-    weft__task_namer_add(weft__node_entry, "graph task", describe_task);
+    weft__task_namer_add(weft__node_entry, "graph task", weft__report_task);
+    weft__wait_namer_add("graph", weft__report_wait);   /* weft_graph_wait's waiter (series.c) */
 }
 
 int weft_graph_create(weft_graph **out)
@@ -131,6 +131,7 @@ int weft_graph_create(weft_graph **out)
     atomic_init(&g->skipped, false);
     atomic_init(&g->fail_err, 0);
     atomic_init(&g->failed, WEFT__NO_TASK);
+    atomic_init(&g->listed, false);
     g->result = WEFT_OK;
     *out = g;
     return WEFT_OK;
@@ -202,7 +203,11 @@ int weft_graph_destroy(weft_graph *g)
         return WEFT_EBUSY;
     }
     /* Not running: the finisher's unlock was the last touch of g by any
-     * worker (run.c), and we hold the lock after it. */
+     * worker (run.c), and we hold the lock after it. A stall report may
+     * still read g (a waiter is listed until its fiber resumes): report.c
+     * lets go of it first, with g's lock released (lock order). */
+    weft__graph_unlock(g);
+    weft__report_unlist(g);
     for (uint32_t b = 0; b < g->nblocks; b++)
         piece_free(g->blocks[b]);
     if (g->blocks)
@@ -549,46 +554,6 @@ void weft_task_set_name(weft_task *t, const char *name)
         g->names[t->index] = n ? n->s : NULL;
     weft__graph_unlock(g);
     name_free(old);
-}
-
-/* How long a stall report waits for a graph's lock to read a name: the
- * report holds a worker's reg_lock meanwhile, and the other locks it
- * takes are bounded too. During a run (the only time a task is
- * described) the graph's lock is held only briefly: by waits, renames,
- * the dump's rendering and the end of the run. */
-#define DESCRIBE_PATIENCE_NS ((uint64_t)10 * 1000 * 1000)
-
-/* Stall reports (core's namer interface): the task's name in quotes
- * (control characters as '?') or its number, then its and its graph's
- * addresses; "#N, name not read: graph busy" if g's lock was not had in
- * time. Callable from: a report, under the reg_lock of the worker on
- * which a fiber blocked inside t: t's run is in flight, so t and g stay. */
-static void describe_task(void *arg, char *buf, size_t cap)
-{
-    weft_task *t = arg;
-    weft_graph *g = t->g;
-    size_t n = 0;
-    if (!weft__graph_lock_for(g, DESCRIBE_PATIENCE_NS)) {
-        int k = snprintf(buf, cap, "#%u, name not read: graph busy", t->index);
-        n = k < 0 ? 0 : (size_t)k;
-        if (n < cap)
-            snprintf(buf + n, cap - n, " (task %p of graph %p)", (void *)t, (void *)g);
-        return;
-    }
-    const char *name = g->names && t->index < g->names_cap ? g->names[t->index] : NULL;
-    if (name && cap > 2) {
-        buf[n++] = '"';
-        for (; *name && n + 2 < cap; name++)
-            buf[n++] = (unsigned char)*name < 0x20 || *name == 0x7f ? '?' : *name;
-        buf[n++] = '"';
-        buf[n] = '\0';
-    } else {
-        int k = snprintf(buf, cap, "#%u", t->index);
-        n = k < 0 ? 0 : (size_t)k;
-    }
-    weft__graph_unlock(g);
-    if (n < cap)
-        snprintf(buf + n, cap - n, " (task %p of graph %p)", (void *)t, (void *)g);
 }
 
 /* ---- the check, before a run ------------------------------------------------ */

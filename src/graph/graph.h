@@ -5,7 +5,7 @@
  * skipping), series.c (a run's start and end, waiting), inspect.c
  * (introspection, failure, cancel marks, state), attr.c (task
  * attributes: priority, pin, semaphore), module.c (graphs in graphs),
- * dot.c (the Graphviz dump).
+ * dot.c (the Graphviz dump), report.c (what stall reports say of graphs).
  *
  * Vocabulary
  *   node     a weft_task: one cache line holding the user's function,
@@ -218,6 +218,10 @@ struct weft_graph {
     uint32_t *big;                  /* indices of nodes with WEFT__SUCC_SCAN successors or more */
     uint32_t nbig, big_cap;
     uint64_t back_edges;            /* strong edges u -> v with u added after v */
+    /* report.c: in the list of graphs that tracked fibers wait for (stall
+     * reports describe them), under report.c's lock. */
+    atomic_bool listed;
+    struct weft_graph *listed_prev, *listed_next;
 
     /* Run state. */
     weft_sched *sched;              /* the run's scheduler: written before the roots are queued */
@@ -227,6 +231,7 @@ struct weft_graph {
     weft__waitq waiters;            /* under lock */
     bool fail_fast;                 /* under lock, read by the run it starts */
     uint64_t runs_left;             /* runs of the series after this one (run_n); under lock */
+    uint64_t trace_start;           /* the trace clock when this run was queued, 0 = not recording (series.c) */
     bool (*until)(void *);          /* run_until's predicate, NULL = none; under lock */
     void *until_ctx;
     bool special;                   /* has_cond, has_module, parent or nattr, for the run in
@@ -294,6 +299,10 @@ void weft__run_finish(weft_graph *g, int rc);
 void weft__run_ended(weft__worker *w, weft_graph *g);
 
 /* module.c */
+/* Module graphs nest at most this deep (modules inside modules): a
+ * deeper chain is refused as a cycle would be (ECYCLE), which also bounds
+ * the check's recursion, and the DOT dump draws no deeper (dot.c). */
+#define WEFT__MODULE_DEPTH 64
 /* The function of every module task (never called: it marks them). */
 void weft__module_mark(void *sub);
 static inline bool weft__is_module(const weft_graph *g, const weft_task *t)
@@ -359,6 +368,22 @@ void weft__attr_module_done(weft_task *t);
 int weft__attr_check(weft_graph *g, weft_sched *s);
 /* Frees g's attributes. Callable from: weft_graph_destroy. */
 void weft__attr_free(weft_graph *g);
+
+/* report.c: what stall reports say of graphs, through core's namer
+ * hooks (graph.c registers them). */
+/* Describes graph task arg (a weft_task) in which a fiber is blocked.
+ * Callable from: a report, under that fiber's worker's reg_lock. */
+void weft__report_task(void *arg, char *buf, size_t cap);
+/* Describes graph arg that a fiber waits for (weft_graph_wait): its
+ * failures and skips so far; nothing unless listed. Callable from: a
+ * report, under that fiber's worker's reg_lock. */
+void weft__report_wait(void *arg, char *buf, size_t cap);
+/* Lists g for weft__report_wait (once). Callable from: weft_graph_wait on
+ * a tracked worker, before it takes g's lock. */
+void weft__report_list(weft_graph *g);
+/* Unlists g, waiting out a report that reads it. Callable from:
+ * weft_graph_destroy, holding no graph lock, before g is freed. */
+void weft__report_unlist(weft_graph *g);
 
 /* graph.c: adds a task (kind: 0 or WEFT__CTL_COND). */
 int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out);

@@ -36,11 +36,6 @@
  */
 #include "graph.h"
 
-/* Module graphs nest at most this deep (modules inside modules): a
- * deeper chain is refused as a cycle would be (ECYCLE), which also bounds
- * the check's recursion. */
-#define WEFT__MODULE_DEPTH 64
-
 void weft__module_mark(void *sub)
 {
     (void)sub;   /* never called: a module task's visit starts sub instead */

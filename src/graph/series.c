@@ -99,10 +99,12 @@ static uint64_t run_id(const weft_graph *g)
     return (uint64_t)(uintptr_t)g ^ epoch << 48;
 }
 
-static void hook_run(weft__worker *w, const weft_graph *g, bool begin)
+/* A run about to be queued: its start, for traces (the end is recorded
+ * by the thread that ends it, with this, so an outside caller's run has
+ * its start too). Caller holds g's lock. */
+static void mark_start(weft_graph *g, weft_sched *s)
 {
-    if (w && WEFT_UNLIKELY(weft__hooks(w) & WEFT__HOOK_TRACE))
-        weft__hook_graph(w, begin, run_id(g));
+    g->trace_start = WEFT_UNLIKELY(weft__trace_on(s)) ? weft__trace_ticks() : 0;
 }
 
 static bool next_run(weft__worker *w, weft_graph *g)
@@ -115,8 +117,8 @@ static bool next_run(weft__worker *w, weft_graph *g)
     }
     weft_task *first = weft__run_setup(g, g->sched, g->runs_left ? g->runs_left - 1 : 0,
                                        g->until, g->until_ctx);
+    mark_start(g, g->sched);
     weft__graph_unlock(g);
-    hook_run(w, g, true);
     weft__submit(g->sched, w, weft__node_rec(first), WEFT_HINT_NONE);
     return true;
 }
@@ -135,7 +137,8 @@ void weft__run_ended(weft__worker *w, weft_graph *g)
         weft__module_end(w, g, rc);   /* a module's run: its task in the outer graph goes on */
         return;
     }
-    hook_run(w, g, false);
+    if (WEFT_UNLIKELY(weft__hooks(w) & WEFT__HOOK_TRACE))
+        weft__hook_graph(w, run_id(g), g->trace_start);
     /* runs_left and until: written under the lock before the series
      * started, read by its last visit, which the queues order after. */
     if (rc == WEFT_OK && (g->runs_left || (g->until && !g->until(g->until_ctx)))) {
@@ -195,6 +198,7 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
     }
     uint32_t prev_failed = atomic_load_explicit(&g->failed, memory_order_relaxed);   /* under lock */
     weft_task *first = weft__run_setup(g, s, runs_left, until, ctx);
+    mark_start(g, s);
     int prev = g->result;
     weft__graph_unlock(g);
 
@@ -202,7 +206,6 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
     if (w && w->s != s)
         w = NULL;   /* a worker of another scheduler queues from outside */
     if (w) {
-        hook_run(w, g, true);
         weft__submit(s, w, weft__node_rec(first), WEFT_HINT_NONE);
         return WEFT_OK;
     }
@@ -242,6 +245,8 @@ int weft_graph_wait(weft_graph *g)
     const weft__visiting *vis = w ? weft__fstate_cur(w)->graph : NULL;
     if (vis && weft__runs_within(vis->g, g))
         return WEFT_EBUSY;
+    if (w && w->track)
+        weft__report_list(g);   /* a stall report may list this wait: it may read g (report.c) */
     weft__graph_lock(g);
     if (!(atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)) {   /* under lock */
         int rc = g->result;

@@ -25,7 +25,9 @@
  *                   waiting for an outer graph from inside its sub
  *   block_*         tasks of a sub and of its parent block on each other
  *                   in a valid order; a nested run from inside a sub
- *   dot_*           the dump draws a module task as a 3D box
+ *   dot_*           the dump draws a module task as a 3D box in a
+ *                   cluster that holds its sub's tasks (nesting, ids,
+ *                   cycles: test_report.c)
  *
  * Sizes follow WEFT_STRESS_SCALE; the seed is printed (WEFT_SEED=
  * replays). Tasks never assert (an assertion off the test's thread could
@@ -1462,6 +1464,8 @@ WT_TEST(module, wait_for_the_sub_from_outside_while_it_runs_as_a_module, .timeou
 
 /* ==== 9. the DOT dump ==================================================== */
 
+/* The cluster holds the module task and the sub's two tasks, with a
+ * dotted line from the task to each of the sub's roots. */
 WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box_in_a_cluster, .timeout = 60)
 {
     weft_graph *o = new_graph(), *sub = new_graph();
@@ -1473,7 +1477,8 @@ WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box_in_a_cluster, .timeout = 60)
     weft_task_set_name(m, "the module");
     weft_task_set_name(a, "before");
     char *text = dot_text(o);
-    size_t nodes = 0, arrows = 0, boxes = 0, clusters = 0;
+    WT_ASSERT(strstr(text, "    t1 -> m1_t0 [style=dotted, arrowhead=none];\n") != NULL, "%s", text);
+    size_t nodes = 0, arrows = 0, dotted = 0, boxes = 0, clusters = 0;
     bool module_boxed = false;
     for (char *line = text; *line;) {
         char *nl = strchr(line, '\n');
@@ -1483,9 +1488,10 @@ WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box_in_a_cluster, .timeout = 60)
             clusters++;
         if (strstr(line, "label=\"module: 2 tasks\""))
             clusters += 100;   /* the cluster's label, with the sub graph's size */
-        if (strstr(line, "->"))
+        if (strstr(line, "->")) {
             arrows++;
-        else if (strstr(line, "[label=")) {
+            dotted += strstr(line, "style=dotted") != NULL;
+        } else if (strstr(line, "[label=")) {
             nodes++;
             if (strstr(line, "box3d")) {
                 boxes++;
@@ -1496,7 +1502,8 @@ WT_TEST(module, dot_dump_draws_a_module_as_a_3d_box_in_a_cluster, .timeout = 60)
             break;
         line = nl + 1;
     }
-    WT_ASSERT(nodes == 3 && arrows == 2, "%zu nodes, %zu edges:\n%s", nodes, arrows, text);
+    WT_ASSERT(nodes == 5 && arrows == 4 && dotted == 2, "%zu nodes, %zu edges (%zu dotted):\n%s",
+              nodes, arrows, dotted, text);
     WT_ASSERT(boxes == 1 && module_boxed, "the module task as the one box3d:\n%s", text);
     WT_ASSERT(clusters == 101, "the module task in a cluster labelled with its sub graph's size (2 tasks)");
     free(text);
