@@ -94,7 +94,7 @@ static inline int clock_of(void)
     return k;
 }
 
-uint64_t weft__trace_ticks(void)
+static inline uint64_t ticks(void)
 {
     switch (clock_of()) {
 #if defined(__x86_64__)
@@ -110,6 +110,11 @@ uint64_t weft__trace_ticks(void)
     default:
         return weft__now_ns();
     }
+}
+
+uint64_t weft__trace_ticks(void)
+{
+    return ticks();
 }
 
 const char *weft__trace_clock_name(void)
@@ -139,9 +144,8 @@ static inline weft__tbuf *recording(weft__worker *w)
 static inline void put(weft__worker *w, weft__tbuf *b, unsigned kind, unsigned aux,
                        uint64_t a, uint64_t bb, uint64_t c)
 {
-    struct weft__trace *tr = trace_of(w);
-    uint64_t t0 = atomic_load_explicit(&tr->t0, memory_order_relaxed);   /* after the acquire in recording() */
-    uint64_t ts = (weft__trace_ticks() - t0) & TS_MASK;
+    uint64_t t0 = atomic_load_explicit(&b->t0, memory_order_relaxed);   /* after the acquire in recording() */
+    uint64_t ts = (ticks() - t0) & TS_MASK;
     uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);   /* owner's own */
     weft__tev *e = &b->ev[h & b->mask];
     atomic_thread_fence(memory_order_release);   /* head = h visible before the slot changes: see Synchronization */
@@ -450,8 +454,10 @@ int weft_trace_start(weft_sched *s, size_t events_per_thread)
     atomic_fetch_add_explicit(&tr->gen, 1, memory_order_relaxed);
     tr->t0_ns = weft__now_ns();
     atomic_store_explicit(&tr->t0, weft__trace_ticks(), memory_order_relaxed);
-    for (weft__tbuf *b = tr->bufs; b; b = b->next)
+    for (weft__tbuf *b = tr->bufs; b; b = b->next) {
         b->base = atomic_load_explicit(&b->head, memory_order_acquire);   /* what was there belongs to earlier recordings */
+        atomic_store_explicit(&b->t0, atomic_load_explicit(&tr->t0, memory_order_relaxed), memory_order_relaxed);   /* on the owner's line */
+    }
     atomic_store_explicit(&tr->on, true, memory_order_relaxed);
     for (unsigned i = 0; i < n; i++) {
         weft__worker *w = i < s->nworkers ? &s->workers[i] : s->bound[i - s->nworkers];
@@ -498,6 +504,7 @@ void weft__trace_attach(weft__worker *w)
         weft__tbuf *b = tbuf_for(s, tr, w, tr->cap, false);
         if (b) {
             b->base = atomic_load_explicit(&b->head, memory_order_relaxed);
+            atomic_store_explicit(&b->t0, atomic_load_explicit(&tr->t0, memory_order_relaxed), memory_order_relaxed);
             atomic_store_explicit(&w->tbuf, b, memory_order_release);   /* as in start */
             set_hook(w, WEFT__HOOK_TRACE, true);
         } else {

@@ -59,6 +59,7 @@ typedef struct weft__tbuf {
     struct weft__tbuf *next;        /* every buffer of s, under trace_lock */
     _Atomic uint64_t head;          /* events written ever; owner stores (release) */
     uint64_t base;                  /* head when the recording began (under trace_lock) */
+    _Atomic uint64_t t0;            /* the recording's start, a copy beside head */
     uint64_t mask;                  /* capacity - 1, a power of two; fixed */
     int tid;                        /* weft_thread_id of its thread */
     bool bound;                     /* a bound thread's */
