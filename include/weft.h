@@ -1030,24 +1030,29 @@ WEFT_API int  weft_trace_stop(weft_sched *s);
  *   - A task run is one complete event ("ph":"X", "cat":"task") or, if it
  *     blocked, one per stretch it ran; a run's events share args.run (a
  *     number unique in the file). A stretch that ended because the fiber
- *     blocked has args.wait (what it waited on: "channel recv", "event",
- *     "sleep", ...); a stretch after the first begins with the arrow of
+ *     blocked has args.wait (what it waited on: "channel receive",
+ *     "channel send", "event", "mutex", "semaphore", "sleep", "yield",
+ *     ...); a stretch after the first begins with the arrow of
  *     its wake-up ("ph":"s" on the waker's thread, "ph":"f" here, same
  *     id, "cat":"wake") when the waker was a thread of s.
  *   - Zones of weft_trace_begin/end ("cat":"zone") and parallel loop
  *     chunks ("cat":"chunk", args.begin/end) are complete events nested
  *     in their task's; a graph run is an async pair ("ph":"b"/"e",
- *     "cat":"graph", id the run's).
+ *     "cat":"graph", id the run's, a string), written by the thread that
+ *     ended it, from the moment it was queued (or the recording began).
  *   - Instant events ("ph":"i"): "steal" (args.from, the victim's id),
  *     "park" and "wake" ("cat":"sched").
  *   - Counter "queue" ("ph":"C"): the thread's own queue length (deque
  *     and LIFO slot, capped at 255) at each task it picks.
  * otherData: "dropped" (events lost to full buffers, all threads),
- * "events" (events written), "clock" ("tsc" or "monotonic"). A task still
- * running when written (or when stop came) ends at the last event of its
- * thread. WEFT_EINVAL for s or out NULL; WEFT_ENOMEM if the writer's
- * scratch (one pass over the events) cannot be had; WEFT_EIO if writing
- * to out fails. Without any recording: a valid file with no events.
+ * "events" (events written), "clock" ("tsc", "cntvct" or "monotonic").
+ * A task still running when written (or when stop came) ends at the last
+ * event of its thread. Names are written as UTF-8 (bytes that are not
+ * show as U+FFFD); a graph task's name is kept up to 255 bytes; a graph
+ * task with no function draws nothing. WEFT_EINVAL for s or out NULL;
+ * WEFT_ENOMEM if the writer's scratch (one pass over the events, growing
+ * with the fibers and nesting seen) cannot be had: what is written is
+ * still JSON, missing events; WEFT_EIO if writing to out fails. Without any recording: a valid file with no events.
  * Callable from any thread; recording goes on meanwhile. */
 WEFT_API int  weft_trace_write(weft_sched *s, FILE *out);
 

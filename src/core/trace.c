@@ -37,7 +37,7 @@
  *                 begun before a start or a stop returned.
  *   names         graph task names can be freed or renamed while the
  *                 trace lives, so they are copied into the thread's
- *                 arena (a cache by address, checked by content) at
+ *                 arena (a cache by content) at
  *                 record time; static names (spawn names, zones) go as
  *                 pointers. The owner resets its cache and arena when it
  *                 sees a new gen; arena_len is stored with release before
@@ -157,6 +157,15 @@ static inline void put(weft__worker *w, weft__tbuf *b, unsigned kind, unsigned a
     atomic_store_explicit(&b->head, h + 1, memory_order_release);   /* pairs with the reader's acquire load */
 }
 
+/* Is the arena's name at off the n bytes of name? Owner only. */
+static bool arena_equal(weft__tbuf *b, uint32_t off, const char *name, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (atomic_load_explicit(&b->arena[off + i], memory_order_relaxed) != name[i])
+            return false;
+    return atomic_load_explicit(&b->arena[off + n], memory_order_relaxed) == '\0';
+}
+
 /* A name that may not outlive the run, copied into the arena; the
  * event's name word. 0 (no name) when the arena is full. */
 static uint64_t copy_name(weft__worker *w, weft__tbuf *b, const char *name)
@@ -170,17 +179,17 @@ static uint64_t copy_name(weft__worker *w, weft__tbuf *b, const char *name)
     /* By content: the caller's copy may sit at the same address each time. */
     uint32_t hash = 2166136261u;
     size_t n = 0;
-    for (; n < 63 && name[n]; n++)
+    for (; n < WEFT__TNAME_MAX && name[n]; n++)
         hash = (hash ^ (unsigned char)name[n]) * 16777619u;
     unsigned slot = hash & (WEFT__TNAMES - 1);
     uint32_t len = atomic_load_explicit(&b->arena_len, memory_order_relaxed);
-    if (b->names[slot].used && b->names[slot].hash == hash &&
-        strncmp(b->arena + b->names[slot].off, name, n) == 0 && b->arena[b->names[slot].off + n] == '\0')
+    if (b->names[slot].used && b->names[slot].hash == hash && arena_equal(b, b->names[slot].off, name, n))
         return WEFT__TNAME_COPIED | b->names[slot].off;
     if (len + n + 1 > WEFT__TARENA)
         return 0;
-    memcpy(b->arena + len, name, n);
-    b->arena[len + n] = '\0';
+    for (size_t i = 0; i < n; i++)
+        atomic_store_explicit(&b->arena[len + i], name[i], memory_order_relaxed);
+    atomic_store_explicit(&b->arena[len + n], '\0', memory_order_relaxed);
     b->names[slot].used = true;
     b->names[slot].hash = hash;
     b->names[slot].off = len;
@@ -247,6 +256,11 @@ void weft__hook_suspend(weft__worker *w, weft__fiber *self)
 {
     if (w->track)
         weft__track_suspend(w, self);
+    weft__trace_suspend(w, self);
+}
+
+void weft__trace_suspend(weft__worker *w, weft__fiber *self)
+{
     weft__tbuf *b = recording(w);
     if (b)
         put(w, b, WEFT__EV_SUSPEND, 0, (uint64_t)(uintptr_t)(w->note_what ? w->note_what : "wait"),
@@ -259,11 +273,27 @@ void weft__hook_resume(weft__worker *w, weft__fiber *self)
 {
     if (w->track)
         weft__track_resume(w, self);
+    weft__trace_resume(w, self);
+}
+
+/* Flow ids: the recording's gen (12 bits), the waker's thread + 1 (13)
+ * and a count of the waker's (28): below 2^53, so JSON readers that
+ * hold numbers as doubles keep them exact, and never 0. */
+#define FLOW_GEN_SHIFT 41
+#define FLOW_GEN(g) ((uint64_t)((g) & 0xfffu))
+
+void weft__trace_resume(weft__worker *w, weft__fiber *self)
+{
     uint64_t flow = atomic_exchange_explicit(&weft__fstate_of(self)->wake_flow, 0,
                                              memory_order_relaxed);   /* written before the wake that let us run */
     weft__tbuf *b = recording(w);
-    if (b)
-        put(w, b, WEFT__EV_RESUME, 0, flow, 0, (uint64_t)(uintptr_t)self);
+    if (!b)
+        return;
+    /* An arrow drawn in an earlier recording (the fiber slept across a
+     * stop and a start) has no tail in this one. */
+    if (flow >> FLOW_GEN_SHIFT != FLOW_GEN(atomic_load_explicit(&trace_of(w)->gen, memory_order_relaxed)))
+        flow = 0;
+    put(w, b, WEFT__EV_RESUME, 0, flow, 0, (uint64_t)(uintptr_t)self);
 }
 
 void weft__hook_switch(weft__worker *w, weft__fiber *from, weft__fiber *to)
@@ -280,8 +310,8 @@ void weft__hook_wake(weft__worker *w, weft__fiber *f)
     weft__tbuf *b = recording(w);
     if (!b)
         return;
-    /* Unique in the file: the waker's thread id above a count of its own. */
-    uint64_t flow = ((uint64_t)(w->index + 1) << 40) | (++w->flow_seq & ((1ull << 40) - 1));
+    uint64_t flow = FLOW_GEN(atomic_load_explicit(&trace_of(w)->gen, memory_order_relaxed)) << FLOW_GEN_SHIFT |
+                    (uint64_t)((w->index + 1) & 0x1fffu) << 28 | (++w->flow_seq & 0xfffffffu);
     atomic_store_explicit(&weft__fstate_of(f)->wake_flow, flow, memory_order_relaxed);   /* published by the wake's own release */
     put(w, b, WEFT__EV_WAKE, 0, flow, (uint64_t)(uintptr_t)f, 0);
 }

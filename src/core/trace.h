@@ -54,6 +54,7 @@ typedef struct weft__tev {
 
 #define WEFT__TNAMES 256            /* name cache slots per thread */
 #define WEFT__TARENA (64u * 1024)   /* bytes of copied names per thread */
+#define WEFT__TNAME_MAX 255         /* bytes of a graph task name kept */
 
 typedef struct weft__tbuf {
     struct weft__tbuf *next;        /* every buffer of s, under trace_lock */
@@ -69,7 +70,8 @@ typedef struct weft__tbuf {
     unsigned gen;
     struct { bool used; uint32_t hash, off; } names[WEFT__TNAMES];
     _Atomic uint32_t arena_len;     /* release: bytes below it are written */
-    char *arena;                    /* WEFT__TARENA bytes */
+    _Atomic char *arena;            /* WEFT__TARENA bytes; relaxed: a write may
+                                       read a name a new recording overwrites */
     weft__tev ev[];
 } weft__tbuf;
 
@@ -120,6 +122,9 @@ void weft__hook_task_end(weft__worker *w);
 void weft__hook_note(weft__worker *w, const char *what, const void *obj, uint64_t deadline);
 void weft__hook_suspend(weft__worker *w, weft__fiber *self);
 void weft__hook_resume(weft__worker *w, weft__fiber *self);
+/* The trace's part of the two (weft_yield: a wait for traces only). */
+void weft__trace_suspend(weft__worker *w, weft__fiber *self);
+void weft__trace_resume(weft__worker *w, weft__fiber *self);
 /* A fiber switch (observer's fiber_leave / fiber_enter). */
 void weft__hook_switch(weft__worker *w, weft__fiber *from, weft__fiber *to);
 /* w's thread made f ready (f may be another worker's). */

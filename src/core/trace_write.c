@@ -26,11 +26,13 @@
 
 #define TS_BITS 48
 #define TS_MASK ((1ull << TS_BITS) - 1)
-#define DEPTH 8          /* open items per fiber kept; deeper ones are not drawn */
 #define CALIBRATE_NS 20000000u
+#define NONE UINT32_MAX
 
+/* Something a fiber is in the middle of: a task, a zone or a chunk. */
 typedef struct item {
     unsigned kind;       /* WEFT__EV_TASK_BEGIN, _CHUNK_BEGIN or _ZONE_BEGIN */
+    uint32_t below;      /* the item it is nested in, NONE at the bottom (or the next free one) */
     uint64_t name;       /* the event's name word (or a chunk's first index) */
     uint64_t fn;         /* its fn (or a chunk's end index) */
     uint64_t run;        /* tasks: args.run */
@@ -39,15 +41,16 @@ typedef struct item {
 
 typedef struct fiber_state {
     uint64_t fiber;      /* 0 = free slot */
-    unsigned depth;      /* open items (may exceed DEPTH: only DEPTH kept) */
+    uint32_t top;        /* innermost open item, NONE if none */
     bool suspended;
-    item stack[DEPTH];
 } fiber_state;
 
 typedef struct writer {
+    const weft_allocator *alloc;
     FILE *out;
     bool first;          /* no event written yet: no comma before it */
     bool failed;
+    bool nomem;          /* scratch could not grow: events were left out */
     double us_per_tick;
     uint64_t t0;         /* the recording's start, raw ticks */
     uint64_t runs;       /* args.run's last value */
@@ -58,6 +61,9 @@ typedef struct writer {
     fiber_state *fibers; /* open addressing by fiber address */
     size_t nfib;         /* slots, a power of two */
     size_t used;
+    item *items;         /* every fiber's open items, linked by below */
+    uint32_t nitems, items_cap, free_item;
+    char name[WEFT__TNAME_MAX + 1];   /* an arena name copied out */
     struct { uint64_t fn; const char *name; } syms[256];   /* dladdr's answers */
 } writer;
 
@@ -69,20 +75,52 @@ static void emit_raw(writer *wr, const char *s)
         wr->failed = true;
 }
 
-/* A JSON string body: quotes, backslashes and control bytes escaped. */
-static void emit_str(writer *wr, const char *s)
+/* A JSON string body: quotes, backslashes and control bytes escaped,
+ * bytes that are not UTF-8 (a name cut inside a character, or never
+ * UTF-8) written as U+FFFD, so that the file stays JSON. */
+static void emit_str(writer *wr, const char *str)
 {
-    char buf[256];
+    const unsigned char *s = (const unsigned char *)str;
+    char buf[64];
     size_t n = 0;
-    for (; *s && n < sizeof buf - 8; s++) {
-        unsigned char ch = (unsigned char)*s;
+    while (*s) {
+        if (n > sizeof buf - 8) {
+            buf[n] = '\0';
+            emit_raw(wr, buf);
+            n = 0;
+        }
+        unsigned char ch = *s;
         if (ch == '"' || ch == '\\') {
             buf[n++] = '\\';
             buf[n++] = (char)ch;
+            s++;
         } else if (ch < 0x20) {
             n += (size_t)snprintf(buf + n, sizeof buf - n, "\\u%04x", ch);
-        } else {
+            s++;
+        } else if (ch < 0x80) {
             buf[n++] = (char)ch;
+            s++;
+        } else {
+            /* A lead byte and its continuation bytes, the shortest form
+             * of a code point up to U+10FFFF, no surrogates. */
+            unsigned len = ch >= 0xc2 && ch <= 0xdf ? 2 : ch >= 0xe0 && ch <= 0xef ? 3
+                         : ch >= 0xf0 && ch <= 0xf4 ? 4 : 0;
+            bool ok = len != 0;
+            for (unsigned k = 1; ok && k < len; k++)
+                ok = (s[k] & 0xc0) == 0x80;
+            if (ok && len == 3)
+                ok = !(ch == 0xe0 && s[1] < 0xa0) && !(ch == 0xed && s[1] >= 0xa0);
+            if (ok && len == 4)
+                ok = !(ch == 0xf0 && s[1] < 0x90) && !(ch == 0xf4 && s[1] >= 0x90);
+            if (ok) {
+                memcpy(buf + n, s, len);
+                n += len;
+                s += len;
+            } else {
+                memcpy(buf + n, "\xef\xbf\xbd", 3);   /* U+FFFD */
+                n += 3;
+                s++;
+            }
         }
     }
     buf[n] = '\0';
@@ -126,28 +164,85 @@ static const char *name_of(writer *wr, uint64_t word, uint64_t fn)
         return symbol_of(wr, fn);
     if (word & WEFT__TNAME_COPIED) {
         uint64_t off = word & ~WEFT__TNAME_COPIED;
-        return off < wr->arena_len ? wr->buf->arena + off : "task";
+        if (off >= wr->arena_len)
+            return "task";
+        size_t n = 0;
+        for (; n < WEFT__TNAME_MAX && off + n < wr->arena_len; n++)
+            if (!(wr->name[n] = atomic_load_explicit(&wr->buf->arena[off + n], memory_order_relaxed)))
+                break;
+        wr->name[n] = '\0';
+        return wr->name;
     }
     return (const char *)(uintptr_t)word;
 }
 
 /* ---- the fibers of one thread ---------------------------------------------- */
 
+/* Doubles the fiber table. false: no memory (the caller skips the event). */
+static bool fibers_grow(writer *wr)
+{
+    size_t n = wr->nfib * 2;
+    fiber_state *nf = weft__calloc_with(wr->alloc, sizeof *nf * n);
+    if (!nf)
+        return false;
+    for (size_t k = 0; k < wr->nfib; k++) {
+        fiber_state *f = &wr->fibers[k];
+        if (!f->fiber)
+            continue;
+        size_t i = (size_t)((f->fiber >> 6) * 0x9e3779b97f4a7c15ull) & (n - 1);
+        while (nf[i].fiber)
+            i = (i + 1) & (n - 1);
+        nf[i] = *f;
+    }
+    weft__free_with(wr->alloc, wr->fibers, sizeof *wr->fibers * wr->nfib);
+    wr->fibers = nf;
+    wr->nfib = n;
+    return true;
+}
+
 static fiber_state *fiber_find(writer *wr, uint64_t fiber)
 {
+    if (wr->used * 2 >= wr->nfib && !fibers_grow(wr)) {
+        wr->nomem = true;
+        return NULL;
+    }
     size_t mask = wr->nfib - 1;
     for (size_t i = (size_t)((fiber >> 6) * 0x9e3779b97f4a7c15ull) & mask;; i = (i + 1) & mask) {
         fiber_state *f = &wr->fibers[i];
         if (f->fiber == fiber)
             return f;
         if (f->fiber == 0) {
-            if (wr->used * 2 >= wr->nfib)
-                return NULL;   /* full enough: the caller skips the event */
             f->fiber = fiber;
+            f->top = NONE;
             wr->used++;
             return f;
         }
     }
+}
+
+/* A free item, NONE if none can be had. */
+static uint32_t item_new(writer *wr)
+{
+    if (wr->free_item != NONE) {
+        uint32_t k = wr->free_item;
+        wr->free_item = wr->items[k].below;
+        return k;
+    }
+    if (wr->nitems == wr->items_cap) {
+        uint32_t cap = wr->items_cap ? wr->items_cap * 2 : 256;
+        item *ni = cap > wr->items_cap ? weft__alloc_with(wr->alloc, sizeof *ni * cap) : NULL;
+        if (!ni) {
+            wr->nomem = true;
+            return NONE;
+        }
+        if (wr->items) {
+            memcpy(ni, wr->items, sizeof *ni * wr->nitems);
+            weft__free_with(wr->alloc, wr->items, sizeof *ni * wr->items_cap);
+        }
+        wr->items = ni;
+        wr->items_cap = cap;
+    }
+    return wr->nitems++;
 }
 
 /* One stretch of an open item, [it->start, end). */
@@ -179,15 +274,17 @@ static void emit_slice(writer *wr, const item *it, uint64_t end, const char *wai
 
 static void push(writer *wr, fiber_state *f, unsigned kind, uint64_t name, uint64_t fn, uint64_t ts)
 {
-    if (f->depth < DEPTH) {
-        item *it = &f->stack[f->depth];
-        it->kind = kind;
-        it->name = name;
-        it->fn = fn;
-        it->run = kind == WEFT__EV_TASK_BEGIN ? ++wr->runs : 0;
-        it->start = ts;
-    }
-    f->depth++;
+    uint32_t k = item_new(wr);
+    if (k == NONE)
+        return;
+    item *it = &wr->items[k];
+    it->kind = kind;
+    it->below = f->top;
+    it->name = name;
+    it->fn = fn;
+    it->run = kind == WEFT__EV_TASK_BEGIN ? ++wr->runs : 0;
+    it->start = ts;
+    f->top = k;
     f->suspended = false;
 }
 
@@ -195,24 +292,25 @@ static void push(writer *wr, fiber_state *f, unsigned kind, uint64_t name, uint6
  * from before the recording or a lost event, closes nothing). */
 static void pop(writer *wr, fiber_state *f, unsigned kind, uint64_t ts)
 {
-    if (!f->depth)
+    if (f->top == NONE)
         return;
-    if (f->depth > DEPTH) {
-        f->depth--;
-        return;
-    }
-    item *it = &f->stack[f->depth - 1];
+    uint32_t k = f->top;
+    item *it = &wr->items[k];
     if (it->kind != kind)
         return;
     if (!f->suspended)
         emit_slice(wr, it, ts, NULL);
-    f->depth--;
+    f->top = it->below;
+    it->below = wr->free_item;
+    wr->free_item = k;
 }
 
 static void thread_events(writer *wr, const weft__tev *ev, size_t n, uint64_t t_end)
 {
     memset(wr->fibers, 0, sizeof *wr->fibers * wr->nfib);
     wr->used = 0;
+    wr->nitems = 0;
+    wr->free_item = NONE;
     uint64_t last = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t w0 = atomic_load_explicit(&ev[i].w0, memory_order_relaxed);
@@ -251,21 +349,19 @@ static void thread_events(writer *wr, const weft__tev *ev, size_t n, uint64_t t_
             break;
         case WEFT__EV_SUSPEND:
             if (!f->suspended) {
-                unsigned d = f->depth < DEPTH ? f->depth : DEPTH;
-                /* Innermost task first gets the wait: it is what blocked. */
+                /* Innermost first; the innermost task gets the wait: it is what blocked. */
                 bool waited = false;
-                for (unsigned k = d; k-- > 0;) {
-                    bool task = f->stack[k].kind == WEFT__EV_TASK_BEGIN;
-                    emit_slice(wr, &f->stack[k], ts, task && !waited ? (const char *)(uintptr_t)a : NULL);
+                for (uint32_t k = f->top; k != NONE; k = wr->items[k].below) {
+                    bool task = wr->items[k].kind == WEFT__EV_TASK_BEGIN;
+                    emit_slice(wr, &wr->items[k], ts, task && !waited ? (const char *)(uintptr_t)a : NULL);
                     waited |= task;
                 }
-                f->suspended = f->depth != 0;
+                f->suspended = f->top != NONE;
             }
             break;
         case WEFT__EV_RESUME: {
-            unsigned d = f->depth < DEPTH ? f->depth : DEPTH;
-            for (unsigned k = 0; k < d; k++)
-                f->stack[k].start = ts;
+            for (uint32_t k = f->top; k != NONE; k = wr->items[k].below)
+                wr->items[k].start = ts;
             f->suspended = false;
             if (a) {   /* also where no task is open (a thread's own wait): the arrow still ends here */
                 open_event(wr, "f", ts);
@@ -313,9 +409,8 @@ static void thread_events(writer *wr, const weft__tev *ev, size_t n, uint64_t t_
         fiber_state *f = &wr->fibers[i];
         if (!f->fiber || f->suspended)
             continue;
-        unsigned d = f->depth < DEPTH ? f->depth : DEPTH;
-        for (unsigned k = d; k-- > 0;)
-            emit_slice(wr, &f->stack[k], last, NULL);
+        for (uint32_t k = f->top; k != NONE; k = wr->items[k].below)
+            emit_slice(wr, &wr->items[k], last, NULL);
     }
 }
 
@@ -367,7 +462,7 @@ int weft_trace_write(weft_sched *s, FILE *out)
         scratch_n = b->mask + 1 > scratch_n ? (size_t)b->mask + 1 : scratch_n;
     if (wr && scratch_n) {
         scratch = weft__alloc_with(&s->cfg.allocator, sizeof *scratch * scratch_n);
-        wr->nfib = 1024;
+        wr->nfib = 64;   /* grows with the fibers seen */
         wr->fibers = weft__alloc_with(&s->cfg.allocator, sizeof *wr->fibers * wr->nfib);
     }
     if (!wr || (scratch_n && (!scratch || !wr->fibers))) {
@@ -380,6 +475,7 @@ int weft_trace_write(weft_sched *s, FILE *out)
         pthread_mutex_unlock(&s->trace_lock);
         return WEFT_ENOMEM;
     }
+    wr->alloc = &s->cfg.allocator;
     wr->out = out;
     wr->first = true;
     uint64_t dropped = tr ? tr->lost_bind : 0;
@@ -418,7 +514,10 @@ int weft_trace_write(weft_sched *s, FILE *out)
         weft__free_with(&s->cfg.allocator, scratch, sizeof *scratch * scratch_n);
     if (wr->fibers)
         weft__free_with(&s->cfg.allocator, wr->fibers, sizeof *wr->fibers * wr->nfib);
+    if (wr->items)
+        weft__free_with(&s->cfg.allocator, wr->items, sizeof *wr->items * wr->items_cap);
+    bool nomem = wr->nomem;
     weft__free_with(&s->cfg.allocator, wr, sizeof *wr);
     pthread_mutex_unlock(&s->trace_lock);
-    return failed ? WEFT_EIO : WEFT_OK;
+    return failed ? WEFT_EIO : nomem ? WEFT_ENOMEM : WEFT_OK;
 }

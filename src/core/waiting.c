@@ -140,9 +140,17 @@ void weft_yield(void)
     else
         w->yield_head = self;
     w->yield_tail = self;
+    /* A trace draws a yield as a wait: the task's stretch ends here. */
+    bool traced = weft__hooks(w) & WEFT__HOOK_TRACE;
+    if (WEFT_UNLIKELY(traced)) {
+        w->note_what = "yield";
+        weft__trace_suspend(w, self);
+    }
     w->blocked++;
     weft__switch_to(w, next);
     w->blocked--;
+    if (WEFT_UNLIKELY(traced))
+        weft__trace_resume(w, self);
     if (WEFT_UNLIKELY(self == &w->host) && w->bound)
         weft__bound_hand_back(w);
 }

@@ -297,7 +297,7 @@ static void unrun(weft_task *t)
 static __attribute__((noinline)) void hook_begin(weft__worker *w, weft_task *t)
 {
     weft_graph *g = t->g;
-    char name[64];
+    char name[WEFT__TNAME_MAX + 1];
     bool named = false;
     weft__graph_lock(g);
     if (g->names && t->index < g->names_cap && g->names[t->index]) {
