@@ -294,10 +294,11 @@ static void build(void *arg)
         slot_give();
 }
 
-static int write_dot(weft_graph *g, const char *path)
+/* Writes what put makes of obj (the DOT dump, the trace) to path. */
+static int write_file(const char *path, int (*put)(void *obj, FILE *out), void *obj)
 {
     FILE *out = fopen(path, "w");
-    int err = out ? weft_graph_dump_dot(g, out) : 0;
+    int err = out ? put(obj, out) : 0;
     bool bad = !out || ferror(out);
     if (out && fclose(out) != 0)
         bad = true;
@@ -307,18 +308,15 @@ static int write_dot(weft_graph *g, const char *path)
     return 2;
 }
 
-/* The recording of the run, as JSON. */
-static int write_trace(weft_sched *s, const char *path)
+static int put_dot(void *g, FILE *out)
 {
-    FILE *out = fopen(path, "w");
-    int err = out ? weft_trace_write(s, out) : 0;
-    bool bad = !out || ferror(out);
-    if (out && fclose(out) != 0)
-        bad = true;
-    if (!bad && !err)
-        return 0;
-    fprintf(stderr, "minimake: cannot write %s: %s\n", path, err ? weft_strerror(err) : strerror(errno));
-    return 2;
+    return weft_graph_dump_dot(g, out);
+}
+
+/* The recording of the run, as JSON. */
+static int put_trace(void *s, FILE *out)
+{
+    return weft_trace_write(s, out);
 }
 
 /* After the run: names the failed targets (the tasks weft saw fail),
@@ -445,9 +443,9 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "minimake: %s\n", weft_strerror(err));
     }
-    if (tracing && (weft_trace_stop(s) != WEFT_OK || write_trace(s, trace)))
+    if (tracing && (weft_trace_stop(s) != WEFT_OK || write_file(trace, put_trace, s)))
         rc = 2;
-    if (g && dot && write_dot(g, dot))
+    if (g && dot && write_file(dot, put_dot, g))
         rc = 2;
 
 out:

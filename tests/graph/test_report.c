@@ -28,6 +28,7 @@
 
 #include "weft.h"
 #include "wtest.h"
+#include "../support/stall_capture.h"
 #include "../core/sched_util.h"
 #include "graph_util.h"
 #include "../core/alloc_util.h"
@@ -362,42 +363,6 @@ WT_TEST(report, dot_once, .timeout = 60)
 
 /* ---- stall reports --------------------------------------------------------------- */
 
-typedef struct capture {
-    pthread_mutex_t lock;
-    char text[16384];
-    atomic_int reports;
-} capture;
-
-static void on_stall(const char *report, void *ctx)
-{
-    capture *c = ctx;
-    pthread_mutex_lock(&c->lock);
-    snprintf(c->text, sizeof c->text, "%s", report);
-    pthread_mutex_unlock(&c->lock);
-    atomic_fetch_add(&c->reports, 1);
-}
-
-static bool reported(capture *c, const char *needle)
-{
-    pthread_mutex_lock(&c->lock);
-    bool found = strstr(c->text, needle) != NULL;
-    pthread_mutex_unlock(&c->lock);
-    return found;
-}
-
-static weft_sched *make_watched(unsigned workers, uint64_t period_ns, capture *c)
-{
-    weft_config cfg;
-    weft_config_init(&cfg);
-    cfg.workers = workers;
-    cfg.watchdog_ns = period_ns;
-    cfg.on_stall = on_stall;
-    cfg.hook_ctx = c;
-    weft_sched *s = NULL;
-    WT_ASSERT_EQ(weft_sched_create(&s, &cfg), WEFT_OK);
-    return s;
-}
-
 static void wait_event(void *arg)
 {
     weft_event_wait(arg);
@@ -419,10 +384,7 @@ static void wait_graph(void *arg)
 
 static void wait_for_report(capture *c)
 {
-    for (int ms = 0; atomic_load(&c->reports) == 0; ms++) {
-        WT_ASSERT(ms < 10000, "no stall report in 10 s");
-        usleep(1000);
-    }
+    WT_ASSERT(wait_reports(c, 1, 10000), "no stall report in 10 s");
 }
 
 /* link fails (ETIMEDOUT), after_link is skipped, stuck waits for an
