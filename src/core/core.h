@@ -612,26 +612,27 @@ static inline void weft__count_inline(weft__worker *w)
  * without a trip through the loop (a graph visit that reached a sink).
  * NULL otherwise: a record that is not the caller's goes back where it
  * was (it was the newest). Popped before it is looked at: a slot read
- * without taking it may name a record that has run and been freed. The
- * caller counts what it took with weft__count_runs once it has run them.
- * Callable from: owner, on a fiber running one of its tasks. */
+ * without taking it may name a record that has run and been freed.
+ * The caller, not this, keeps what is per take out of its loop: it takes
+ * nothing in shuffle mode (w->shuffle: the loop picks, in the order it
+ * draws), counts each record it took as run with weft__count_runs, and
+ * adds them to stats.local_runs. Callable from: owner, on a fiber
+ * running one of its tasks. */
 static inline weft__task *weft__take_own(weft__worker *w, bool (*mine)(weft__task *, void *), void *ctx)
 {
-    if (WEFT_UNLIKELY(w->shuffle))
-        return NULL;   /* the loop picks, in the order it draws */
     weft__node *n = weft__deque_pop(&w->deque);
     if (!n)
         return NULL;
-    if (weft__node_is_hook(n) && mine((weft__task *)(void *)n, ctx)) {
-        WEFT__STAT(w, local_runs, 1);
+    if (weft__node_is_hook(n) && mine((weft__task *)(void *)n, ctx))
         return (weft__task *)(void *)n;
-    }
     if (!weft__deque_push(&w->deque, n))   /* cannot fail: its slot was just freed */
         weft__inject_push(&w->s->global, n);
     return NULL;
 }
 
-/* n queued records taken with weft__take_own have run. */
+/* n queued records taken with weft__take_own count as run. The caller
+ * may count one at its take, before it runs, as weft__count_inline
+ * counts a continuation: its own record is still outstanding. */
 static inline void weft__count_runs(weft__worker *w, uint64_t n)
 {
     __atomic_store_n(&w->completed, w->completed + n, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */

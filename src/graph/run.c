@@ -181,7 +181,7 @@ static void queue_again(weft_graph *g, weft__worker *w, weft_task *v)
 /* t's function asked to fail with err (weft_task_fail): t is FAILED, the
  * run's first failure is remembered, and a fail-fast graph cancels the
  * rest of the run. Callable from: t's visit, after fn returned. */
-static void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
+static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
 {
     /* The run's first failure and fail-fast's cancel before t shows
      * FAILED: whoever sees FAILED and then fails or starts a task is
@@ -218,19 +218,12 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
     const uint32_t *succ = weft__succ(t);
     if (sp && g->has_cond && weft__is_cond(t))
         return ran && pick >= 0 && (uint32_t)pick < n ? weft__graph_node(g, succ[pick]) : NULL;
-    if (n == 1) {
-        /* A chain's link: the successor found before. */
-        if (!ran)
-            atomic_fetch_or_explicit(&first->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
-        if (first->npred == 1 ||
-            atomic_fetch_sub_explicit(&first->join, 1, memory_order_acq_rel) == 1)          /* acq_rel: as below */
-            return first;
-        return NULL;
-    }
+    /* The first successor is the visit's `first`, found before fn: its
+     * node is not looked up again (a chain's link has only it). */
     weft_task *next = NULL;
     bool high = false;   /* attr.c: a HIGH successor was queued */
-    for (uint32_t i = 0; i < n; i++) {
-        weft_task *v = weft__graph_node(g, succ[i]);
+    weft_task *v = first;
+    for (uint32_t i = 1;; i++) {
         if (!ran)
             atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
         if (v->npred == 1 ||
@@ -244,6 +237,9 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
             else
                 queue_node(g, w, v, sp);   /* a task with a priority or pin is queued where it goes, never continued */
         }
+        if (i == n)
+            break;
+        v = weft__graph_node(g, succ[i]);
     }
     if (sp && WEFT_UNLIKELY(high) && next) {
         /* Siblings ready at once run HIGH first: the continuation waits
@@ -316,9 +312,11 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
      * line now, so that the miss overlaps the claim and fn instead of
      * following them (a chain of nodes out of cache is otherwise one miss
      * per visit, paid in full). */
-    weft_task *first = t->nsucc ? weft__graph_node(g, weft__succ(t)[0]) : NULL;   /* node addresses never move */
-    if (first)
+    weft_task *first = NULL;   /* read only where t has successors (visit_tail) */
+    if (t->nsucc) {
+        first = weft__graph_node(g, weft__succ(t)[0]);   /* node addresses never move */
         __builtin_prefetch(first, 1);
+    }
     /* And the node 16 places on in build order: graphs are mostly built in
      * the order they run (chains, rows), so this keeps a memory-latency
      * worth of nodes in flight where the successor pointer alone gives
@@ -493,12 +491,13 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
      * been freed by the run's end elsewhere (a record with no sink of its
      * own drops nothing and must not touch g). */
     const bool cond_mode = sp && g->has_cond;
-    /* attr.c: with HIGH tasks, records go to the loop, which picks by
-     * priority, rather than come off the deque here. */
-    const bool take_none = sp && g->nhigh != 0;
+    /* How many records this one may take off the deque (weft__take_own):
+     * none in shuffle mode, where the loop picks in the order it draws,
+     * nor with HIGH tasks (attr.c), where the loop picks by priority.
+     * Both are fixed for the run: asked once here, not at every take. */
+    const uint32_t take_max = (sp && g->nhigh != 0) || w->shuffle ? 0 : WEFT__TAKE_OWN_MAX;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
-    bool t_taken = false;   /* t came off the deque (weft__take_own): counted as run after its visit */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
      * would wait for its own end: it reads this. Saved and put back, as a
      * task of ours may run another graph's tasks nested on this fiber
@@ -533,12 +532,8 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
             next = NULL;   /* attr.c sent t to its place or its semaphore: it comes back as a record */
         } else {
             next = visit(w, &vis, t, &sinks, sp);
-            if (WEFT_UNLIKELY(next == WEFT__DEFERRED))
+            if (sp && WEFT_UNLIKELY(next == WEFT__DEFERRED))
                 next = NULL;   /* a module's run started: t finishes when it ends */
-        }
-        if (t_taken) {
-            weft__count_runs(w, 1);   /* at once, as the loop counts: the watchdog sees progress */
-            t_taken = false;
         }
         if (root && !weft__unhold(w, weft__node_rec(root)))
             root = NULL;   /* queued while t blocked: it runs as a task of its own */
@@ -553,7 +548,7 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
             }
         }
         if (!next) {
-            if (taken == WEFT__TAKE_OWN_MAX || take_none)
+            if (taken == take_max)
                 break;
             next = (weft_task *)(void *)weft__take_own(w, same_graph, g);
             if (!next)
@@ -562,7 +557,11 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
                 atomic_fetch_and_explicit(&next->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* as in weft__node_entry */
             taken++;
             units++;
-            t_taken = true;
+            /* Counted as run now, before its visit, as weft__count_inline
+             * counts a continuation: this walk's own record is counted
+             * only when the walk returns, so the sums cannot balance
+             * early; and the watchdog sees progress at every take. */
+            weft__count_runs(w, 1);
             fresh = true;
         } else {
             weft__count_inline(w);
@@ -572,6 +571,8 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
         if (WEFT_UNLIKELY(w->track))
             weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
     }
+    if (taken)
+        WEFT__STAT(w, local_runs, taken);   /* once per record; before the run can end, so a waiter sees them */
     st->graph = outer;   /* before the run can end: g may be freed then */
     /* Step 4, for every sink this fiber visited; the last touch of g
      * unless it ends the run. With condition tasks not every task is
