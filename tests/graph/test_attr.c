@@ -313,12 +313,15 @@ WT_TEST(attr, sem_graph_tasks_and_threads_share_one_fifo, .timeout = 60)
         atomic_store(&fifo_next, 0);
         add_sem(&x, fifo_task, NULL);
         pthread_t t0, t2;
+        /* The pauses let each join the line before the next comes (no
+         * call says "queued"); 30 ms proved short on a loaded 2-core CI
+         * machine (thread 0 not yet queued when the task was). */
         WT_ASSERT_EQ(pthread_create(&t0, NULL, fifo_thread, (void *)(intptr_t)0), 0);
-        pause_ms(30);
+        pause_ms(150);
         WT_ASSERT_EQ(weft_graph_run(x.s, x.g), WEFT_OK);
-        pause_ms(30);
+        pause_ms(150);
         WT_ASSERT_EQ(pthread_create(&t2, NULL, fifo_thread, (void *)(intptr_t)2), 0);
-        pause_ms(30);
+        pause_ms(150);
         weft_sem_release(&x.sem);
         WT_ASSERT(!weft_sem_try_acquire(&x.sem), "a newcomer took the unit from the line");
         WT_ASSERT_EQ(weft_graph_wait(x.g), WEFT_OK);
