@@ -211,6 +211,29 @@ bool weft__thread_valid(weft_sched *s, int id)
 
 /* ---- spawn with options ------------------------------------------------------------ */
 
+/* weft_spawn_ex past its checks: takes a record, places it, gives it
+ * back if refused. w: the caller's worker of s, or NULL from a thread
+ * that has announced itself (ext_inflight) and seen no shutdown. */
+static int spawn_with(weft_sched *s, weft__worker *w, weft_fn fn, void *arg,
+                      const weft_spawn_opts *o, int thread)
+{
+    weft__task *t = weft__task_alloc(s, w);
+    if (!t)
+        return WEFT_ENOMEM;
+    t->fn = fn;
+    t->arg = arg;
+    t->spawner = w ? w->cur : NULL;
+    t->flags &= WEFT__TASK_POOLED;
+    if (o->name) {
+        t->flags |= WEFT__TASK_NAMED;
+        t->data[0] = (uint64_t)(uintptr_t)o->name;
+    }
+    int rc = place(s, w, t, (int)o->priority, thread, o->hint);
+    if (rc != WEFT_OK)
+        weft__task_free(s, w, t);
+    return rc;
+}
+
 int weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spawn_opts *o)
 {
     if (!o)
@@ -224,21 +247,16 @@ int weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spawn_opts *o
     weft__worker *w = weft__tls_worker;
     if (w && w->s != s)
         w = NULL;
-    weft__task *t = weft__task_alloc(s, w);
-    if (!t)
-        return WEFT_ENOMEM;
-    t->fn = fn;
-    t->arg = arg;
-    t->spawner = w ? w->cur : NULL;
-    t->flags &= WEFT__TASK_POOLED;
-    if (o->name) {
-        t->flags |= WEFT__TASK_NAMED;
-        t->data[0] = (uint64_t)(uintptr_t)o->name;
-    }
-    int rc = w ? place(s, w, t, (int)o->priority, thread, o->hint)
-               : place_outside(s, t, (int)o->priority, thread, o->hint);
-    if (rc != WEFT_OK)
-        weft__task_free(s, w, t);
+    if (w)
+        return spawn_with(s, w, fn, arg, o, thread);
+    /* From outside: the record is taken from s's spares and, if refused,
+     * given back inside the announcement, so that a destroy that sees no
+     * announcement frees nothing this call still touches. Announce, then
+     * check shutdown: the seq_cst pair with destroy's store and load, as
+     * in weft_spawn. */
+    atomic_fetch_add(&s->ext_inflight, 1);
+    int rc = atomic_load(&s->shutdown) ? WEFT_ESHUTDOWN : spawn_with(s, NULL, fn, arg, o, thread);
+    atomic_fetch_sub(&s->ext_inflight, 1);   /* seq_cst (release): our last touch of s */
     return rc;
 }
 
