@@ -16,7 +16,9 @@
  * stall.c (what blocked fibers wait on, the stall watchdog, state dumps),
  * poller.c (the epoll set of fd waits, and parking in it), io.c
  * (weft_wait_fd, weft_wait_pid), blocking.c (the blocking pool,
- * weft_call_blocking).
+ * weft_call_blocking), pin.c (priorities, pinned tasks, thread ids),
+ * inject.c (the global ring and its per-thread ports), extspawn.c
+ * (spawns from outside the workers, through those ports).
  * worker.h holds what the worker files share among themselves.
  */
 #ifndef WEFT_CORE_H
@@ -323,6 +325,11 @@ struct weft_sched {
     bool track;                          /* workers list their blocked fibers */
     struct weft__watchdog *watchdog;     /* NULL unless cfg.watchdog_ns */
     weft_sched *live_prev, *live_next;   /* every live scheduler, under stall.c's lock */
+
+    /* Threads outside s that spawn to it keep a port of s (extspawn.c). */
+    _Atomic uint64_t xid;                /* 0 until such a thread first spawns to s; then
+                                            unique in the process, never reused */
+    weft_sched *xprev, *xnext;           /* schedulers with an xid: extspawn.c's list, under its lock */
 };
 
 /* ---- steal order ------------------------------------------------------------ */
@@ -360,8 +367,16 @@ bool weft__sched_is_idle(weft_sched *s);
  * back to put. NULL: ENOMEM. Callable from: any thread. */
 void *weft__scratch_get(weft_sched *s, size_t size, size_t *cap);
 void weft__scratch_put(weft_sched *s, void *p, size_t cap);
-/* Queue a ready task from w (a worker of s) or from outside (w NULL). */
+/* Queue a ready task from w (a worker or bound thread of s) or from
+ * outside (w NULL: the global ring; a caller inside weft__outside_enter
+ * uses weft__submit_outside, extspawn.h, instead). A bound thread's go
+ * through its port of the global ring (extspawn.c), but for YIELD and a
+ * task of its loop with no workers. */
 void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint);
+/* The global ring's locked push for t, counted on w (NULL: ext_spawned),
+ * then the park check with a full fence. Callable from: w's owner, or
+ * any thread with w NULL. */
+void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t);
 /* weft__submit from a thread with no worker of s, refused with
  * WEFT_ESHUTDOWN once destroy has started (the check weft_spawn makes).
  * For records the caller owns (graph nodes). Callable from: any thread

@@ -13,6 +13,17 @@
  * take the lock only when the overflow list has items. Order is one FIFO
  * order for all producers, across every ring -> overflow -> ring
  * transition. See inject.c for the protocol.
+ *
+ * Ports. A thread that pushes again and again from outside the workers (a
+ * bound thread, a plain thread spawning a frame's jobs) claims a port: a
+ * queue of the same shape (ring plus overflow list) with one producer, so
+ * that a push is lock-free while the port's overflow list is empty (a
+ * slot store and a tail store: no lock, no atomic RMW, and the
+ * consumers' index read only when the ring looks full), and consumers
+ * take a batch from its ring with one CAS. Consumers take from the main
+ * queue and the ports alike; each port is one FIFO of its producer's
+ * items. Ports are made on demand and kept (for reuse by other
+ * threads once released) until the queue is freed.
  */
 #ifndef WEFT_INJECT_H
 #define WEFT_INJECT_H
@@ -21,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <ck_pr.h>
 #include <ck_ring.h>
 
 #include "base.h"
@@ -33,18 +45,70 @@
  * at least the largest batch a worker pops (grab_global: 32). */
 #define WEFT__INJECT_LANES 32
 
-typedef struct weft__inject {
-    /* private: see the Synchronization block in inject.c. */
-    ck_ring_t ring;                  /* SPMC: producer under lock; c_head | p_tail | size, mask padded apart by CK */
-    ck_ring_buffer_t *slots;         /* capacity slots; read-only after init */
-    const weft_allocator *alloc;     /* made slots; read-only after init */
+/* An overflow list and the lock that guards it: one behind each FIFO
+ * (the main queue, every port). private: see the Synchronization block
+ * in inject.c. */
+typedef struct weft__ilist {
+    /* over_len is read by every consumer's peek (weft__inject_empty, a
+     * spinning worker's every look), the lock is written by every locked
+     * push: apart, so that the peeks do not pull the lock's line away
+     * from the producer, one cross-core miss per push. */
     _Alignas(WEFT_CACHELINE) unsigned over_len; /* items on the overflow list; written under lock, read by all */
-    pthread_mutex_t lock;            /* serializes producers; guards the lanes, the statistics, every write of over_len */
+    _Alignas(WEFT_CACHELINE) pthread_mutex_t lock; /* main: serializes producers; both: guards the lanes, the statistics, every write of over_len */
     unsigned push_lane, pop_lane;    /* lane of the next append, of the oldest item; under lock */
     uint64_t spilled;                /* statistics, under lock: items that went to the overflow list */
     uint64_t overflows;              /* statistics, under lock: times the list went from empty to non-empty */
     weft__node *head[WEFT__INJECT_LANES];   /* the overflow list, dealt round-robin over lanes; under lock */
     weft__node *tail[WEFT__INJECT_LANES];   /* under lock */
+} weft__ilist;
+
+/* The main FIFO: a ck_ring whose producers take l.lock, and its list. */
+typedef struct weft__iq {
+    ck_ring_t ring;                  /* SPMC: the one producer holds l.lock; c_head | p_tail | size, mask padded apart by CK */
+    ck_ring_buffer_t *slots;         /* capacity slots; read-only after init */
+    weft__ilist l;
+} weft__iq;
+
+/* A port's ring: one producer (the owner), many consumers, which take a
+ * batch with one CAS. Indices count up for ever; slot i % size. */
+typedef struct weft__pring {
+    _Alignas(WEFT_CACHELINE) unsigned head;   /* the next item to take: consumers CAS it */
+    _Alignas(WEFT_CACHELINE) unsigned tail;   /* the next slot to fill: stored by the owner, loaded by consumers */
+    unsigned head_seen;              /* owner only: a value head had, so the owner reads head only when the ring looks full */
+    _Alignas(WEFT_CACHELINE) unsigned mask;   /* size - 1; read-only after init */
+    weft__node **slot;               /* size slots; read-only after init */
+} weft__pring;
+
+/* Spare records a port's owner keeps with the port (below). */
+#define WEFT__INJECT_PORT_CACHE 64
+
+/* A port: one producer's FIFO (see above). */
+typedef struct weft__inject_port {
+    weft__pring ring;
+    weft__ilist l;
+    /* Owner-only storage that goes with the port from owner to owner and
+     * that consumers never read: core keeps the owner's spare task
+     * records here (extspawn.c), so that they need no allocation of their
+     * own and are freed with the port. */
+    unsigned ncache;
+    void *cache[WEFT__INJECT_PORT_CACHE];
+    /* Items ever pushed through this port, by all its owners in turn:
+     * the owner adds 1 (__atomic: relaxed load, release store; no locked
+     * instruction) before it publishes each item; read with acquire by
+     * anyone (core's idle accounting counts these as spawns). */
+    _Alignas(WEFT_CACHELINE) uint64_t pushed;
+    struct weft__inject_port *next;  /* the queue's list of ports; set before the port is published, then read-only */
+    bool owned;                      /* claimed by a thread; under the main queue's lock */
+} weft__inject_port;
+
+typedef struct weft__inject {
+    weft__iq main;                   /* private: see the Synchronization block in inject.c. */
+    const weft_allocator *alloc;     /* made slots and ports; read-only after init */
+    /* Every port ever made, newest first: published with a store fence
+     * and a store under main.lock, read lock-free by consumers (ck_pr);
+     * never unlinked before fini. */
+    _Alignas(WEFT_CACHELINE) weft__inject_port *ports;
+    unsigned nports;                 /* the list's length; as ports */
 } weft__inject;
 
 /* Overflow statistics (for metrics and tests). */
@@ -57,10 +121,11 @@ typedef struct weft__inject_stats {
  * keeps one slot free, so capacity - 1 items fit before pushes spill to the
  * overflow list. WEFT_ENOMEM if the ring cannot be allocated from a (NULL:
  * the process-wide allocator; else it must outlive the queue) and nothing
- * changed. Callable from: any thread, before the queue is shared. */
+ * changed. Ports get rings of the same capacity. Callable from: any
+ * thread, before the queue is shared. */
 int weft__inject_init(weft__inject *q, unsigned capacity, const weft_allocator *a);
 
-/* Frees the ring (to the allocator init took). Items still queued are not touched (the queue does not
+/* Frees the ring and every port (to the allocator init took). Items still queued are not touched (the queue does not
  * own them). Callable from: any thread, once no thread uses the queue. */
 void weft__inject_fini(weft__inject *q);
 
@@ -76,9 +141,85 @@ void weft__inject_push_batch(weft__inject *q, weft__node **v, unsigned count);
 
 /* Takes up to max of the oldest items into out, oldest first; returns how
  * many (0: empty, or only pushes still in flight). Lock-free while the
- * overflow list is empty; takes the mutex otherwise. Callable from: any
- * thread. */
+ * overflow list is empty; takes the mutex otherwise. With ports, it takes
+ * from one source only, the main queue or a port (in that source's FIFO
+ * order), the first non-empty one from a place that moves from call to
+ * call: what one call returns is consecutive in one FIFO (for a port,
+ * one producer's). Callable from: any thread. */
 unsigned weft__inject_pop_batch(weft__inject *q, weft__node **out, unsigned max);
+
+/* Ports a queue makes at most: consumers look at every port, so their
+ * number is bounded; a thread that finds none free once there are this
+ * many pushes to the main queue (extspawn.c tries again later). */
+#define WEFT__INJECT_PORTS_MAX 16
+
+/* A port of q for the calling thread to push through: a released one,
+ * else a new one from q's allocator. NULL: out of memory, or
+ * WEFT__INJECT_PORTS_MAX ports exist and none is free. Callable from:
+ * any thread (takes the mutex). */
+weft__inject_port *weft__inject_port_claim(weft__inject *q);
+
+/* Gives p back for another thread to claim. Its queued items stay queued
+ * (consumers take them as ever). Callable from: p's owner, which pushes
+ * through it no more. */
+void weft__inject_port_release(weft__inject *q, weft__inject_port *p);
+
+/* weft__inject_port_push's locked half (P3 in inject.c). */
+void weft__inject_port_push_slow(weft__inject_port *p, weft__node *n);
+
+/* Appends n unless the ring is full. Callable from: the owner only. */
+static inline bool weft__pring_put(weft__pring *r, weft__node *n)
+{
+    unsigned t = ck_pr_load_uint(&r->tail);          /* our own store: no other writer */
+    if (WEFT_UNLIKELY(t - r->head_seen > r->mask)) { /* looks full: see how far the consumers are */
+        r->head_seen = ck_pr_load_uint(&r->head);    /* a slot below head is free: its CAS came after its copy */
+        ck_pr_fence_load_store();                    /* acquire: our slot stores after that head; pairs with the
+                                                        fence before the CAS in pring_take (free under TSO) */
+        if (t - r->head_seen > r->mask)
+            return false;
+    }
+    ck_pr_store_ptr(&r->slot[t & r->mask], n);
+    ck_pr_fence_store();                             /* the slot before the tail that shows it */
+    ck_pr_store_uint(&r->tail, t + 1);               /* release (the fence); pairs with the load fence in pring_take */
+    return true;
+}
+
+/* Appends n through p, behind p's earlier items: lock-free (a slot and a
+ * tail store) while p's overflow list is empty and its ring has room,
+ * else under p's lock. Counts n in p->pushed first. Never fails, never
+ * allocates. Inline: an outside spawn's push. Callable from: p's owner
+ * only. */
+static inline void weft__inject_port_push(weft__inject_port *p, weft__node *n)
+{
+    __atomic_store_n(&p->pushed, p->pushed + 1, __ATOMIC_RELEASE);   /* P1; owner-only writes; pairs with the acquire in ports_pushed */
+    WEFT_TSAN_RELEASE(n);
+    /* P2: over_len 0 means the list is empty until we append (inject.c, Ports). */
+    if (WEFT_LIKELY(ck_pr_load_uint(&p->l.over_len) == 0) && weft__pring_put(&p->ring, n))   /* release: publishes n; pairs with the acquire in pring_take */
+        return;
+    weft__inject_port_push_slow(p, n);   /* P3 */
+}
+
+/* The sum of every port's `pushed`: acquire loads, each port's count only
+ * grows. Callable from: any thread. */
+uint64_t weft__inject_ports_pushed(const weft__inject *q);
+
+/* Is the main FIFO, is a port empty? See weft__inject_empty. */
+static inline bool weft__iq_empty(const weft__iq *iq)
+{
+    return ck_pr_load_uint(&iq->l.over_len) == 0 &&   /* pairs with the store under lock in push_batch */
+           ck_ring_size(&iq->ring) == 0;              /* CK loads c_head, then p_tail */
+}
+
+static inline bool weft__port_empty(const weft__inject_port *p)
+{
+    if (ck_pr_load_uint(&p->l.over_len) != 0)   /* pairs with the store under lock in port_push */
+        return false;
+    unsigned h = ck_pr_load_uint(&p->ring.head);  /* head, then tail, as CK's size does */
+    return ck_pr_load_uint(&p->ring.tail) == h;   /* pairs with the tail store in port_push */
+}
+
+/* weft__inject_empty's look at the ports (out of line: it walks a list). */
+bool weft__inject_ports_empty(const weft__inject *q);
 
 /* true if nothing is queued. May be stale; never wrong about a push that
  * completed before a sequentially consistent fence the caller executed
@@ -86,8 +227,11 @@ unsigned weft__inject_pop_batch(weft__inject *q, weft__node **out, unsigned max)
  * whenever a worker weighs other work. Callable from: any thread. */
 static inline bool weft__inject_empty(const weft__inject *q)
 {
-    return ck_pr_load_uint(&q->over_len) == 0 &&   /* pairs with the store under lock in push_batch */
-           ck_ring_size(&q->ring) == 0;            /* CK loads c_head, then p_tail */
+    if (!weft__iq_empty(&q->main))
+        return false;
+    if (WEFT_LIKELY(ck_pr_load_ptr(&q->ports) == NULL))   /* a port made before the caller's fence is seen: its publication precedes its first push */
+        return true;
+    return weft__inject_ports_empty(q);
 }
 
 /* Items queued (ring plus overflow list); approximate while other threads

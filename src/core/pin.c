@@ -6,9 +6,10 @@
  *   prio_high, prio_low
  *                 rings like the global one (inject.c): any thread pushes,
  *                 any thread that picks pops. A push is followed by a
- *                 seq_cst fence and the park check, as every push to the
- *                 global ring is (weft__submit), so a parked worker is
- *                 woken for it.
+ *                 seq_cst fence and the park check, as a locked push to
+ *                 the global ring is (weft__submit_global), so a parked
+ *                 worker is woken for it. No ports here (extspawn.c):
+ *                 HIGH and LOW spawns from outside take the ring's lock.
  *   prio_used     set (relaxed) before the first push to either ring, never
  *                 cleared: a hint that lets pick_local skip the rings with
  *                 one load; a worker about to park re-checks the rings
@@ -29,7 +30,11 @@
  *                 looks again under the lock) or is refused with EINVAL.
  *                 A worker's box lives as long as the scheduler; pins to
  *                 it from outside follow the external-spawn rule
- *                 (ext_inflight, then shutdown: WEFT_ESHUTDOWN).
+ *                 (weft__outside_enter: ext_inflight, then shutdown:
+ *                 WEFT_ESHUTDOWN). weft_spawn_ex from outside takes its
+ *                 record, and gives a refused one back, inside that
+ *                 announcement too; its NORMAL work goes through the
+ *                 thread's port of the global ring (extspawn.c).
  *   pin_waiting, pin_ev
  *                 weft_wait_pinned: the owner sets pin_waiting (seq_cst)
  *                 and re-checks its box before it waits on pin_ev (an
@@ -43,6 +48,7 @@
  */
 #include <string.h>
 
+#include "extspawn.h"
 #include "worker.h"
 
 /* ---- a thread's box of pinned tasks ------------------------------------------ */
@@ -155,46 +161,43 @@ static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int threa
 }
 
 /* HIGH or LOW: its ring; then wake a parked worker as for the global
- * ring (weft__submit's outside case). */
+ * ring (weft__submit_global). */
 static void place_prio(weft_sched *s, weft__worker *w, weft__task *t, int prio)
 {
     weft__count_spawn(s, w);
     if (!atomic_load_explicit(&s->prio_used, memory_order_relaxed))
         atomic_store_explicit(&s->prio_used, true, memory_order_relaxed);   /* a hint (see Synchronization) */
     weft__inject_push(prio == WEFT_PRIORITY_HIGH ? &s->prio_high : &s->prio_low, &t->node);
-    atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: as after a global push in weft__submit */
+    atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: as after a global push in weft__submit_global */
     if (weft__notify_check(s))
         weft__notify_slow(s);
 }
 
 /* weft__submit_placed past the outside check. w: the caller's worker of
- * s or NULL. */
+ * s, or NULL from a thread inside weft__outside_enter (then NORMAL work
+ * goes through its port of the global ring, extspawn.c). */
 static int place(weft_sched *s, weft__worker *w, weft__task *t, int prio, int thread, weft_hint hint)
 {
     if (thread >= 0)
         return place_pinned(s, w, t, thread);
-    if (prio == WEFT_PRIORITY_NORMAL)
+    if (prio != WEFT_PRIORITY_NORMAL)
+        place_prio(s, w, t, prio);
+    else if (w)
         weft__submit(s, w, t, hint);
     else
-        place_prio(s, w, t, prio);
+        weft__submit_outside(s, NULL, t, hint);
     return WEFT_OK;
-}
-
-/* From a thread with no worker of s: announce, then check shutdown, as
- * weft_spawn does (the seq_cst pair with destroy). */
-static int place_outside(weft_sched *s, weft__task *t, int prio, int thread, weft_hint hint)
-{
-    atomic_fetch_add(&s->ext_inflight, 1);
-    int rc = atomic_load(&s->shutdown) ? WEFT_ESHUTDOWN : place(s, NULL, t, prio, thread, hint);
-    atomic_fetch_sub(&s->ext_inflight, 1);
-    return rc;
 }
 
 int weft__submit_placed(weft_sched *s, weft__worker *w, weft__task *t, int prio, int thread)
 {
     if (w && w->s == s)
         return place(s, w, t, prio, thread, WEFT_HINT_NONE);
-    return place_outside(s, t, prio, thread, WEFT_HINT_NONE);
+    if (!weft__outside_enter(s))   /* the outside rule, as weft_spawn's (extspawn.h) */
+        return WEFT_ESHUTDOWN;
+    int rc = place(s, NULL, t, prio, thread, WEFT_HINT_NONE);
+    weft__outside_leave(s);
+    return rc;
 }
 
 bool weft__thread_valid(weft_sched *s, int id)
@@ -211,13 +214,12 @@ bool weft__thread_valid(weft_sched *s, int id)
 
 /* ---- spawn with options ------------------------------------------------------------ */
 
-/* weft_spawn_ex past its checks: takes a record, places it, gives it
- * back if refused. w: the caller's worker of s, or NULL from a thread
- * that has announced itself (ext_inflight) and seen no shutdown. */
-static int spawn_with(weft_sched *s, weft__worker *w, weft_fn fn, void *arg,
-                      const weft_spawn_opts *o, int thread)
+/* weft_spawn_ex past its checks. w: the caller's worker of s, or NULL
+ * from a thread inside weft__outside_enter. */
+static int spawn_placed(weft_sched *s, weft__worker *w, weft_fn fn, void *arg,
+                        const weft_spawn_opts *o, int thread)
 {
-    weft__task *t = weft__task_alloc(s, w);
+    weft__task *t = w ? weft__task_alloc(s, w) : weft__task_alloc_outside(s);
     if (!t)
         return WEFT_ENOMEM;
     t->fn = fn;
@@ -248,15 +250,14 @@ int weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spawn_opts *o
     if (w && w->s != s)
         w = NULL;
     if (w)
-        return spawn_with(s, w, fn, arg, o, thread);
-    /* From outside: the record is taken from s's spares and, if refused,
-     * given back inside the announcement, so that a destroy that sees no
-     * announcement frees nothing this call still touches. Announce, then
-     * check shutdown: the seq_cst pair with destroy's store and load, as
-     * in weft_spawn. */
-    atomic_fetch_add(&s->ext_inflight, 1);
-    int rc = atomic_load(&s->shutdown) ? WEFT_ESHUTDOWN : spawn_with(s, NULL, fn, arg, o, thread);
-    atomic_fetch_sub(&s->ext_inflight, 1);   /* seq_cst (release): our last touch of s */
+        return spawn_placed(s, w, fn, arg, o, thread);
+    /* From outside: the record is taken (from the thread's port, or from
+     * s's spares) and, if refused, given back inside the announcement,
+     * so that destroy frees nothing under either. */
+    if (!weft__outside_enter(s))
+        return WEFT_ESHUTDOWN;
+    int rc = spawn_placed(s, NULL, fn, arg, o, thread);
+    weft__outside_leave(s);
     return rc;
 }
 

@@ -9,8 +9,10 @@
  *              variables). bind reads it under bound_lock.
  *   ext_inflight
  *              threads that are neither workers nor listed in bound[] and
- *              still use s: external spawns between their shutdown check
- *              and their submit (task.c), and unbinds that have left
+ *              still use s: external spawns and submits between their
+ *              shutdown check and their last touch of s
+ *              (weft__outside_enter/leave, extspawn.h), threads giving a
+ *              port of s back (extspawn.c), and unbinds that have left
  *              bound[] and are still freeing into s. seq_cst RMWs; destroy
  *              frees nothing before it has read 0 after setting shutdown.
  *   exiting    set by destroy once the scheduler is idle; workers read it

@@ -7,9 +7,13 @@
  *               spare_lock. A pool takes or gives a whole magazine in
  *               one lock round trip, copying 512 bytes of pointers and
  *               touching no record.
- *   loose       the magazine threads with no pool (external spawns)
- *               take single records from and give them back to: under
- *               spare_lock.
+ *   loose       the magazine threads with no pool give records back to
+ *               one at a time (and take them from, when they have no
+ *               port: extspawn.c): under spare_lock.
+ *   ports       a thread spawning from outside keeps spare records in
+ *               its port of s (extspawn.c), taken a magazine at a time
+ *               by weft__task_refill under spare_lock; the records are
+ *               then the port owner's, as a pool's are its worker's.
  *   nfull       full's length: written under spare_lock, peeked
  *               without it (relaxed) only to skip the lock.
  *   spare_slabs slabs made for threads with no pool, and those of pools
@@ -19,7 +23,16 @@
  *               written by their worker only (relaxed load + release
  *               store: no locked instruction on the spawn path); read by
  *               anyone in weft__sched_is_idle.
- *   ext_spawned spawns from threads with no worker: atomic RMW.
+ *   ext_spawned spawns from threads with no worker that do not go
+ *               through a port: atomic RMW.
+ *   pushed (per port, inject.h)
+ *               submits through a port (plain threads, bound threads
+ *               beside workers, a bound thread of a scheduler with none
+ *               on its own code: extspawn.c): written by the port's
+ *               owner only (relaxed load + release store, before the
+ *               item is published), read with acquire by
+ *               weft__sched_is_idle. A bound thread's submits through
+ *               its port are counted there, not in its `spawned`.
  *
  * Idle test (wait_idle, destroy): read every `completed` first, then
  * every `spawned`. Counters only grow and a task's spawn is counted
@@ -33,6 +46,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "extspawn.h"
 
 WEFT_TLS weft__worker *weft__tls_worker;
 
@@ -51,7 +65,9 @@ WEFT_TLS weft__worker *weft__tls_worker;
  * pool's 129 the total would exceed 64 S. Likewise a thread without a
  * pool frees into `loose`, and needs an empty magazine only when `loose`
  * is full (or there is none yet), with 64 S + 1 records then counted if
- * none were empty. So spilling never allocates and never fails. */
+ * none were empty. So spilling never allocates and never fails. Records
+ * that a port holds (weft__task_refill) only leave more magazines
+ * empty: the count still holds. */
 typedef struct slab {
     struct slab *next;
     weft__mag mag;
@@ -200,6 +216,31 @@ weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w)
     return t;
 }
 
+unsigned weft__task_refill(weft_sched *s, weft__task **slot)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&s->spare_lock);
+    weft__mag *m = pop_mag(&s->full);
+    if (m) {
+        set_nfull(s, -1);
+    } else if (s->loose && s->loose->n) {
+        /* `loose` stays, empty: it is where outside frees go. */
+        n = s->loose->n;
+        memcpy(slot, s->loose->slot, n * sizeof *slot);
+        s->loose->n = 0;
+    } else {
+        m = slab_new(s, &s->spare_slabs);   /* fresh: in address order */
+    }
+    if (m) {
+        memcpy(slot, m->slot, sizeof m->slot);
+        n = WEFT__SLAB_TASKS;
+        m->n = 0;
+        push_mag(&s->empty, m);
+    }
+    pthread_mutex_unlock(&s->spare_lock);
+    return n;
+}
+
 /* The pool is full (or there is none): give records back to the spares. */
 void weft__task_free_slow(weft_sched *s, weft__worker *w, weft__task *t)
 {
@@ -305,6 +346,7 @@ void weft__spares_fini(weft_sched *s)
     s->spare_slabs = NULL;
     s->full = s->empty = s->loose = NULL;
     atomic_store_explicit(&s->nfull, 0, memory_order_relaxed);   /* no other thread is left */
+    weft__xspawn_forget(s);   /* last: a thread giving a port back may still read s until then */
 }
 
 /* ---- idle accounting ---------------------------------------------------- */
@@ -326,6 +368,7 @@ bool weft__sched_is_idle(weft_sched *s)
     made += s->retired_spawned;
     pthread_mutex_unlock(&s->bound_lock);
     made += atomic_load_explicit(&s->ext_spawned, memory_order_acquire);
+    made += weft__inject_ports_pushed(&s->global);   /* outside spawns through ports (extspawn.c); acquire */
     return made == done;
 }
 
@@ -357,9 +400,20 @@ static __attribute__((noinline)) void offload_and_push(weft_sched *s, weft__work
         weft__inject_push(&s->global, &t->node);
 }
 
-void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
+void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t)
 {
     weft__count_spawn(s, w);
+    weft__inject_push(&s->global, &t->node);
+    /* A full fence in every fence mode: a searcher that finds nothing
+     * queued may skip its hand-off, and this fence, not the parker's
+     * membarrier, is what pairs with its check (weft__stop_searching). */
+    atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with the RMW in weft__stop_searching, and with fence_park */
+    if (weft__notify_check(s))
+        weft__notify_slow(s);
+}
+
+void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
+{
     /* Short of fibers (weft__short_of_fibers): a YIELD spawn goes on the
      * deque like any other, so the work goes depth first and its waiters
      * end before more start; breadth first, every task started waits on
@@ -367,30 +421,29 @@ void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
      * else, have run. */
     if (w && WEFT_UNLIKELY(hint == WEFT_HINT_YIELD) && weft__short_of_fibers(w))
         hint = WEFT_HINT_NONE;
-    if (w && (!w->bound || weft__bound_runs_tasks(w)) && hint != WEFT_HINT_YIELD) {
-        if (hint == WEFT_HINT_NEXT) {
-            WEFT_TSAN_RELEASE(t);
-            weft__node *old = atomic_exchange_explicit(&w->lifo, &t->node,
-                                                       memory_order_acq_rel);  /* acq_rel: publishes t, takes old; pairs with the exchange in weft__take_lifo/steal */
-            if (!old)
-                goto notify;
-            WEFT_TSAN_ACQUIRE(old);
-            t = (weft__task *)(void *)old;   /* the evicted task goes to the deque */
-        }
-        if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
-            offload_and_push(s, w, t);
-    } else {
-        /* Outside a worker, from a bound thread, or YIELD: the global ring.
-         * Then a full fence in every fence mode: a searcher that finds
-         * nothing queued may skip its hand-off, and this fence, not the
-         * parker's membarrier, is what pairs with its check
-         * (weft__stop_searching). */
-        weft__inject_push(&s->global, &t->node);
-        atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with the RMW in weft__stop_searching, and with fence_park */
-        if (weft__notify_check(s))
-            weft__notify_slow(s);
+    if (WEFT_UNLIKELY(!w || (w->bound && !weft__bound_runs_tasks(w)) || hint == WEFT_HINT_YIELD)) {
+        /* A bound thread (not on its loop with no workers): through its
+         * port (extspawn.c). Outside a worker, or YIELD: the global ring.
+         * A caller from outside that may use a port (it has announced
+         * itself) calls weft__submit_outside instead. */
+        if (w && hint != WEFT_HINT_YIELD)
+            weft__submit_outside(s, w, t, hint);
+        else
+            weft__submit_global(s, w, t);
         return;
     }
+    weft__count_spawn(s, w);
+    if (hint == WEFT_HINT_NEXT) {
+        WEFT_TSAN_RELEASE(t);
+        weft__node *old = atomic_exchange_explicit(&w->lifo, &t->node,
+                                                   memory_order_acq_rel);  /* acq_rel: publishes t, takes old; pairs with the exchange in weft__take_lifo/steal */
+        if (!old)
+            goto notify;
+        WEFT_TSAN_ACQUIRE(old);
+        t = (weft__task *)(void *)old;   /* the evicted task goes to the deque */
+    }
+    if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
+        offload_and_push(s, w, t);
 notify:
     if (WEFT_UNLIKELY(w->bound))
         return;   /* a bound thread's own queues: no other thread may take from them */
@@ -399,16 +452,11 @@ notify:
 
 int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)
 {
-    /* Announce, then check shutdown: the same seq_cst pair with destroy's
-     * store and load as weft_spawn_hint below. */
-    atomic_fetch_add(&s->ext_inflight, 1);
-    int rc = WEFT_ESHUTDOWN;
-    if (!atomic_load(&s->shutdown)) {
-        weft__submit(s, NULL, t, hint);
-        rc = WEFT_OK;
-    }
-    atomic_fetch_sub(&s->ext_inflight, 1);
-    return rc;
+    if (!weft__outside_enter(s))   /* the outside rule, as weft_spawn's (extspawn.h) */
+        return WEFT_ESHUTDOWN;
+    weft__submit_outside(s, NULL, t, hint);
+    weft__outside_leave(s);
+    return WEFT_OK;
 }
 
 /* Every spawn but the common case (spawn_fast, below): hints, bound
@@ -430,28 +478,14 @@ int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
         t->fn = fn;
         t->arg = arg;
         t->spawner = w->cur;
-        weft__submit(s, w, t, hint);
+        if (w->bound && hint != WEFT_HINT_YIELD && !weft__bound_runs_tasks(w))
+            weft__submit_outside(s, w, t, hint);   /* as weft__submit would, one call sooner */
+        else
+            weft__submit(s, w, t, hint);
         return WEFT_OK;
     }
-    /* From outside: announce, then check shutdown (seq_cst pair with
-     * destroy's store and load). */
-    atomic_fetch_add(&s->ext_inflight, 1);
-    int rc = WEFT_OK;
-    if (atomic_load(&s->shutdown)) {
-        rc = WEFT_ESHUTDOWN;
-    } else {
-        weft__task *t = weft__task_alloc(s, NULL);
-        if (t) {
-            t->fn = fn;
-            t->arg = arg;
-            t->spawner = NULL;
-            weft__submit(s, NULL, t, hint);
-        } else {
-            rc = WEFT_ENOMEM;
-        }
-    }
-    atomic_fetch_sub(&s->ext_inflight, 1);
-    return rc;
+    /* From outside: through the thread's port of s (extspawn.c). */
+    return weft__spawn_outside(s, fn, arg, hint);
 }
 
 /* The common case's cold ends, as tail calls: spawn_fast then calls
