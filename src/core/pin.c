@@ -215,11 +215,17 @@ bool weft__thread_valid(weft_sched *s, int id)
 /* ---- spawn with options ------------------------------------------------------------ */
 
 /* weft_spawn_ex past its checks. w: the caller's worker of s, or NULL
- * from a thread inside weft__outside_enter. */
+ * from a thread inside weft__outside_enter. From outside, a record for
+ * the global queue or a priority ring comes from the thread's port
+ * (extspawn.c); one pinned to a thread from s's spares, as before ports:
+ * pins from outside are not the hot path ports are for, and this keeps
+ * the pin boxes' records out of the port caches (see the issue 22 note:
+ * a hang once seen in stress_pin with them there, never reproduced). */
 static int spawn_placed(weft_sched *s, weft__worker *w, weft_fn fn, void *arg,
                         const weft_spawn_opts *o, int thread)
 {
-    weft__task *t = w ? weft__task_alloc(s, w) : weft__task_alloc_outside(s);
+    weft__task *t = w ? weft__task_alloc(s, w) :
+                    thread >= 0 ? weft__task_alloc(s, NULL) : weft__task_alloc_outside(s);
     if (!t)
         return WEFT_ENOMEM;
     t->fn = fn;
