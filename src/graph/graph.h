@@ -320,9 +320,18 @@ void weft__module_end(weft__worker *w, weft_graph *sub, int rc);
 /* Is a graph that g runs inside (as a module, at any depth) cancelled? */
 bool weft__module_cancelled(const weft_graph *g);
 /* Before a run of g: its modules' graphs, to any depth, are checked
- * (weft__graph_check) and none contains g: OK, ECYCLE, ENOMEM. Caller
- * holds g's lock. */
+ * (weft__graph_check) and none contains g: OK, ECYCLE, ENOMEM, or
+ * WEFT__MODULE_RETRY: a sub's lock was held by another thread past a
+ * short patience (that thread may be waiting for a lock this one holds:
+ * two runs of graphs that contain each other, started from two threads);
+ * the caller unlocks g, calls weft__module_backoff and starts over.
+ * Caller holds g's lock. */
+#define WEFT__MODULE_RETRY (-1000)   /* private: never returned to users */
 int weft__module_check(weft_graph *g);
+/* A random pause growing with attempt (0, 1, ...), so that two threads
+ * that keep taking each other's locks fall out of step. Callable from:
+ * any thread holding no graph lock. */
+void weft__module_backoff(unsigned attempt);
 /* Does a graph that g's run is part of (g itself, or one that runs g as
  * a module) equal x? For weft_graph_wait's refusal. */
 bool weft__runs_within(const weft_graph *g, const weft_graph *x);

@@ -32,9 +32,26 @@
  *   it is a module of (weft.h).
  *   weft__module_check locks the graphs it checks parent before child,
  *   the order modules nest in; a graph met again on the path is a cycle
- *   and is not locked twice.
+ *   and is not locked twice. That order is a true order only while the
+ *   graphs form no cycle: two threads that start runs of graphs that
+ *   contain each other (A holds B as a module, B holds A) each hold one
+ *   and want the other. So a sub's lock is waited for MODULE_PATIENCE_NS
+ *   at most; past it the check gives up every lock but the caller's
+ *   (WEFT__MODULE_RETRY), the caller lets go of its own, backs off for a
+ *   random while and starts over. One of the two then gets both locks and
+ *   finds the cycle (WEFT_ECYCLE, the answer for such input); graphs
+ *   without a cycle only ever wait, so for them a retry is a slower
+ *   success, never a different answer.
  */
+#include <sched.h>
+#include <time.h>
+
 #include "graph.h"
+
+/* How long a module check waits for a sub's lock before it starts over
+ * (see Synchronization). Locks are held for a graph check at most, so
+ * a wait this long is almost always the other half of a cycle. */
+#define MODULE_PATIENCE_NS ((uint64_t)200 * 1000)
 
 void weft__module_mark(void *sub)
 {
@@ -63,7 +80,8 @@ static int check_modules(weft_graph *g, weft_graph **path, unsigned depth)
                 return WEFT_ECYCLE;   /* sub contains a graph it is inside: not locked again */
         if (depth + 1 > WEFT__MODULE_DEPTH)
             return WEFT_ECYCLE;
-        weft__graph_lock(sub);
+        if (!weft__graph_lock_for(sub, MODULE_PATIENCE_NS))
+            return WEFT__MODULE_RETRY;   /* the locks below it are given back by the callers above */
         int rc = weft__graph_check(sub);
         if (rc == WEFT_OK && sub->has_module) {
             path[depth + 1] = sub;
@@ -94,23 +112,50 @@ int weft__module_check(weft_graph *g)
     return check_modules(g, path, depth);
 }
 
+void weft__module_backoff(unsigned attempt)
+{
+    /* A thread's own generator, seeded from its stack's address: the
+     * threads that collided must not pause in step. */
+    static WEFT_TLS uint64_t rng;
+    if (rng == 0)
+        rng = (uint64_t)(uintptr_t)&attempt * 0x9e3779b97f4a7c15ull | 1;
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    unsigned shift = attempt < 10 ? attempt : 10;
+    uint64_t ns = 1000 + rng % ((uint64_t)1000 << shift);   /* 1 us .. ~1 ms */
+    if (attempt == 0) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = { 0, (long)ns };
+    nanosleep(&ts, NULL);
+}
+
 /* ---- a module's run --------------------------------------------------------- */
 
 bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
 {
     weft_graph *g = m->g, *sub = m->arg;
-    weft__graph_lock(sub);
-    if (atomic_load_explicit(&sub->run, memory_order_relaxed) & 1u) {   /* under lock */
+    for (unsigned attempt = 0;; attempt++) {
+        weft__graph_lock(sub);
+        if (atomic_load_explicit(&sub->run, memory_order_relaxed) & 1u) {   /* under lock */
+            weft__graph_unlock(sub);
+            *rc = WEFT_EBUSY;   /* running elsewhere: a graph runs once at a time */
+            return false;
+        }
+        /* Checked at the outer run's start; built on since (sub is not
+         * running, so that is allowed): checked again, a no-op if not. */
+        *rc = weft__graph_check(sub);
+        sub->parent = m;   /* before the module check: its path starts above sub */
+        if (*rc == WEFT_OK && sub->has_module)
+            *rc = weft__module_check(sub);
+        if (*rc != WEFT__MODULE_RETRY)
+            break;
+        sub->parent = NULL;
         weft__graph_unlock(sub);
-        *rc = WEFT_EBUSY;   /* running elsewhere: a graph runs once at a time */
-        return false;
+        weft__module_backoff(attempt);   /* see Synchronization */
     }
-    /* Checked at the outer run's start; built on since (sub is not
-     * running, so that is allowed): checked again, a no-op if not. */
-    *rc = weft__graph_check(sub);
-    sub->parent = m;   /* before the module check: its path starts above sub */
-    if (*rc == WEFT_OK && sub->has_module)
-        *rc = weft__module_check(sub);
     if (*rc != WEFT_OK || sub->n == 0 || sub->nroots == 0) {
         sub->parent = NULL;
         if (*rc == WEFT_OK)
