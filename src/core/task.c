@@ -478,10 +478,7 @@ int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
         t->fn = fn;
         t->arg = arg;
         t->spawner = w->cur;
-        if (w->bound && hint != WEFT_HINT_YIELD && !weft__bound_runs_tasks(w))
-            weft__submit_outside(s, w, t, hint);   /* as weft__submit would, one call sooner */
-        else
-            weft__submit(s, w, t, hint);
+        weft__submit(s, w, t, hint);   /* a bound thread's: through its port (extspawn.c) */
         return WEFT_OK;
     }
     /* From outside: through the thread's port of s (extspawn.c). */

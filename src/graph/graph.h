@@ -319,19 +319,15 @@ bool weft__module_start(weft__worker *w, weft_task *m, int *rc);
 void weft__module_end(weft__worker *w, weft_graph *sub, int rc);
 /* Is a graph that g runs inside (as a module, at any depth) cancelled? */
 bool weft__module_cancelled(const weft_graph *g);
-/* Before a run of g: its modules' graphs, to any depth, are checked
- * (weft__graph_check) and none contains g: OK, ECYCLE, ENOMEM, or
- * WEFT__MODULE_RETRY: a sub's lock was held by another thread past a
- * short patience (that thread may be waiting for a lock this one holds:
- * two runs of graphs that contain each other, started from two threads);
- * the caller unlocks g, calls weft__module_backoff and starts over.
- * Caller holds g's lock. */
-#define WEFT__MODULE_RETRY (-1000)   /* private: never returned to users */
-int weft__module_check(weft_graph *g);
-/* A random pause growing with attempt (0, 1, ...), so that two threads
- * that keep taking each other's locks fall out of step. Callable from:
- * any thread holding no graph lock. */
-void weft__module_backoff(unsigned attempt);
+/* Locks g for a run and checks it: WEFT_EBUSY if a run of g is in
+ * flight; else weft__graph_check's answer and, with modules, whether
+ * their graphs (to any depth) check too and none contains g (OK, ECYCLE,
+ * ENOMEM). m: the module task g runs under (set as g->parent before its
+ * modules are checked, as their path starts above g), or NULL for a run
+ * of its own. Returns with g locked, whatever it answers. Callable from:
+ * any thread holding no graph lock (module.c says why: the check may
+ * have to let go of g and start over). */
+int weft__graph_lock_checked(weft_graph *g, weft_task *m);
 /* Does a graph that g's run is part of (g itself, or one that runs g as
  * a module) equal x? For weft_graph_wait's refusal. */
 bool weft__runs_within(const weft_graph *g, const weft_graph *x);

@@ -30,15 +30,15 @@
  *   and the outer graph and the task stay valid until weft__module_end
  *   has finished the task's visit. sub must outlive every run of a graph
  *   it is a module of (weft.h).
- *   weft__module_check locks the graphs it checks parent before child,
+ *   weft__graph_lock_checked locks the graphs it checks parent before child,
  *   the order modules nest in; a graph met again on the path is a cycle
  *   and is not locked twice. That order is a true order only while the
  *   graphs form no cycle: two threads that start runs of graphs that
  *   contain each other (A holds B as a module, B holds A) each hold one
  *   and want the other. So a sub's lock is waited for MODULE_PATIENCE_NS
- *   at most; past it the check gives up every lock but the caller's
- *   (WEFT__MODULE_RETRY), the caller lets go of its own, backs off for a
- *   random while and starts over. One of the two then gets both locks and
+ *   at most; past it the check gives up every lock below g
+ *   (MODULE_RETRY), then g's own, backs off for a random while and
+ *   starts over. One of the two then gets both locks and
  *   finds the cycle (WEFT_ECYCLE, the answer for such input); graphs
  *   without a cycle only ever wait, so for them a retry is a slower
  *   success, never a different answer.
@@ -47,6 +47,11 @@
 #include <time.h>
 
 #include "graph.h"
+
+/* check_modules' answer when a sub's lock was held by another thread
+ * past MODULE_PATIENCE_NS (see Synchronization): start over. Private to
+ * this file; never returned to users. */
+#define MODULE_RETRY (-1000)
 
 /* How long a module check waits for a sub's lock before it starts over
  * (see Synchronization). Locks are held for a graph check at most, so
@@ -81,7 +86,7 @@ static int check_modules(weft_graph *g, weft_graph **path, unsigned depth)
         if (depth + 1 > WEFT__MODULE_DEPTH)
             return WEFT_ECYCLE;
         if (!weft__graph_lock_for(sub, MODULE_PATIENCE_NS))
-            return WEFT__MODULE_RETRY;   /* the locks below it are given back by the callers above */
+            return MODULE_RETRY;   /* the locks below it are given back by the callers above */
         int rc = weft__graph_check(sub);
         if (rc == WEFT_OK && sub->has_module) {
             path[depth + 1] = sub;
@@ -94,7 +99,9 @@ static int check_modules(weft_graph *g, weft_graph **path, unsigned depth)
     return WEFT_OK;
 }
 
-int weft__module_check(weft_graph *g)
+/* The modules of g, whose lock the caller holds: OK, ECYCLE, ENOMEM or
+ * MODULE_RETRY. */
+static int module_check(weft_graph *g)
 {
     /* The graphs g's run is inside (g running as a module, at a module's
      * start) head the path, top first: a cycle closed back to one of them
@@ -112,8 +119,14 @@ int weft__module_check(weft_graph *g)
     return check_modules(g, path, depth);
 }
 
-void weft__module_backoff(unsigned attempt)
+/* A random pause growing with attempt (0: a yield), so that two threads
+ * that keep taking each other's locks fall out of step. */
+static void backoff(unsigned attempt)
 {
+    if (attempt == 0) {
+        sched_yield();
+        return;
+    }
     /* A thread's own generator, seeded from its stack's address: the
      * threads that collided must not pause in step. */
     static WEFT_TLS uint64_t rng;
@@ -123,13 +136,29 @@ void weft__module_backoff(unsigned attempt)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     unsigned shift = attempt < 10 ? attempt : 10;
-    uint64_t ns = 1000 + rng % ((uint64_t)1000 << shift);   /* 1 us .. ~1 ms */
-    if (attempt == 0) {
-        sched_yield();
-        return;
-    }
-    struct timespec ts = { 0, (long)ns };
+    struct timespec ts = { 0, (long)(1000 + rng % ((uint64_t)1000 << shift)) };   /* 1 us .. ~1 ms */
     nanosleep(&ts, NULL);
+}
+
+int weft__graph_lock_checked(weft_graph *g, weft_task *m)
+{
+    for (unsigned attempt = 0;; attempt++) {
+        weft__graph_lock(g);
+        if (atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)   /* under lock */
+            return WEFT_EBUSY;   /* a graph runs once at a time */
+        int rc = weft__graph_check(g);
+        if (rc != WEFT_OK || WEFT_LIKELY(!g->has_module))
+            return rc;
+        if (m)
+            g->parent = m;
+        rc = module_check(g);
+        if (rc != MODULE_RETRY)
+            return rc;
+        if (m)
+            g->parent = NULL;
+        weft__graph_unlock(g);
+        backoff(attempt);   /* see Synchronization */
+    }
 }
 
 /* ---- a module's run --------------------------------------------------------- */
@@ -137,25 +166,14 @@ void weft__module_backoff(unsigned attempt)
 bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
 {
     weft_graph *g = m->g, *sub = m->arg;
-    for (unsigned attempt = 0;; attempt++) {
-        weft__graph_lock(sub);
-        if (atomic_load_explicit(&sub->run, memory_order_relaxed) & 1u) {   /* under lock */
-            weft__graph_unlock(sub);
-            *rc = WEFT_EBUSY;   /* running elsewhere: a graph runs once at a time */
-            return false;
-        }
-        /* Checked at the outer run's start; built on since (sub is not
-         * running, so that is allowed): checked again, a no-op if not. */
-        *rc = weft__graph_check(sub);
-        sub->parent = m;   /* before the module check: its path starts above sub */
-        if (*rc == WEFT_OK && sub->has_module)
-            *rc = weft__module_check(sub);
-        if (*rc != WEFT__MODULE_RETRY)
-            break;
-        sub->parent = NULL;
+    /* Checked at the outer run's start; built on since (sub is not
+     * running, so that is allowed): checked again, a no-op if not. */
+    *rc = weft__graph_lock_checked(sub, m);
+    if (*rc == WEFT_EBUSY) {
         weft__graph_unlock(sub);
-        weft__module_backoff(attempt);   /* see Synchronization */
+        return false;   /* running elsewhere */
     }
+    sub->parent = m;   /* set by the check only when sub has modules */
     if (*rc != WEFT_OK || sub->n == 0 || sub->nroots == 0) {
         sub->parent = NULL;
         if (*rc == WEFT_OK)

@@ -177,23 +177,12 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
 {
     if (!s || !g)
         return WEFT_EINVAL;
-    uint32_t r;
-    int rc;
-    for (unsigned attempt = 0;; attempt++) {
-        weft__graph_lock(g);
-        r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
-        if (r & 1u) {
-            weft__graph_unlock(g);
-            return WEFT_EBUSY;
-        }
-        rc = weft__graph_check(g);
-        if (rc == WEFT_OK && WEFT_UNLIKELY(g->has_module))
-            rc = weft__module_check(g);
-        if (WEFT_LIKELY(rc != WEFT__MODULE_RETRY))
-            break;
+    int rc = weft__graph_lock_checked(g, NULL);
+    if (rc == WEFT_EBUSY) {
         weft__graph_unlock(g);
-        weft__module_backoff(attempt);   /* a sub held by a thread that may want g (module.c) */
+        return rc;
     }
+    uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
     if (rc == WEFT_OK && WEFT_UNLIKELY(g->npinned != 0))
         rc = weft__attr_check(g, s);   /* a task pinned to no thread of s: refused, nothing run */
     if (rc != WEFT_OK || g->n == 0 || g->nroots == 0) {
