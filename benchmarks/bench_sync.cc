@@ -8,7 +8,9 @@
 //
 //   pingpong/   items = round trips through two channels of capacity 0
 //               (weft) or two one-slot mailboxes on a mutex and two
-//               condition variables (pthread threads)
+//               condition variables (pthread threads); threads_flag_floor,
+//               two threads passing a turn through one word, is the
+//               hardware's floor under a cross-core round trip
 //   mutex/      items = lock + increment + unlock, 64 x 20000 per pass
 //   waitgroup/  items = tasks fanned in (done by each, one waiter)
 //   skynet/     items = nodes of a 10-ary spawn tree (10^6 leaves: 1111111
@@ -242,6 +244,47 @@ void pthread_pingpong(benchmark::State &state)
         static_cast<double>(state.iterations()) * kRoundTrips,
         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
     state.SetLabel("baseline");
+}
+
+// The hardware's floor under any cross-core hand-off: two threads that
+// spin on one shared word, each waiting for its turn and passing it on.
+// A round trip is two transfers of the line; weft's two-worker rows are
+// read against it as well as against its one-worker rows.
+struct FlagPingPong {
+    alignas(64) std::atomic<int> turn{0};
+    int rounds = 0;
+};
+
+void *flag_ponger(void *arg)
+{
+    auto *f = static_cast<FlagPingPong *>(arg);
+    for (int i = 0; i < f->rounds; i++) {
+        while (f->turn.load(std::memory_order_acquire) != 1)
+            ;
+        f->turn.store(0, std::memory_order_release);
+    }
+    return nullptr;
+}
+
+void flag_pingpong(benchmark::State &state)
+{
+    FlagPingPong f;
+    f.rounds = kRoundTrips;
+    for (auto _ : state) {
+        pthread_t t;
+        pthread_create(&t, nullptr, flag_ponger, &f);
+        for (int i = 0; i < kRoundTrips; i++) {
+            f.turn.store(1, std::memory_order_release);
+            while (f.turn.load(std::memory_order_acquire) != 0)
+                ;
+        }
+        pthread_join(t, nullptr);
+    }
+    state.SetItemsProcessed(state.iterations() * kRoundTrips);
+    state.counters["ns_per_round_trip"] = benchmark::Counter(
+        static_cast<double>(state.iterations()) * kRoundTrips,
+        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.SetLabel("floor");
 }
 
 // ---- mutex: 64 contenders ------------------------------------------------
@@ -594,6 +637,8 @@ void register_all()
     benchmark::RegisterBenchmark("pingpong/weft_pinned_two_workers", weft_pingpong, 2u, true, 0, 1)
         ->UseRealTime()->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("pingpong/pthread_condvar", pthread_pingpong)
+        ->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("pingpong/threads_flag_floor", flag_pingpong)
         ->UseRealTime()->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("mutex/weft_64_fibers_2_workers", weft_mutex_contention, 2u)
         ->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -524,6 +524,7 @@ static int bind_thread(weft_sched *s, bool in_destroy, unsigned flags)
      * beside workers, the tasks pinned here and, unless WEFT_BIND_NO_HELP,
      * other ready work (worker.c, pick_bound). */
     weft__host_set(&weft__core_host);
+    weft__host_set_next(&w->run_next);
     return WEFT_OK;
 }
 
@@ -565,6 +566,7 @@ void weft_sched_unbind(void)
      * listed, that this thread goes on using s after it leaves bound[]. */
     atomic_fetch_add(&s->ext_inflight, 1);   /* seq_cst: before leaving bound[]; a destroy that sees us gone waits for the sub below */
     weft__host_set(NULL);
+    weft__host_set_next(NULL);
     weft__fiber_thread_leave();
     weft__tls_worker = NULL;
     weft__worker_wait_wakers(w);   /* a thread that woke one of our fibers may still be leaving */

@@ -453,9 +453,9 @@ static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
  * rest of a back-off step (an exponential back-off capped at 4096 empty
  * iterations, about 1.3 us, made a two-worker ping-pong wait out half a
  * step per message: 1.2 us a round trip against 0.6 us now). Tasks
- * anywhere else (deques, LIFO slots, the global ring) are looked for
- * every WEFT__SPIN_SCAN pauses. Callable from: owner, with nothing
- * runnable locally. */
+ * anywhere else (deques, LIFO slots, the global ring) and this worker's
+ * due timers are looked for every WEFT__SPIN_SCAN pauses. Callable
+ * from: owner, with nothing runnable locally. */
 static bool spin_for_work(weft__worker *w)
 {
     uint64_t until = weft__now_ns() + (uint64_t)w->s->cfg.spin_us * 1000u;
@@ -464,7 +464,7 @@ static bool spin_for_work(weft__worker *w)
             atomic_load_explicit(&w->pins_in, memory_order_relaxed))   /* relaxed: hints; the exchanges that take them acquire */
             return true;
         if (n % WEFT__SPIN_SCAN == 0) {
-            if (weft__work_visible(w))
+            if (weft__work_visible(w) || weft__timer_due(w))   /* a sleep shorter than spin_us ends on time */
                 return true;
             if (weft__now_ns() >= until)
                 return false;
@@ -733,6 +733,7 @@ void *weft__worker_thread(void *arg)
     w->host.name = "worker";
     w->cur = &w->host;
     weft__host_set(&weft__core_host);
+    weft__host_set_next(&w->run_next);
     if (s->cfg.on_worker_start)
         s->cfg.on_worker_start(w->index, s->cfg.hook_ctx);
     /* Every fiber of this worker starts with the thread's FP control
@@ -754,6 +755,7 @@ void *weft__worker_thread(void *arg)
      * outside thread (a spawn returns WEFT_ESHUTDOWN instead of landing
      * in a deque nobody will look at again). */
     weft__host_set(NULL);
+    weft__host_set_next(NULL);
     weft__fiber_thread_leave();
     weft__tls_worker = NULL;
     if (s->cfg.on_worker_stop)

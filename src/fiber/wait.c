@@ -11,7 +11,8 @@
  *                         CAS). The winner of the CAS acts; the loser
  *                         backs off. Also the futex word a hostless
  *                         thread sleeps on.
- *   weft__tls_host        per thread, written by that thread only.
+ *   weft__tls_host, weft__tls_next: per thread, written by that thread
+ *                         only.
  *
  * Protocol
  *   Waiter                                 Notifier
@@ -47,10 +48,16 @@
 #include "wait.h"
 
 WEFT_TLS const weft__host *weft__tls_host;
+WEFT_TLS weft__fiber *const *weft__tls_next;
 
 void weft__host_set(const weft__host *h)
 {
     weft__tls_host = h;
+}
+
+void weft__host_set_next(weft__fiber *const *next)
+{
+    weft__tls_next = next;
 }
 
 const weft__host *weft__host_get(void)

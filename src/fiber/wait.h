@@ -60,6 +60,19 @@ typedef struct weft__host {
      * lifo_budget times in a row (then it is an ordinary wake). NULL: use
      * wake. Callable from: any thread. */
     void (*wake_next)(weft__waiter *w);
+    /* Whether the calling thread may spin on a waiter's word instead of
+     * suspending: it has nothing else to run (no other ready fiber, no
+     * task it could take) and spinning is configured. NULL: never. */
+    bool (*may_spin)(void);
+    /* Spins while *word reads expect, while the thread still has nothing
+     * else to run and for at most about its scheduler's spin time;
+     * returns the last value read (acquire). Called only after may_spin
+     * said yes. A primitive uses it after queueing a waiter whose waker
+     * writes word on a line both sides touch anyway (a channel's
+     * hand-off slot): a wake from another core then costs a cache-line
+     * transfer instead of a suspension, an inbox push and a resumption.
+     * Callable from: the thread itself, on a fiber that may block. */
+    unsigned (*spin)(const _Atomic unsigned char *word, unsigned expect);
 } weft__host;
 
 /* Callable from: the thread itself. NULL removes the host. */
@@ -69,6 +82,32 @@ const weft__host *weft__host_get(void);
 /* The calling thread's host, as weft__host_set left it; read inline by
  * weft__wait. Written by its own thread only. */
 extern WEFT_TLS const weft__host *weft__tls_host;
+
+/* Per thread, set beside its host (weft__host_set_next): a word that is
+ * not NULL while the thread has a fiber lined up to run next (a worker's
+ * run_next), so that weft__may_spin says no without a call in the
+ * common case where it must: two fibers of one worker handing work to
+ * each other block with it set every time. NULL pointer: no such word. */
+extern WEFT_TLS weft__fiber *const *weft__tls_next;
+
+/* Callable from: the thread itself. */
+void weft__host_set_next(weft__fiber *const *next);
+
+/* The calling thread's host's may_spin (see weft__host): false when it
+ * has none, or has a fiber lined up next. */
+static inline bool weft__may_spin(void)
+{
+    weft__fiber *const *next = weft__tls_next;
+    if (next && *next)
+        return false;
+    const weft__host *h = weft__tls_host;
+    return h && h->may_spin && h->may_spin();
+}
+
+static inline unsigned weft__spin_while(const _Atomic unsigned char *word, unsigned expect)
+{
+    return weft__tls_host->spin(word, expect);
+}
 
 /* Initializes w as PENDING with an optional absolute deadline (inline:
  * it is on every blocking path). */
@@ -254,6 +293,11 @@ static inline int weft__wait(weft__waitq *q, weft__waiter *w,
  * so a test can hold the window open. NULL outside tests; set by a test
  * before its threads start. */
 extern void (*weft__mutex_unlock_pause)(void);
+
+/* Test seam (chan.c): when set, a spinner that a peer or close has
+ * popped calls it before it reads the hand-off slot, so a test can hold
+ * open the window in which that peer's caller may destroy the channel. */
+extern void (*weft__chan_popped_pause)(void);
 
 /* Monotonic clock in ns. */
 uint64_t weft__clock_ns(void);

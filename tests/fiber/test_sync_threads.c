@@ -112,7 +112,7 @@ static void rc_wake(weft__waiter *w)
     weft__wake_word(&w->state);   /* the address only: w may be gone (see wait.c) */
 }
 
-static const weft__host rc_host = { rc_block, rc_wake, NULL };
+static const weft__host rc_host = { rc_block, rc_wake, NULL, NULL, NULL };
 
 static void rc_last(rc_obj *o)
 {
@@ -215,7 +215,7 @@ static int hold_block(weft__waiter *w, void (*unlock)(void *), void *lock)
     return WEFT_OK;
 }
 
-static const weft__host hold_host = { hold_block, rc_wake, NULL };
+static const weft__host hold_host = { hold_block, rc_wake, NULL, NULL, NULL };
 
 /* Small stacks: FULL_CALLERS threads at once. */
 static void start_small(pthread_t *t, void *(*fn)(void *), void *arg)
@@ -579,7 +579,7 @@ static void mini_wake(weft__waiter *w)
     make_ready(w->fiber);
 }
 
-static const weft__host mini_host = { mini_block, mini_wake, NULL };
+static const weft__host mini_host = { mini_block, mini_wake, NULL, NULL, NULL };
 
 static void mini_yield(void)
 {
