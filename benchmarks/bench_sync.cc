@@ -140,6 +140,31 @@ void ponger(void *arg)
         pp->cpu_ns += thread_cpu_ns() - t0;   // its own worker's thread
 }
 
+// items and ns_per_round_trip for a case of kRoundTrips round trips an
+// iteration.
+void round_trip_counters(benchmark::State &state)
+{
+    state.SetItemsProcessed(state.iterations() * kRoundTrips);
+    state.counters["ns_per_round_trip"] = benchmark::Counter(
+        static_cast<double>(state.iterations()) * kRoundTrips,
+        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// Runs `pong` on a thread of its own and `ping` here, kRoundTrips times
+// an iteration.
+template <typename Pair>
+void thread_pair(benchmark::State &state, Pair &p, void *(*pong)(void *), void (*ping)(Pair &, int))
+{
+    for (auto _ : state) {
+        pthread_t t;
+        pthread_create(&t, nullptr, pong, &p);
+        for (int i = 0; i < kRoundTrips; i++)
+            ping(p, i);
+        pthread_join(t, nullptr);
+    }
+    round_trip_counters(state);
+}
+
 // pin_ponger, pin_pinger: -1 = spawned unpinned (weft_spawn); else the
 // worker weft_spawn_ex pins it to. The unpinned rows place the pair as
 // the scheduler does (two workers: they wait for each other, so they run
@@ -169,10 +194,7 @@ void weft_pingpong(benchmark::State &state, unsigned workers, bool apart, int pi
         spawn(pinger, pin_pinger);
         check(weft_wait_idle(s), "weft_wait_idle");
     }
-    state.SetItemsProcessed(state.iterations() * kRoundTrips);
-    state.counters["ns_per_round_trip"] = benchmark::Counter(
-        static_cast<double>(state.iterations()) * kRoundTrips,
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    round_trip_counters(state);
     // On a shared machine the wall clock also counts the time the worker
     // was descheduled; the workers' CPU time does not. One worker: the
     // cost of the round trip itself. Two: both workers, their spinning
@@ -230,19 +252,10 @@ void pthread_pingpong(benchmark::State &state)
 {
     PthreadPingPong pp;
     pp.rounds = kRoundTrips;
-    for (auto _ : state) {
-        pthread_t t;
-        pthread_create(&t, nullptr, pthread_ponger, &pp);
-        for (int i = 0; i < kRoundTrips; i++) {
-            pp.ping.put(i);
-            benchmark::DoNotOptimize(pp.pong.get());
-        }
-        pthread_join(t, nullptr);
-    }
-    state.SetItemsProcessed(state.iterations() * kRoundTrips);
-    state.counters["ns_per_round_trip"] = benchmark::Counter(
-        static_cast<double>(state.iterations()) * kRoundTrips,
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    thread_pair<PthreadPingPong>(state, pp, pthread_ponger, [](PthreadPingPong &p, int i) {
+        p.ping.put(i);
+        benchmark::DoNotOptimize(p.pong.get());
+    });
     state.SetLabel("baseline");
 }
 
@@ -270,20 +283,11 @@ void flag_pingpong(benchmark::State &state)
 {
     FlagPingPong f;
     f.rounds = kRoundTrips;
-    for (auto _ : state) {
-        pthread_t t;
-        pthread_create(&t, nullptr, flag_ponger, &f);
-        for (int i = 0; i < kRoundTrips; i++) {
-            f.turn.store(1, std::memory_order_release);
-            while (f.turn.load(std::memory_order_acquire) != 0)
-                ;
-        }
-        pthread_join(t, nullptr);
-    }
-    state.SetItemsProcessed(state.iterations() * kRoundTrips);
-    state.counters["ns_per_round_trip"] = benchmark::Counter(
-        static_cast<double>(state.iterations()) * kRoundTrips,
-        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    thread_pair<FlagPingPong>(state, f, flag_ponger, [](FlagPingPong &p, int) {
+        p.turn.store(1, std::memory_order_release);
+        while (p.turn.load(std::memory_order_acquire) != 0)
+            ;
+    });
     state.SetLabel("floor");
 }
 
