@@ -46,9 +46,10 @@
  * first ask whether the fiber can spin on it instead: yes only while its
  * worker has nothing else to run (weft__tls_next, the worker's run_next,
  * is read inline by weft__may_spin before it calls in). The spin is the
- * loop's spin_for_work moved into the fiber: inbox and pins at every
- * pause, all visible work and due timers every WEFT__SPIN_SCAN pauses,
- * spin_us at most; anything found ends it and the fiber blocks as above.
+ * loop's weft__spin_for_work moved into the fiber: inbox and pins at
+ * every pause, all visible work and due timers every WEFT__SPIN_SCAN
+ * pauses, spin_us at most; anything found ends it and the fiber blocks
+ * as above.
  */
 #include "worker.h"
 
@@ -256,44 +257,24 @@ static int host_block(weft__waiter *wt, void (*unlock)(void *), void *lock)
 static bool host_may_spin(void)
 {
     weft__worker *w = weft__tls_worker;
-    return !w->run_next && !w->ready_head && w->s->cfg.spin_us && !w->shuffle &&   /* run_next first: a pair on one worker blocks with it set */
+    return !w->ready_head && w->s->cfg.spin_us && !w->shuffle &&   /* run_next: weft__may_spin read it inline (weft__tls_next) */
            !(weft__hooks(w) & WEFT__HOOK_TRACE) && !w->yield_head && !w->pollers &&
-           !atomic_load_explicit(&w->inbox, memory_order_relaxed) &&   /* relaxed: hints, as in spin_for_work */
+           !atomic_load_explicit(&w->inbox, memory_order_relaxed) &&   /* relaxed: hints, as in weft__spin_for_work */
            !weft__fstate_cur(w)->held && !weft__local_work_waiting(w);
 }
 
 /* A fiber whose waker will write *word (a channel's hand-off slot) spins
- * on it while its worker would otherwise only spin in the loop: the same
- * spin_us of spinning, with the same look at the inbox and pins at every
- * pause and at all visible work every WEFT__SPIN_SCAN pauses, but with
- * no switch out and back, no queue push and no inbox line in between: a
- * wake from another core is a transfer of the line the waker writes
- * anyway. It gives up (returns expect) as soon as anything else this
- * worker could run shows up, or at spin_us; the caller then blocks as
- * usual. Called after host_may_spin said yes. The deadline is read at
- * the first scan, not before: most waits that end here end sooner. */
+ * on it as its worker would otherwise spin in the loop
+ * (weft__spin_for_work, with the same looks at the inbox, pins, visible
+ * work and due timers), but with no switch out and back, no queue push
+ * and no inbox line in between: a wake from another core is a transfer
+ * of the line the waker writes anyway. It gives up (returns expect) as
+ * soon as anything else this worker could run shows up, or at spin_us;
+ * the caller then blocks as usual. Called after host_may_spin said yes. */
 static unsigned host_spin(const _Atomic unsigned char *word, unsigned expect)
 {
-    weft__worker *w = weft__tls_worker;
-    uint64_t until = 0;
-    for (unsigned n = 1;; n++) {
-        unsigned v = atomic_load_explicit(word, memory_order_acquire);   /* acquire: pairs with the waker's release store */
-        if (v != expect)
-            return v;
-        if (atomic_load_explicit(&w->inbox, memory_order_relaxed) ||
-            atomic_load_explicit(&w->pins_in, memory_order_relaxed))   /* relaxed: hints; the exchanges that take them acquire */
-            return expect;
-        if (n % WEFT__SPIN_SCAN == 0) {
-            uint64_t now = weft__now_ns();
-            if (!until)
-                until = now + (uint64_t)w->s->cfg.spin_us * 1000u;
-            else if (now >= until)
-                return expect;
-            if (weft__work_visible(w) || weft__timer_due(w))
-                return expect;
-        }
-        weft__cpu_relax();
-    }
+    weft__spin_for_work(weft__tls_worker, word, expect);
+    return atomic_load_explicit(word, memory_order_acquire);   /* acquire: pairs with the waker's release store */
 }
 
 /* Its wake side is in ready.c. */

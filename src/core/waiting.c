@@ -70,7 +70,7 @@ bool weft__spin_until(weft_sched *s, bool (*pred)(void *), void *ctx)
         return true;
     if (!s->spare_cpu || s->cfg.spin_us == 0)
         return false;   /* spinning would take a CPU from a worker */
-    /* A pause between looks, as spin_for_work: it leaves the core's
+    /* A pause between looks, as weft__spin_for_work: it leaves the core's
      * resources to a worker on a sibling hardware thread. */
     uint64_t until = weft__now_ns() + (uint64_t)s->cfg.spin_us * 1000u;
     for (unsigned n = 1;; n++) {

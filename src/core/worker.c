@@ -34,7 +34,7 @@
  *   idle_waiters, idle_gen: a worker about to park bumps idle_gen
  *                 (release) and futex-wakes it when a thread waits for
  *                 the scheduler to go idle (sched.c).
- *   inbox         polled by spin_for_work with a relaxed load, as a hint;
+ *   inbox         polled by weft__spin_for_work with a relaxed load, as a hint;
  *                 the owner empties it with an acquire exchange (ready.c).
  *   io_waiters    fd waits registered (poller.c), read relaxed as a hint:
  *                 while it is not 0 the loop looks at the epoll set without
@@ -72,7 +72,7 @@
 #define WEFT__INLINE_DEPTH 64
 
 /* CLOCK_MONOTONIC in ns: timer deadlines, spinning. Here, beside the
- * loop's calls (timers, spin_for_work, park_deadline), which inline it. */
+ * loop's calls (timers, weft__spin_for_work, park_deadline), which inline it. */
 uint64_t weft__now_ns(void)
 {
     struct timespec ts;
@@ -445,28 +445,36 @@ static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
     return d;
 }
 
-/* Spins up to cfg.spin_us for work to show up; true if it did. The inbox,
- * where a fiber of this worker lands when another thread wakes it (a
- * channel's reply from another worker, an event set elsewhere), is
- * polled at every pause: it is this worker's own line, read-only while
- * nothing arrives, so the hand-off costs one cache miss instead of the
- * rest of a back-off step (an exponential back-off capped at 4096 empty
- * iterations, about 1.3 us, made a two-worker ping-pong wait out half a
- * step per message: 1.2 us a round trip against 0.6 us now). Tasks
- * anywhere else (deques, LIFO slots, the global ring) and this worker's
- * due timers are looked for every WEFT__SPIN_SCAN pauses. Callable
- * from: owner, with nothing runnable locally. */
-static bool spin_for_work(weft__worker *w)
+/* Spins up to cfg.spin_us for work to show up; true if it did, or if
+ * word (NULL: none) no longer reads expect (a fiber waiting in place on
+ * a channel's slot, block.c's host_spin: the same spin moved into the
+ * fiber). The inbox, where a fiber of this worker lands when another
+ * thread wakes it (a channel's reply from another worker, an event set
+ * elsewhere), is polled at every pause: it is this worker's own line,
+ * read-only while nothing arrives, so the hand-off costs one cache miss
+ * instead of the rest of a back-off step (an exponential back-off capped
+ * at 4096 empty iterations, about 1.3 us, made a two-worker ping-pong
+ * wait out half a step per message: 1.2 us a round trip against 0.6 us
+ * now). Tasks anywhere else (deques, LIFO slots, the global ring) and
+ * this worker's due timers are looked for every WEFT__SPIN_SCAN pauses
+ * (so spin_us counts from the first of those looks). Callable from:
+ * owner, with nothing runnable locally. */
+bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, unsigned expect)
 {
-    uint64_t until = weft__now_ns() + (uint64_t)w->s->cfg.spin_us * 1000u;
+    uint64_t until = 0;   /* read at the first scan: most spins end sooner, and a clock read at the start delays the first look */
     for (unsigned n = 1;; n++) {
+        if (word && atomic_load_explicit(word, memory_order_acquire) != expect)   /* acquire: pairs with the waker's release store */
+            return true;
         if (atomic_load_explicit(&w->inbox, memory_order_relaxed) ||
             atomic_load_explicit(&w->pins_in, memory_order_relaxed))   /* relaxed: hints; the exchanges that take them acquire */
             return true;
         if (n % WEFT__SPIN_SCAN == 0) {
             if (weft__work_visible(w) || weft__timer_due(w))   /* a sleep shorter than spin_us ends on time */
                 return true;
-            if (weft__now_ns() >= until)
+            uint64_t now = weft__now_ns();
+            if (!until)
+                until = now + (uint64_t)w->s->cfg.spin_us * 1000u;
+            else if (now >= until)
                 return false;
         }
         weft__cpu_relax();
@@ -584,7 +592,7 @@ static void loop(weft__worker *w)
         if (idle_rounds < 64 && s->cfg.spin_us &&
             !(WEFT_UNLIKELY(w->no_help) && !s->spare_cpu)) {
             /* Spin a little before sleeping: work often comes right back. */
-            bool found = spin_for_work(w);
+            bool found = weft__spin_for_work(w, NULL, 0);
             idle_rounds++;
             if (found)
                 continue;

@@ -18,7 +18,7 @@
 #include "core.h"
 #include "trace.h"
 
-/* Full looks at the scheduler's queues (and the clock) in spin_for_work:
+/* Full looks at the scheduler's queues (and the clock) in weft__spin_for_work:
  * one every this many pauses (about a microsecond at 27 ns a pause).
  * weft__spin_until looks at the clock as often. */
 #define WEFT__SPIN_SCAN 32
@@ -167,6 +167,11 @@ static inline bool weft__others_turn(weft__worker *w)
     w->fiber_streak = 0;
     return false;
 }
+
+/* Spins up to spin_us for work for w, or until word (NULL: none) no
+ * longer reads expect; true if either happened (worker.c). Callable
+ * from: owner. */
+bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, unsigned expect);
 
 /* ---- block.c ------------------------------------------------------------- */
 

@@ -9,7 +9,9 @@
  * returns; and a waiting task giving its worker to other work for it (a
  * global task, a pinned task, a fiber woken from another thread, a due
  * timer) with spin_us at 1 s, so that a wait which kept its worker would
- * take every round a second and the test past its timeout. */
+ * take every round a second and the test past its timeout. At 0 workers
+ * (tasks run in a bound thread's waits) as well as 1, 2 and 8, but for
+ * the last case, which is about a worker's spin. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -28,7 +30,16 @@ static weft_sched *sched_with(unsigned workers, unsigned spin_us)
     c.spin_us = spin_us;
     weft_sched *s = NULL;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
+    if (workers == 0)
+        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);   /* its tasks run in this thread's waits */
     return s;
+}
+
+static void sched_done(weft_sched *s, unsigned workers)
+{
+    if (workers == 0)
+        weft_sched_unbind();
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
 
 /* Pinned to worker `thread` when it exists, else unpinned. */
@@ -100,9 +111,9 @@ static void *ponger_thread(void *arg)
 
 WT_TEST(chan_handoff, pingpong_sizes_capacities_placements, .timeout = 600)
 {
-    static const unsigned workers[] = { 1, 2, 8 };
+    static const unsigned workers[] = { 0, 1, 2, 8 };
     static const size_t sizes[] = { 1, 8, 24 };
-    for (unsigned k = 0; k < 3; k++)
+    for (unsigned k = 0; k < 4; k++)
         for (unsigned spin = 0; spin < 2; spin++)
             for (unsigned z = 0; z < 3; z++)
                 for (size_t cap = 0; cap < 2; cap++)
@@ -117,16 +128,16 @@ WT_TEST(chan_handoff, pingpong_sizes_capacities_placements, .timeout = 600)
                         else
                             spawn_on(s, workers[k], 1, ponger, &p);
                         spawn_on(s, workers[k], 0, pinger, &p);
+                        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);   /* 0 workers: runs both tasks */
                         if (thread_peer)
                             pthread_join(t, NULL);
-                        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
                         WT_ASSERT(atomic_load(&p.bad) == 0,
                                   "%u bad exchanges: %u workers, size %zu, capacity %zu, %s peer",
                                   atomic_load(&p.bad), workers[k], p.size, cap,
                                   thread_peer ? "thread" : "task");
                         weft_chan_destroy(p.ping);
                         weft_chan_destroy(p.pong);
-                        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+                        sched_done(s, workers[k]);
                     }
 }
 
@@ -153,25 +164,51 @@ static void close_send(void *arg)
     atomic_store(&c->rc, weft_chan_send(c->ch, &v));
 }
 
+/* Closes c's channel once its task has started, a moment later. */
+static void close_later(closing *c, unsigned i)
+{
+    while (!atomic_load(&c->started))
+        sched_yield();
+    if (i % 3)
+        pause_ns((long)(i % 7) * 2000);
+    weft_chan_close(c->ch);
+}
+
+typedef struct closer_arg { closing *c; unsigned i; } closer_arg;
+
+static void *closer_thread(void *arg)
+{
+    closer_arg *a = arg;
+    close_later(a->c, a->i);
+    return NULL;
+}
+
 WT_TEST(chan_handoff, close_ends_waits_at_any_moment, .timeout = 300)
 {
-    static const unsigned workers[] = { 1, 2, 8 };
-    for (unsigned k = 0; k < 3; k++) {
+    static const unsigned workers[] = { 0, 1, 2, 8 };
+    for (unsigned k = 0; k < 4; k++) {
         weft_sched *s = sched_with(workers[k], 5);   /* short: closes land in both phases */
         for (unsigned i = 0; i < 600; i++) {
             closing c = { .rc = 1 };
             WT_ASSERT_EQ(weft_chan_create(&c.ch, sizeof(uint64_t), 0), WEFT_OK);
-            spawn_on(s, workers[k], (int)(i % workers[k]), i & 1 ? close_send : close_recv, &c);
-            while (!atomic_load(&c.started))
-                ;
-            if (i % 3)
-                pause_ns((long)(i % 7) * 2000);
-            weft_chan_close(c.ch);
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+            spawn_on(s, workers[k], workers[k] ? (int)(i % workers[k]) : -1,
+                     i & 1 ? close_send : close_recv, &c);
+            if (workers[k]) {
+                close_later(&c, i);
+                WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+            } else {
+                /* 0 workers: this thread runs the task in its wait, and
+                 * another closes. */
+                closer_arg a = { &c, i };
+                pthread_t t;
+                WT_ASSERT_EQ(pthread_create(&t, NULL, closer_thread, &a), 0);
+                WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+                pthread_join(t, NULL);
+            }
             WT_ASSERT_EQ(atomic_load(&c.rc), WEFT_ECLOSED);
             weft_chan_destroy(c.ch);
         }
-        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+        sched_done(s, workers[k]);
     }
 }
 
@@ -230,8 +267,8 @@ static void hold_popped(void)
 WT_TEST(chan_handoff, destroyed_as_soon_as_a_call_returns, .timeout = 300)
 {
     weft__chan_popped_pause = hold_popped;
-    static const unsigned workers[] = { 1, 2, 8 };
-    for (unsigned k = 0; k < 3; k++) {
+    static const unsigned workers[] = { 0, 1, 2, 8 };
+    for (unsigned k = 0; k < 4; k++) {
         weft_sched *s = sched_with(workers[k], 50);
         for (unsigned i = 0; i < 3000; i++) {
             oneshot o = { .size = i % 3 ? 8 : 24, .receiver_destroys = (i & 1) != 0 };
@@ -247,12 +284,12 @@ WT_TEST(chan_handoff, destroyed_as_soon_as_a_call_returns, .timeout = 300)
                 spawn_on(s, workers[k], 0, oneshot_send_task, &o);
             if (!receiver_first)
                 spawn_on(s, workers[k], 1, oneshot_recv, &o);
+            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);   /* 0 workers: runs the tasks */
             if (sender_is_thread)
                 pthread_join(t, NULL);
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&o.got), 1);
         }
-        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+        sched_done(s, workers[k]);
     }
     weft__chan_popped_pause = NULL;
     WT_ASSERT(atomic_load(&popped) > 0, "no waiter was handed over while it waited in place");
