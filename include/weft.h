@@ -1053,8 +1053,14 @@ WEFT_API int  weft_trace_stop(weft_sched *s);
  *     "park" and "wake" ("cat":"sched").
  *   - Counter "queue" ("ph":"C"): the thread's own queue length (deque
  *     and LIFO slot, capped at 255) at each task it picks.
- * otherData: "dropped" (events lost to full buffers, all threads),
- * "events" (events written), "clock" ("tsc", "cntvct" or "monotonic").
+ * otherData: "events" (the JSON events in traceEvents, metadata
+ * included), "dropped" (JSON events lost to full buffers, all threads,
+ * in the same unit: a zone, a chunk or an instant 1, a task run 2, its
+ * first stretch and its "queue" counter, a graph run 2; a later stretch
+ * of a task that blocked is not counted; plus 1 for each thread whose
+ * buffer could not be made), "clock" ("tsc", "cntvct" or "monotonic").
+ * For a stopped recording, dropped + events is what the file would hold
+ * with buffers large enough (save those stretches).
  * A task still running when written (or when stop came) ends at the last
  * event of its thread. Names are written as UTF-8 (bytes that are not
  * show as U+FFFD); a graph task's name is kept up to 255 bytes; a graph

@@ -30,6 +30,13 @@
  *                 owner's can have touched meanwhile (index >= head2 -
  *                 capacity + 1): the seqlock argument, with head as the
  *                 sequence. No lock and no RMW on the owner's side.
+ *   weight        per buffer, the JSON events its events begin, summed
+ *                 (weft__tev_weight): the owner stores it (relaxed)
+ *                 before head's release store, so a reader that loaded
+ *                 head h (acquire) reads at least h's sum. The reader
+ *                 counts dropped events as that sum since base_weight
+ *                 less the weight of what it kept: the unit of
+ *                 otherData's "events".
  *   base, t0..    a recording's bounds, under trace_lock. t0 and the gen
  *                 are atomics the owner reads after the fence. An event
  *                 stamped against an older t0 lands outside [0, t_end]
@@ -154,6 +161,8 @@ static inline void put(weft__worker *w, weft__tbuf *b, unsigned kind, unsigned a
     atomic_store_explicit(&e->a, a, memory_order_relaxed);
     atomic_store_explicit(&e->b, bb, memory_order_relaxed);
     atomic_store_explicit(&e->c, c, memory_order_relaxed);
+    uint64_t wsum = atomic_load_explicit(&b->weight, memory_order_relaxed);   /* owner's own */
+    atomic_store_explicit(&b->weight, wsum + weft__tev_weight(kind, a), memory_order_relaxed);   /* ordered before head by its release store */
     atomic_store_explicit(&b->head, h + 1, memory_order_release);   /* pairs with the reader's acquire load */
 }
 
@@ -486,6 +495,7 @@ int weft_trace_start(weft_sched *s, size_t events_per_thread)
     atomic_store_explicit(&tr->t0, weft__trace_ticks(), memory_order_relaxed);
     for (weft__tbuf *b = tr->bufs; b; b = b->next) {
         b->base = atomic_load_explicit(&b->head, memory_order_acquire);   /* what was there belongs to earlier recordings */
+        b->base_weight = atomic_load_explicit(&b->weight, memory_order_relaxed);   /* after the acquire: at least base's */
         atomic_store_explicit(&b->t0, atomic_load_explicit(&tr->t0, memory_order_relaxed), memory_order_relaxed);   /* on the owner's line */
     }
     atomic_store_explicit(&tr->on, true, memory_order_relaxed);
@@ -534,6 +544,7 @@ void weft__trace_attach(weft__worker *w)
         weft__tbuf *b = tbuf_for(s, tr, w, tr->cap, false);
         if (b) {
             b->base = atomic_load_explicit(&b->head, memory_order_relaxed);
+            b->base_weight = atomic_load_explicit(&b->weight, memory_order_relaxed);   /* our own buffer now */
             atomic_store_explicit(&b->t0, atomic_load_explicit(&tr->t0, memory_order_relaxed), memory_order_relaxed);
             atomic_store_explicit(&w->tbuf, b, memory_order_release);   /* as in start */
             set_hook(w, WEFT__HOOK_TRACE, true);
@@ -595,6 +606,16 @@ size_t weft__tbuf_snapshot(const weft__tbuf *cb, weft__tev *out, uint64_t *dropp
         skip = h1 - lo;
     if (skip)
         memmove(out, out + skip, sizeof *out * (size_t)(h1 - lo - skip));
-    *dropped = (lo - b->base) + skip;
-    return (size_t)(h1 - lo - skip);
+    size_t n = (size_t)(h1 - lo - skip);
+    /* Dropped, in JSON events: all this recording's events (weight; read
+     * after the fence, so at least h1's sum) less those kept. */
+    uint64_t total = atomic_load_explicit(&b->weight, memory_order_relaxed) - b->base_weight;
+    uint64_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t w0 = atomic_load_explicit(&out[i].w0, memory_order_relaxed);
+        kept += weft__tev_weight((unsigned)(w0 >> TS_BITS) & 0xff,
+                                 atomic_load_explicit(&out[i].a, memory_order_relaxed));
+    }
+    *dropped = total > kept ? total - kept : 0;
+    return n;
 }

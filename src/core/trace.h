@@ -42,6 +42,33 @@ enum weft__tev_kind {
     WEFT__EV_KINDS
 };
 
+/* How many JSON events an event of this kind begins when written
+ * (trace_write.c): a task run's first stretch and its "queue" counter, a
+ * zone, a chunk, a steal, a park, a wake, each end of a wake arrow, both
+ * ends of a graph run. Ends begin none, and neither do the later
+ * stretches of a task that blocked (their number depends on the nesting
+ * at the time). Dropped events are counted in this unit, so that
+ * otherData's dropped and events can be added. */
+static inline unsigned weft__tev_weight(unsigned kind, uint64_t a)
+{
+    switch (kind) {
+    case WEFT__EV_TASK_BEGIN:
+    case WEFT__EV_GRAPH_END:
+        return 2;
+    case WEFT__EV_ZONE_BEGIN:
+    case WEFT__EV_CHUNK_BEGIN:
+    case WEFT__EV_WAKE:
+    case WEFT__EV_STEAL:
+    case WEFT__EV_PARK:
+    case WEFT__EV_UNPARK:
+        return 1;
+    case WEFT__EV_RESUME:
+        return a != 0;   /* the arrow's end */
+    default:
+        return 0;
+    }
+}
+
 /* A name in an event: a static string's address, or (this bit set) an
  * offset into the recording thread's name arena, where names that may
  * not outlive the run (a graph task's) are copied once per distinct
@@ -59,7 +86,10 @@ typedef struct weft__tev {
 typedef struct weft__tbuf {
     struct weft__tbuf *next;        /* every buffer of s, under trace_lock */
     _Atomic uint64_t head;          /* events written ever; owner stores (release) */
+    _Atomic uint64_t weight;        /* weft__tev_weight summed over those events; owner
+                                       stores (relaxed) before head */
     uint64_t base;                  /* head when the recording began (under trace_lock) */
+    uint64_t base_weight;           /* weight then (under trace_lock) */
     _Atomic uint64_t t0;            /* the recording's start, a copy beside head */
     uint64_t mask;                  /* capacity - 1, a power of two; fixed */
     int tid;                        /* weft_thread_id of its thread */
@@ -148,8 +178,10 @@ void weft__trace_detach(weft__worker *w);
 void weft__trace_fini(weft_sched *s);
 
 /* For trace_write.c: copies what buf holds of the recording into out
- * (room for mask + 1 events), returns how many; *dropped gets how many
- * were lost to a full buffer. Caller holds trace_lock. */
+ * (room for mask + 1 events), returns how many; *dropped gets the JSON
+ * events (weft__tev_weight) of those lost to a full buffer: exact once
+ * the recording stopped, while it records it may count a few events
+ * written during the copy. Caller holds trace_lock. */
 size_t weft__tbuf_snapshot(const weft__tbuf *b, weft__tev *out, uint64_t *dropped);
 
 #endif /* WEFT_TRACE_H */

@@ -315,3 +315,15 @@ void weft_sem_destroy(weft_sem *p)
         weft__panic("sem_destroy: semaphore %p destroyed while tasks or threads wait on it", (void *)p);
     m->tag = WEFT__TAG_DEAD;
 }
+
+/* A test seam (sem.h): how many waiters have queued on s since its init,
+ * read under the lock that queues them. */
+uint64_t weft__sem_tickets(weft_sem *p)
+{
+    sem_impl *m = sem_of(p);
+    WEFT__CHECK_TAG(m->tag, SEM_TAG, "sem_tickets", "semaphore", p);
+    weft__spin_lock(&m->lock);
+    uint64_t n = m->ticket;
+    weft__spin_unlock(&m->lock);
+    return n;
+}

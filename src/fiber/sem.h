@@ -29,4 +29,11 @@ typedef struct weft__sem_rec {
  * back. Callable from: any thread; never blocks. */
 bool weft__sem_take_or_queue(weft_sem *s, weft__sem_rec *r);
 
+/* Tickets drawn on s since weft_sem_init: the number of waiters that
+ * have joined its FIFO (threads, fibers and records, timed out or not).
+ * A waiter counted here is in line: a later one is served after it. For
+ * tests, which wait for it to order their waiters without sleeps.
+ * Callable from: any thread. */
+uint64_t weft__sem_tickets(weft_sem *s);
+
 #endif /* WEFT_SEM_H */

@@ -9,7 +9,10 @@
  *    a bound thread's own zones, nothing from threads of no scheduler;
  *  - chunks: one "chunk" event per chunk of weft_parallel_for and
  *    weft_parallel_reduce, each inside a task slice;
- *  - zones_deep: 100 nested zones and 1000 in a row.
+ *  - zones_deep: 100 nested zones and 1000 in a row;
+ *  - dropped_in_json_events: zones into a buffer of 16 events:
+ *    otherData's dropped and events are in one unit (JSON events), so
+ *    dropped + the zones written is the zones recorded.
  * Worker counts 0 (the test thread bound), 1, 2 and 8.
  *
  * Tasks never assert (a Criterion assert off the test's thread is not
@@ -328,5 +331,43 @@ WT_TEST(trace, zones_deep, .timeout = 120)
         tr_free(&t);
         weft_waitgroup_destroy(&z.wg);
         close_s(s, w);
+    }
+}
+
+/* ---- dropped, in the unit of events ---------------------------------------------------------- */
+
+#define DZ_ROUNDS 50   /* two zones each, one inside the other */
+
+WT_TEST(trace, dropped_in_json_events, .timeout = 60)
+{
+    static const size_t sizes[] = { 16, BIG };
+    for (size_t k = 0; k < 2; k++) {
+        weft_sched *s = open_s(0);   /* this thread bound: its own zones, nothing else */
+        start_ok(s, sizes[k]);
+        for (int i = 0; i < DZ_ROUNDS; i++) {
+            weft_trace_begin("outer");
+            weft_trace_begin("inner");
+            weft_trace_end();
+            weft_trace_end();
+        }
+        stop_ok(s);
+        tr_trace t;
+        CAPTURE(s, &t);
+        size_t zones = tr_count(&t, 'X', "zone", NULL), meta = 0;
+        for (size_t i = 0; i < t.nev; i++)
+            meta += t.ev[i].ph == 'M';
+        fprintf(stderr, "buffer of %zu: %zu zones written, dropped %.0f, events %.0f (%zu metadata)\n",
+                sizes[k], zones, t.dropped, t.events, meta);
+        WT_ASSERT(t.events == (double)t.nev, "otherData.events %.0f, %zu events in the file", t.events, t.nev);
+        WT_ASSERT(t.dropped + (double)zones == 2 * DZ_ROUNDS,
+                  "buffer of %zu: dropped %.0f + %zu zones written, %d recorded", sizes[k], t.dropped, zones,
+                  2 * DZ_ROUNDS);
+        WT_ASSERT(t.events - (double)meta == (double)zones, "buffer of %zu: events other than zones", sizes[k]);
+        if (k == 0)
+            WT_ASSERT(t.dropped > 0 && zones > 0 && zones <= 8, "buffer of 16: %zu zones kept", zones);
+        else
+            WT_ASSERT(t.dropped == 0);
+        tr_free(&t);
+        close_s(s, 0);
     }
 }

@@ -272,6 +272,8 @@ WT_TEST(attr, sem_cancel_while_waiting_gives_the_unit_back, .timeout = 60)
 
 /* ---- sem: one FIFO with threads --------------------------------------------- */
 
+#include "sem.h"   /* weft__sem_tickets: a waiter has joined the line (a test seam) */
+
 static weft_sem *fifo_sem;
 static atomic_int fifo_order[3], fifo_next;
 
@@ -295,10 +297,15 @@ static void fifo_task(void *arg)
     fifo_record(1);
 }
 
-static void pause_ms(unsigned ms)
+/* Waits until n waiters have joined s's line. No call of weft.h says
+ * "queued"; pauses of 30, then 150 ms stood in for one and proved short on
+ * a loaded 2-core machine (thread 0 not yet queued when the task was). */
+static void wait_queued(weft_sem *s, uint64_t n)
 {
-    struct timespec ts = { 0, (long)ms * 1000000 };
-    nanosleep(&ts, NULL);
+    while (weft__sem_tickets(s) < n) {
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Thread 0 queues, then the graph task (1), then thread 2: a unit
@@ -313,15 +320,13 @@ WT_TEST(attr, sem_graph_tasks_and_threads_share_one_fifo, .timeout = 60)
         atomic_store(&fifo_next, 0);
         add_sem(&x, fifo_task, NULL);
         pthread_t t0, t2;
-        /* The pauses let each join the line before the next comes (no
-         * call says "queued"); 30 ms proved short on a loaded 2-core CI
-         * machine (thread 0 not yet queued when the task was). */
+        /* Each joins the line before the next comes. */
         WT_ASSERT_EQ(pthread_create(&t0, NULL, fifo_thread, (void *)(intptr_t)0), 0);
-        pause_ms(150);
+        wait_queued(&x.sem, 1);
         WT_ASSERT_EQ(weft_graph_run(x.s, x.g), WEFT_OK);
-        pause_ms(150);
+        wait_queued(&x.sem, 2);
         WT_ASSERT_EQ(pthread_create(&t2, NULL, fifo_thread, (void *)(intptr_t)2), 0);
-        pause_ms(150);
+        wait_queued(&x.sem, 3);
         weft_sem_release(&x.sem);
         WT_ASSERT(!weft_sem_try_acquire(&x.sem), "a newcomer took the unit from the line");
         WT_ASSERT_EQ(weft_graph_wait(x.g), WEFT_OK);

@@ -466,9 +466,15 @@ WT_TEST(block, wait_until_inline_children_block_on_siblings, .timeout = 60)
     run_everywhere(wait_until_children_block, NULL, "wait_until's inline children");
 }
 
-/* Sleeping graph roots overlap: 64 roots each sleep 20 ms while counting
- * how many sleep at once; all of them must have been asleep together at
- * some point (none waited for another to wake). A count, not a time. */
+/* Sleeping graph roots overlap: 64 roots each sleep, in naps of 1 ms,
+ * until all 64 have come in, counting how many sleep at once; all of them
+ * must have been asleep together (none waited for another to wake). A
+ * count, not a time: one fixed sleep of 20 ms each passed only while the
+ * 64 started within 20 ms, which a loaded machine does not promise. A
+ * root that sleeps on after SLEEPER_NAPS naps stops: had sleepers kept
+ * others from starting, the peak stays below 64 and the test fails
+ * instead of hanging. */
+#define SLEEPER_NAPS 5000
 struct sleepers { atomic_int now, peak; };
 
 static void sleeper(void *p)
@@ -478,7 +484,8 @@ static void sleeper(void *p)
     int peak = atomic_load(&z->peak);
     while (v > peak && !atomic_compare_exchange_weak(&z->peak, &peak, v))
         ;
-    weft_sleep(20 * 1000 * 1000);
+    for (int nap = 0; nap < SLEEPER_NAPS && atomic_load(&z->peak) < 64; nap++)
+        weft_sleep(1000 * 1000);
     atomic_fetch_sub(&z->now, 1);
 }
 

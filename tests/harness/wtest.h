@@ -11,6 +11,11 @@
  * Options understood by both: .timeout (seconds), .signal (expected
  * terminating signal), .exit_code, .disabled, .description.
  *
+ * A test whose scenario did not arise (it retried a bounded number of
+ * times) ends with WT_SKIP("scenario did not arise after %d tries", n):
+ * not a failure of weft. Both runners print the reason and count the test
+ * as skipped; neither counts it as failed.
+ *
  * Every test has a watchdog (wtest_watchdog.c): shortly before its
  * timeout (.timeout, else WEFT_TEST_TIMEOUT, else 120 s) a test still
  * running prints the state of every live scheduler: blocked fibers, what
@@ -62,6 +67,7 @@ struct wt_opts {
     Test(suite, name, .init = wt_init_##suite##_##name, ##__VA_ARGS__)
 #define WT_ASSERT(...) cr_assert(__VA_ARGS__)
 #define WT_FAIL(...) cr_assert_fail(__VA_ARGS__)
+#define WT_SKIP(...) cr_skip_test(__VA_ARGS__)
 
 #else /* plain runner */
 
@@ -76,6 +82,11 @@ struct wt_test {
 void wt_register(struct wt_test *t);
 void wt_fail_at(const char *file, int line, const char *cond, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 4, 5)));
+void wt_skip_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
+
+/* The exit status of a test child that called WT_SKIP (automake's). */
+#define WT_SKIP_EXIT 77
 
 #define WT_TEST(suite, name, ...)                                            \
     static void wt_fn_##suite##_##name(void);                                \
@@ -89,6 +100,7 @@ void wt_fail_at(const char *file, int line, const char *cond, const char *fmt, .
 #define WT_ASSERT(cond, ...)                                                 \
     do { if (!(cond)) wt_fail_at(__FILE__, __LINE__, #cond, " " __VA_ARGS__); } while (0)
 #define WT_FAIL(...) wt_fail_at(__FILE__, __LINE__, "failure", " " __VA_ARGS__)
+#define WT_SKIP(...) wt_skip_at(__FILE__, __LINE__, " " __VA_ARGS__)
 
 #endif /* WEFT_TEST_CRITERION */
 

@@ -3,7 +3,9 @@
  * Runs every registered test in a forked child (a crash or a hang fails
  * that test only), kills a child that outlives its timeout (default 120 s,
  * WEFT_TEST_TIMEOUT overrides; the child's watchdog prints weft's state
- * first) and ends with the line "N passed, N failed".
+ * first) and ends with the line "N passed, N failed", plus ", N skipped"
+ * when a test was disabled or called WT_SKIP (its child prints why and
+ * exits with WT_SKIP_EXIT; under WEFT_TEST_NOFORK a skip ends the run).
  * Arguments: substrings; only tests whose "suite::name" contains one run.
  * WEFT_TEST_NOFORK=1 runs tests in-process (for a debugger).
  */
@@ -43,6 +45,23 @@ void wt_fail_at(const char *file, int line, const char *cond, const char *fmt, .
     _exit(1);
 }
 
+void wt_skip_at(const char *file, int line, const char *fmt, ...)
+{
+    fprintf(stderr, "%s:%d: skipped", file, line);
+    if (fmt && *fmt == ' ')
+        fmt++;
+    if (fmt && *fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs(": ", stderr);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+    }
+    fputc('\n', stderr);
+    fflush(NULL);
+    _exit(WT_SKIP_EXIT);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -62,43 +81,48 @@ static bool selected(const struct wt_test *t, int argc, char **argv)
     return false;
 }
 
-/* Returns true when the child's end matches what the test expects. */
-static bool judge(const struct wt_test *t, int status, bool timed_out, char *why, size_t cap)
+enum verdict { V_FAIL, V_PASS, V_SKIP };
+
+/* Whether the child's end matches what the test expects; a skip is an
+ * exit with WT_SKIP_EXIT where the test expects another code. */
+static enum verdict judge(const struct wt_test *t, int status, bool timed_out, char *why, size_t cap)
 {
     if (timed_out) {
         snprintf(why, cap, "timed out");
-        return false;
+        return V_FAIL;
     }
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         if (t->opts->signal == sig)
-            return true;
+            return V_PASS;
         snprintf(why, cap, "killed by signal %d (%s)", sig, strsignal(sig));
-        return false;
+        return V_FAIL;
     }
     int code = WEXITSTATUS(status);
+    if (code == WT_SKIP_EXIT && t->opts->exit_code != WT_SKIP_EXIT)
+        return V_SKIP;
     if (t->opts->signal) {
         snprintf(why, cap, "expected signal %d, exited %d", t->opts->signal, code);
-        return false;
+        return V_FAIL;
     }
     if (code != t->opts->exit_code) {
         snprintf(why, cap, "exit code %d", code);
-        return false;
+        return V_FAIL;
     }
-    return true;
+    return V_PASS;
 }
 
-static bool run_one(const struct wt_test *t, double default_timeout, char *why, size_t cap)
+static enum verdict run_one(const struct wt_test *t, double default_timeout, char *why, size_t cap)
 {
     if (getenv("WEFT_TEST_NOFORK")) {
         t->fn();
-        return true;
+        return V_PASS;
     }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(why, cap, "fork: %s", strerror(errno));
-        return false;
+        return V_FAIL;
     }
     double limit = t->opts->timeout > 0 ? t->opts->timeout : default_timeout;
     if (pid == 0) {
@@ -116,7 +140,7 @@ static bool run_one(const struct wt_test *t, double default_timeout, char *why, 
             break;
         if (r < 0 && errno != EINTR) {
             snprintf(why, cap, "waitpid: %s", strerror(errno));
-            return false;
+            return V_FAIL;
         }
         if (now_s() - start > limit) {
             /* SIGQUIT first: a test may print its state on it. */
@@ -148,11 +172,14 @@ int main(int argc, char **argv)
         }
         char why[256] = "";
         double start = now_s();
-        bool ok = run_one(t, default_timeout, why, sizeof why);
+        enum verdict v = run_one(t, default_timeout, why, sizeof why);
         double took = now_s() - start;
-        if (ok) {
+        if (v == V_PASS) {
             passed++;
             printf("[PASS] %s::%s (%.2f s)\n", t->suite, t->name, took);
+        } else if (v == V_SKIP) {
+            skipped++;
+            printf("[SKIP] %s::%s (%.2f s)\n", t->suite, t->name, took);
         } else {
             failed++;
             printf("[FAIL] %s::%s: %s (%.2f s)\n", t->suite, t->name, why, took);

@@ -14,6 +14,8 @@
  *  - pins_racing_unbind: plain threads pin to a bound thread while it
  *    unbinds: every pin that returned OK ran, once, on that thread (its
  *    pthread, not only its id); the others were refused with EINVAL.
+ *    Every fourth round the thread unbinds only once a pin was accepted,
+ *    so the race is run on one CPU too.
  *  - bind_churn: threads bind and unbind in a loop; the ids of the threads
  *    bound at any moment are distinct and the smallest free ones (so below
  *    workers + threads); a task each pins to itself runs on it.
@@ -411,6 +413,8 @@ struct race {
     pthread_t x_self;          /* the bound thread, as it saw itself */
     atomic_int x_id, x_ready, x_rc;
     int pumps;                 /* rounds of pumping before it unbinds */
+    bool hold;                 /* pump until a pin was accepted (or the pinners gave up) */
+    atomic_int pinners_done;
     atomic_long ok, ran, wrong, bad;
 };
 
@@ -436,6 +440,13 @@ static void *race_x(void *arg)
         weft_run_pinned(UINT64_MAX);
         weft_wait_pinned(20000);
     }
+    /* A held round unbinds only once a pin was accepted, so that every
+     * run has rounds where pins race the unbind: on one CPU this thread
+     * otherwise often unbound before a pinner ran at all. */
+    while (r->hold && atomic_load(&r->ok) == 0 && atomic_load(&r->pinners_done) < RPINNERS) {
+        weft_run_pinned(UINT64_MAX);
+        weft_wait_pinned(20000);
+    }
     weft_sched_unbind();
     return NULL;
 }
@@ -456,6 +467,7 @@ static void *race_pinner(void *arg)
             break;
         }
     }
+    atomic_fetch_add(&r->pinners_done, 1);
     return NULL;
 }
 
@@ -472,6 +484,7 @@ WT_TEST(pin_stress, pins_racing_unbind, .timeout = 900)
             memset(&r, 0, sizeof r);
             r.s = s;
             r.pumps = (int)(wt_rand(&rng) % 4);
+            r.hold = round % 4 == 0;
             atomic_store(&r.x_id, -2);
             pthread_t x = start_thread(race_x, &r), p[RPINNERS];
             for (int i = 0; i < RPINNERS; i++)
