@@ -746,7 +746,12 @@ WEFT_API int  weft_graph_create(weft_graph **out);
  * other call on g is under way or can start: it must not race any other
  * call on g, a weft_graph_wait on its way in included (a waiter already
  * blocked when the run ended gets its result without touching g again, so
- * a run that has been waited for may be destroyed at once). */
+ * a run that has been waited for may be destroyed at once). A call on g,
+ * or on one of its tasks, after destroy is undefined; in a checked build
+ * (WEFT_CHECKS, or no NDEBUG) it aborts with "graph <address> used after
+ * it was destroyed", as for sync primitives, for at least the next 4096
+ * graphs destroyed (a task's call: while its node block is not yet reused
+ * by another graph). */
 WEFT_API int  weft_graph_destroy(weft_graph *g);
 /* fn NULL = empty task (a join point); NULL return = out of memory, g
  * NULL, or a run in flight (weft_graph_add_task tells which). */
