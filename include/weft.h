@@ -142,6 +142,19 @@ WEFT_API void weft_set_allocator(const weft_allocator *a);
 
 /* ---- scheduler ------------------------------------------------------ */
 
+/* fork(2). A process may fork at any time, while other threads build,
+ * run and destroy graphs and schedulers: weft takes its process-wide
+ * locks around the fork (pthread_atfork), so the child inherits none held.
+ * The child has only the forking thread, so nothing made before the fork
+ * works there: no scheduler (its workers are gone), graph, channel or
+ * primitive of the parent's may be used, waited for or destroyed in the
+ * child. The child may exec (or _exit), and may make a fresh scheduler
+ * with weft_sched_create and use it, with new graphs and primitives, as
+ * any process would, if it was forked from a plain thread (neither a
+ * worker nor bound): a child forked from a task or a bound thread still
+ * runs as that worker or bound thread of a scheduler it does not have, so
+ * exec and _exit are all it may do. */
+
 typedef struct weft_sched weft_sched;
 
 #define WEFT_WORKERS_AUTO (~0u)
@@ -733,7 +746,12 @@ WEFT_API int  weft_graph_create(weft_graph **out);
  * other call on g is under way or can start: it must not race any other
  * call on g, a weft_graph_wait on its way in included (a waiter already
  * blocked when the run ended gets its result without touching g again, so
- * a run that has been waited for may be destroyed at once). */
+ * a run that has been waited for may be destroyed at once). A call on g,
+ * or on one of its tasks, after destroy is undefined; in a checked build
+ * (WEFT_CHECKS, or no NDEBUG) it aborts with "graph <address> used after
+ * it was destroyed", as for sync primitives, for at least the next 4096
+ * graphs destroyed (a task's call: while its node block is not yet reused
+ * by another graph). */
 WEFT_API int  weft_graph_destroy(weft_graph *g);
 /* fn NULL = empty task (a join point); NULL return = out of memory, g
  * NULL, or a run in flight (weft_graph_add_task tells which). */

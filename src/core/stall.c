@@ -527,6 +527,31 @@ void weft__sched_dump(weft_sched *s, FILE *out)
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static weft_sched *live_head;
 
+/* fork(2): live_lock and namer_lock are process-wide; a thread the child
+ * does not have (a scheduler being made or destroyed, a stall report, a
+ * layer adding its namer) could hold one at the fork, and the child's
+ * first weft_sched_create would wait for it for ever. They are taken
+ * around fork in the documented order (live_lock, then namer_lock: see the
+ * top), so the child inherits both free and the lists whole. The parent's
+ * schedulers stay on the child's live list: their threads are gone, and
+ * weft.h says a child may not use them (a dump would still name them). */
+static void live_fork_prepare(void)
+{
+    pthread_mutex_lock(&live_lock);
+    pthread_mutex_lock(&namer_lock);
+}
+
+static void live_fork_release(void)
+{
+    pthread_mutex_unlock(&namer_lock);
+    pthread_mutex_unlock(&live_lock);
+}
+
+__attribute__((constructor)) static void live_fork_register(void)
+{
+    (void)pthread_atfork(live_fork_prepare, live_fork_release, live_fork_release);   /* as base.c's */
+}
+
 void weft__sched_dump_all(FILE *out)
 {
     /* On a hang: any lock might be the stuck one, so none is waited on

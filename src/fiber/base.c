@@ -5,6 +5,14 @@
  *   allocator  written by weft_set_allocator before any weft object
  *              exists (documented), read anywhere after.
  *   kept       the kept blocks' list and count, under kept.lock.
+ *
+ * fork(2): kept.lock is process-wide, so a thread the child does not have
+ * could hold it at the fork, mid-way through an unlink, and the child's
+ * first graph block would wait for it for ever. pthread_atfork (from a
+ * constructor, before any weft call) takes it around fork, so the child
+ * inherits it free and the list whole; it is a leaf lock (nothing is
+ * taken under it but the C library's malloc, which fork handles itself),
+ * so taking it in prepare cannot wait on a thread that waits for us.
  */
 #define _GNU_SOURCE   /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include <pthread.h>
@@ -82,6 +90,24 @@ static struct {
     void *head;
     size_t n;
 } kept = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+
+/* fork(2) (see the top): the child inherits kept.lock free. */
+static void kept_fork_prepare(void)
+{
+    pthread_mutex_lock(&kept.lock);
+}
+
+static void kept_fork_release(void)
+{
+    pthread_mutex_unlock(&kept.lock);   /* parent and child alike: the list is whole */
+}
+
+__attribute__((constructor)) static void kept_fork_register(void)
+{
+    /* No registration (ENOMEM at start-up): fork stays as safe as it was,
+     * which is for a child that only calls exec. */
+    (void)pthread_atfork(kept_fork_prepare, kept_fork_release, kept_fork_release);
+}
 
 static bool allocator_is_default(void)
 {

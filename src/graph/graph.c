@@ -124,6 +124,7 @@ int weft_graph_create(weft_graph **out)
     weft_graph *g = weft__calloc(sizeof *g);
     if (!g)
         return WEFT_ENOMEM;
+    g->tag = WEFT__TAG_GRAPH;
     atomic_init(&g->lock, false);
     atomic_init(&g->run, 0);
     atomic_init(&g->cancel_epoch, WEFT__NO_EPOCH);
@@ -193,10 +194,37 @@ static bool running(const weft_graph *g)
     return atomic_load_explicit(&g->run, memory_order_relaxed) & 1u;   /* under lock: the lock orders it */
 }
 
+#ifdef WEFT_DEBUG
+/* The quarantine (graph.h, WEFT__TAG_GRAPH): a ring of the last destroyed
+ * headers. A destroy takes the next slot (one fetch_add: destroys on
+ * several threads take distinct slots) and frees the header that was
+ * there (the exchange hands it to exactly one destroyer). Lock-free, so
+ * fork needs no handler for it. Reachable from here, so leak checkers do
+ * not report the headers kept. */
+static _Atomic(weft_graph *) quarantine[WEFT__GRAPH_QUARANTINE];
+static atomic_uint quarantine_next;
+#endif
+
+/* The end of a destroy: g is dead. Callable from: its destroy. */
+static void header_retire(weft_graph *g)
+{
+#ifdef WEFT_DEBUG
+    memset((char *)g + sizeof g->tag, 0, sizeof *g - sizeof g->tag);   /* nothing to follow */
+    g->tag = WEFT__TAG_DEAD;
+    unsigned i = atomic_fetch_add_explicit(&quarantine_next, 1, memory_order_relaxed) % WEFT__GRAPH_QUARANTINE;   /* a slot; the exchange orders the rest */
+    weft_graph *old = atomic_exchange_explicit(&quarantine[i], g, memory_order_acq_rel);   /* acq_rel: the old header's writes before its free */
+    if (old)
+        weft__free(old, sizeof *old);
+#else
+    weft__free(g, sizeof *g);
+#endif
+}
+
 int weft_graph_destroy(weft_graph *g)
 {
     if (!g)
         return WEFT_EINVAL;
+    WEFT__GRAPH_CHECK(g, "weft_graph_destroy");
     weft__graph_lock(g);
     if (running(g)) {
         weft__graph_unlock(g);
@@ -231,7 +259,7 @@ int weft_graph_destroy(weft_graph *g)
     if (g->modules)
         weft__free(g->modules, sizeof *g->modules * g->modules_cap);
     weft__attr_free(g);   /* task attributes (attr.c) */
-    weft__free(g, sizeof *g);
+    header_retire(g);
     return WEFT_OK;
 }
 

@@ -195,7 +195,19 @@ typedef struct weft__chunk {
     size_t size;                    /* bytes, header included */
 } weft__chunk;
 
+/* A graph's life tag (base.h's life tags): written by create, turned to
+ * WEFT__TAG_DEAD by destroy. In checked builds (WEFT_DEBUG) destroy keeps
+ * the header, dead, in a quarantine of the last WEFT__GRAPH_QUARANTINE
+ * destroyed graphs (graph.c) instead of freeing it, and a task's node
+ * keeps pointing at it while its block is kept, so a call on the graph,
+ * or on one of its tasks, after destroy aborts naming the graph instead
+ * of reading freed memory. Release builds free the header at once (a use
+ * after destroy is undefined, as weft.h says). */
+#define WEFT__TAG_GRAPH 0x67720001u
+#define WEFT__GRAPH_QUARANTINE 4096u
+
 struct weft_graph {
+    uint32_t tag;                   /* WEFT__TAG_GRAPH, or DEAD after destroy: written by create and destroy only */
     /* Build state: under lock. */
     atomic_bool lock;               /* a spin lock; see run.c for why not a mutex */
     bool cyclic;                    /* found a cycle: stays (no edge removal) */
@@ -267,8 +279,14 @@ bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns);
 
 /* g's spin lock (run.c says why not a mutex). Inline: every build call
  * takes it, and uncontended it is one exchange. */
+/* Aborts, in checked builds, if g (or t's graph) was destroyed: call is
+ * the public function's name. */
+#define WEFT__GRAPH_CHECK(g, call) WEFT__CHECK_TAG((g)->tag, WEFT__TAG_GRAPH, (call), "graph", (g))
+#define WEFT__TASK_CHECK(t, call) WEFT__GRAPH_CHECK((t)->g, (call))
+
 static inline void weft__graph_lock(weft_graph *g)
 {
+    WEFT__GRAPH_CHECK(g, "weft_graph call (its lock)");   /* every build and inspect call takes it */
     if (WEFT_UNLIKELY(atomic_exchange_explicit(&g->lock, true, memory_order_acquire)))   /* acquire: pairs with the release in unlock */
         weft__graph_lock_for(g, UINT64_MAX);
 }

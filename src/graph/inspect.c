@@ -243,6 +243,7 @@ bool weft_task_cancel(weft_task *t)
 {
     if (!t)
         return false;
+    WEFT__TASK_CHECK(t, "weft_task_cancel");
     uint32_t old = atomic_fetch_or_explicit(&t->ctl, WEFT__CTL_CANCEL,
                                             memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
     if (WEFT__CTL_VISIT(old) != WEFT__VISIT_RAN && WEFT__CTL_VISIT(old) != WEFT__VISIT_FAILED)
@@ -259,8 +260,10 @@ bool weft_task_cancel(weft_task *t)
 
 void weft_task_reset(weft_task *t)
 {
-    if (t)
-        atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_CANCEL,
+    if (!t)
+        return;
+    WEFT__TASK_CHECK(t, "weft_task_reset");
+    atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_CANCEL,
                                   memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
 }
 
@@ -287,6 +290,7 @@ weft_task_state weft_task_get_state(const weft_task *t)
 {
     if (!t)
         return WEFT_TASK_PENDING;
+    WEFT__TASK_CHECK(t, "weft_task_get_state");
     /* ctl first, then the run: a visit from an older run than the one in
      * flight reads as pending. */
     uint32_t c = atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_acquire);   /* pairs with the CAS in claim */

@@ -195,6 +195,27 @@ void weft__report_task(void *arg, char *buf, size_t cap)
 static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER;
 static weft_graph *listed_head;     /* under listed_lock */
 
+/* fork(2): listed_lock is process-wide; a thread the child does not have
+ * (a waiter listing its graph, a destroy unlisting one) could hold it at
+ * the fork, and the child's first weft_graph_wait would wait for it for
+ * ever. Taken around fork, so the child inherits it free and the list
+ * whole. Nothing waits for another process-wide lock while holding it
+ * (a report takes it with patience, under the core's locks). */
+static void listed_fork_prepare(void)
+{
+    pthread_mutex_lock(&listed_lock);
+}
+
+static void listed_fork_release(void)
+{
+    pthread_mutex_unlock(&listed_lock);
+}
+
+__attribute__((constructor)) static void listed_fork_register(void)
+{
+    (void)pthread_atfork(listed_fork_prepare, listed_fork_release, listed_fork_release);   /* as base.c's */
+}
+
 void weft__report_list(weft_graph *g)
 {
     if (atomic_load_explicit(&g->listed, memory_order_relaxed))   /* relaxed: set once under listed_lock; a stale false takes the lock */

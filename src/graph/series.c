@@ -235,6 +235,7 @@ int weft_graph_wait(weft_graph *g)
 {
     if (!g)
         return WEFT_EINVAL;
+    WEFT__GRAPH_CHECK(g, "weft_graph_wait");
     /* A task of g's run (or work nested in one on its fiber) would wait
      * for its own end. No lock needed: while such a task runs, so does
      * the run, and the field is this fiber's own. */
