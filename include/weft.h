@@ -427,7 +427,10 @@ WEFT_API int  weft_run_pinned(uint64_t budget_ns);
  * does); while it waits, the thread runs what it runs in any wait (its
  * ready fibers, tasks pinned to it: a pin that arrives then may have run
  * by the time this returns 0; unless bound with WEFT_BIND_NO_HELP, other
- * ready work). WEFT_ENOTBOUND elsewhere. */
+ * ready work). A pin counts whoever makes it: another thread, or a task
+ * this thread runs during the wait; the wait returns 0 as soon as it is
+ * queued, and WEFT_ETIMEDOUT only if none came. WEFT_ENOTBOUND
+ * elsewhere. */
 WEFT_API int  weft_wait_pinned(uint64_t timeout_ns);
 /* Until every task spawned so far, and all they spawn, has finished.
  * WEFT_EBUSY from a task of s (it would wait for itself); WEFT_ENOTBOUND
