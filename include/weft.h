@@ -923,6 +923,24 @@ WEFT_API int  weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(vo
  * has no fiber to go on with ("allocation"); the run goes on. Callable
  * from: any thread. */
 WEFT_API int  weft_graph_wait(weft_graph *g);
+/* weft_graph_wait with a timeout: as weft_graph_wait (same results, same
+ * refusals, same way of waiting: a bound thread runs its pinned tasks
+ * and, helping, other work meanwhile), or WEFT_ETIMEDOUT once timeout_ns
+ * has passed with the run still in flight (it goes on; nothing changes).
+ * 0 only looks: ETIMEDOUT while a run is in flight, else the last run's
+ * result at once. UINT64_MAX waits for ever. A run_n or run_until series
+ * counts as one run: ETIMEDOUT until its last run has ended. A frame
+ * loop waits with it up to the frame's end, then pumps (weft_run_pinned).
+ * Callable from: any thread. */
+WEFT_API int  weft_graph_wait_for(weft_graph *g, uint64_t timeout_ns);
+/* Has g's run ended? true with no run in flight (never run, or the last
+ * one ended; also for g NULL), false from weft_graph_run's start until
+ * the run ends, and through a whole run_n or run_until series (false
+ * between two of its runs too). Never blocks and runs nothing. Once it
+ * returns true, what the run's tasks wrote is visible to the caller and
+ * weft_graph_wait returns the run's result at once (unless another run
+ * was started meanwhile). Callable from: any thread. */
+WEFT_API bool weft_graph_done(const weft_graph *g);
 /* Skips every task of the run in flight that has not started yet; tasks
  * already running finish. true if a run was in flight. Later runs are not
  * affected. */
