@@ -429,8 +429,11 @@ WEFT_API int  weft_run_pinned(uint64_t budget_ns);
  * by the time this returns 0; unless bound with WEFT_BIND_NO_HELP, other
  * ready work). A pin counts whoever makes it: another thread, or a task
  * this thread runs during the wait; the wait returns 0 as soon as it is
- * queued, and WEFT_ETIMEDOUT only if none came. WEFT_ENOTBOUND
- * elsewhere. */
+ * queued, and WEFT_ETIMEDOUT only if none came. A thread never leaves
+ * a task it is running: helping, the wait ends (on a pin, or at its
+ * timeout) once the task it runs then returns or blocks, which may be
+ * past the timeout (bind WEFT_BIND_NO_HELP where that matters).
+ * WEFT_ENOTBOUND elsewhere. */
 WEFT_API int  weft_wait_pinned(uint64_t timeout_ns);
 /* Until every task spawned so far, and all they spawn, has finished.
  * WEFT_EBUSY from a task of s (it would wait for itself); WEFT_ENOTBOUND
@@ -931,7 +934,11 @@ WEFT_API int  weft_graph_wait(weft_graph *g);
  * result at once. UINT64_MAX waits for ever. A run_n or run_until series
  * counts as one run: ETIMEDOUT until its last run has ended. A frame
  * loop waits with it up to the frame's end, then pumps (weft_run_pinned).
- * Callable from: any thread. */
+ * A bound thread that helps ends the wait once the task it runs at the
+ * timeout returns or blocks (as weft_wait_pinned). A wait that ends
+ * ETIMEDOUT touches g until it returns, so weft_graph_destroy must not
+ * race it (one the run's end woke does not touch g again, as for
+ * weft_graph_wait). Callable from: any thread. */
 WEFT_API int  weft_graph_wait_for(weft_graph *g, uint64_t timeout_ns);
 /* Has g's run ended? true with no run in flight (never run, or the last
  * one ended; also for g NULL), false from weft_graph_run's start until
