@@ -440,7 +440,13 @@ WEFT_API int  weft_run_pinned(uint64_t budget_ns);
  * does); while it waits, the thread runs what it runs in any wait (its
  * ready fibers, tasks pinned to it: a pin that arrives then may have run
  * by the time this returns 0; unless bound with WEFT_BIND_NO_HELP, other
- * ready work). WEFT_ENOTBOUND elsewhere. */
+ * ready work). A pin counts whoever makes it: another thread, or a task
+ * this thread runs during the wait; the wait returns 0 as soon as it is
+ * queued, and WEFT_ETIMEDOUT only if none came. A thread never leaves
+ * a task it is running: helping, the wait ends (on a pin, or at its
+ * timeout) once the task it runs then returns or blocks, which may be
+ * past the timeout (bind WEFT_BIND_NO_HELP where that matters).
+ * WEFT_ENOTBOUND elsewhere. */
 WEFT_API int  weft_wait_pinned(uint64_t timeout_ns);
 /* Until every task spawned so far, and all they spawn, has finished.
  * WEFT_EBUSY from a task of s (it would wait for itself); WEFT_ENOTBOUND
@@ -938,6 +944,28 @@ WEFT_API int  weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(vo
  * has no fiber to go on with ("allocation"); the run goes on. Callable
  * from: any thread. */
 WEFT_API int  weft_graph_wait(weft_graph *g);
+/* weft_graph_wait with a timeout: as weft_graph_wait (same results, same
+ * refusals, same way of waiting: a bound thread runs its pinned tasks
+ * and, helping, other work meanwhile), or WEFT_ETIMEDOUT once timeout_ns
+ * has passed with the run still in flight (it goes on; nothing changes).
+ * 0 only looks: ETIMEDOUT while a run is in flight, else the last run's
+ * result at once. UINT64_MAX waits for ever. A run_n or run_until series
+ * counts as one run: ETIMEDOUT until its last run has ended. A frame
+ * loop waits with it up to the frame's end, then pumps (weft_run_pinned).
+ * A bound thread that helps ends the wait once the task it runs at the
+ * timeout returns or blocks (as weft_wait_pinned). A wait that ends
+ * ETIMEDOUT touches g until it returns, so weft_graph_destroy must not
+ * race it (one the run's end woke does not touch g again, as for
+ * weft_graph_wait). Callable from: any thread. */
+WEFT_API int  weft_graph_wait_for(weft_graph *g, uint64_t timeout_ns);
+/* Has g's run ended? true with no run in flight (never run, or the last
+ * one ended; also for g NULL), false from weft_graph_run's start until
+ * the run ends, and through a whole run_n or run_until series (false
+ * between two of its runs too). Never blocks and runs nothing. Once it
+ * returns true, what the run's tasks wrote is visible to the caller and
+ * weft_graph_wait returns the run's result at once (unless another run
+ * was started meanwhile). Callable from: any thread. */
+WEFT_API bool weft_graph_done(const weft_graph *g);
 /* Skips every task of the run in flight that has not started yet; tasks
  * already running finish. true if a run was in flight. Later runs are not
  * affected. */

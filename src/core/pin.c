@@ -40,8 +40,12 @@
  *                 and re-checks its box before it waits on pin_ev (an
  *                 auto-reset event); a pinner reads pin_waiting after its
  *                 push (seq_cst fence) and signals: Dekker, so one of the
- *                 two sees the other. A spare signal only makes a later
- *                 wait look again.
+ *                 two sees the other. A pin the thread makes to itself,
+ *                 from a task it runs while its host fiber sleeps in that
+ *                 wait, reads pin_waiting too and signals (both owner
+ *                 only): without it the pin would run unseen and the wait
+ *                 sleep on to its timeout, or for ever. A spare signal
+ *                 only makes a later wait look again.
  *   pump_depth    owner only: pinned tasks weft_run_pinned runs on the
  *                 thread's own stack, so that unbind and destroy can tell
  *                 they are called from a task.
@@ -148,7 +152,13 @@ static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int threa
     }
     weft__count_spawn(s, w);
     if (to == w) {
+        /* A task this thread runs while its own code waits in
+         * weft_wait_pinned (helping, or any task with workers = 0): that
+         * wait sleeps on pin_ev and must hear of the pin as it would from
+         * another thread. Owner only on both sides: no fence. */
         pin_append(w, &t->node);
+        if (atomic_load_explicit(&w->pin_waiting, memory_order_relaxed))
+            weft_event_signal(&w->pin_ev);
     } else {
         pin_push(to, &t->node);
         weft__wake_worker(s, to);

@@ -1,17 +1,21 @@
 /* This file is private to weft: a graph run's life outside its visits:
  * its start (weft_graph_run, _run_n, _run_until: the check, the setup,
  * queueing the first root), its end (the result, the waiters, the next
- * run of a series) and weft_graph_wait.
+ * run of a series), weft_graph_wait, weft_graph_wait_for and
+ * weft_graph_done.
  *
  * Synchronization: the protocol is one with the visits', and written
  * once, at the top of run.c (steps 1, 2 and 4 are here). In short: the
  * start and the end take g's spin lock; `run` is stored with release
- * under it and read with acquire by cancel and state; the waiter queue
- * and result are under the lock, and the finisher hands each waiter its
- * result in the waiter's own frame before the unlock, its last touch of
- * g; runs_left, until and until_ctx are written under the lock before a
- * series starts and read by the visit that ends each run, which the
- * queues and the sinks_left chain order after.
+ * under it and read with acquire by cancel, state and weft_graph_done;
+ * the waiter queue and result are under the lock, and the finisher hands
+ * each waiter its result in the waiter's own frame before the unlock,
+ * its last touch of g; a timed waiter (weft_graph_wait_for) and the
+ * finisher's claim race by the waiter's CAS (wait.h), and one that timed
+ * out unlinks itself under the lock; runs_left, until and until_ctx
+ * are written under the lock before a series starts and read by the
+ * visit that ends each run, which the queues and the sinks_left chain
+ * order after.
  */
 #include "graph.h"
 
@@ -231,7 +235,9 @@ int weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), 
     return start(s, g, 0, pred, ctx);
 }
 
-int weft_graph_wait(weft_graph *g)
+/* weft_graph_wait and weft_graph_wait_for: timeout_ns as weft__deadline
+ * takes it (WEFT__FOREVER: none), 0 only looks. */
+static int graph_wait(weft_graph *g, uint64_t timeout_ns)
 {
     if (!g)
         return WEFT_EINVAL;
@@ -243,7 +249,7 @@ int weft_graph_wait(weft_graph *g)
     const weft__visiting *vis = w ? weft__fstate_cur(w)->graph : NULL;
     if (vis && weft__runs_within(vis->g, g))
         return WEFT_EBUSY;
-    if (w && w->track)
+    if (w && w->track && timeout_ns)
         weft__report_list(g);   /* a stall report may list this wait: it may read g (report.c) */
     weft__graph_lock(g);
     if (!(atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)) {   /* under lock */
@@ -254,15 +260,45 @@ int weft_graph_wait(weft_graph *g)
     /* With no workers, only a bound thread of the run's scheduler runs
      * its tasks, and only while it blocks: a thread that is not one of
      * its own would sleep until then, forever if none is bound. Refused
-     * as weft_wait_idle refuses, whatever other threads do. */
+     * as weft_wait_idle refuses, whatever other threads do; a look
+     * (timeout 0) too, so that a poll loop there gets told once. */
     weft_sched *s = g->sched;   /* under lock: set by the run's start */
     if (s->nworkers == 0 && !(w && w->s == s)) {
         weft__graph_unlock(g);
         return WEFT_ENOTBOUND;
     }
+    if (timeout_ns == 0) {
+        weft__graph_unlock(g);
+        return WEFT_ETIMEDOUT;   /* a look: running */
+    }
+    /* A deadline makes the waiter's end a race between finish_as's claim
+     * and the timer (or the futex's timeout), decided by the waiter's CAS
+     * (wait.h); a waiter that timed out takes itself off g's queue under
+     * the lock (weft__wait re-takes it through lock_cb). */
     weft__waiter me;
-    weft__waiter_init(&me, g, "graph", 0);
+    weft__waiter_init(&me, g, "graph", weft__deadline(timeout_ns));
     weft__waitq_push(&g->waiters, &me);
-    int rc = weft__wait(&g->waiters, &me, lock_cb, unlock_cb, g);   /* unlocks; no deadline: notified, or ENOMEM (no fiber to go on with) */
+    int rc = weft__wait(&g->waiters, &me, lock_cb, unlock_cb, g);   /* unlocks; notified, ETIMEDOUT, or ENOMEM (no fiber to go on with) */
     return rc == WEFT_OK ? (int)(intptr_t)me.data : rc;
+}
+
+int weft_graph_wait(weft_graph *g)
+{
+    return graph_wait(g, WEFT__FOREVER);
+}
+
+int weft_graph_wait_for(weft_graph *g, uint64_t timeout_ns)
+{
+    return graph_wait(g, timeout_ns);
+}
+
+bool weft_graph_done(const weft_graph *g)
+{
+    if (!g)
+        return true;
+    /* acquire: pairs with the release store of `run` in finish_as, so a
+     * caller that reads true sees what the run's tasks wrote. A series
+     * keeps the bit set from one run to the next (next_run stores the
+     * next epoch under the lock before finish could clear it). */
+    return !(atomic_load_explicit(&((weft_graph *)g)->run, memory_order_acquire) & 1u);
 }
