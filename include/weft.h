@@ -698,6 +698,11 @@ WEFT_API int  weft_call_blocking(weft_sched *s, weft_fn fn, void *arg);
  * in all, for the next graph built (with weft's default allocator only:
  * a weft_set_allocator allocator gets every block back), so a program
  * that builds a graph per frame does not wait on fresh pages each time.
+ * The rest of what a destroy frees (names, long edge lists, arrays) goes
+ * back to malloc, and with glibc weft hands malloc's free pages back to
+ * the system (malloc_trim) once 8 MiB or more has been freed so: after
+ * big graphs are destroyed, the process keeps those 64 MiB, not their
+ * peak.
  *
  * Cancelling: a cancelled task is skipped, and so is every task that
  * depends on a skipped one (the tasks that run are closed under
