@@ -717,6 +717,11 @@ WEFT_API int  weft_call_blocking(weft_sched *s, weft_fn fn, void *arg);
  * in all, for the next graph built (with weft's default allocator only:
  * a weft_set_allocator allocator gets every block back), so a program
  * that builds a graph per frame does not wait on fresh pages each time.
+ * The rest of what a destroy frees (names, long edge lists, arrays) goes
+ * back to malloc, and with glibc weft hands malloc's free pages back to
+ * the system (malloc_trim) once 8 MiB or more has been freed so: after
+ * big graphs are destroyed, the process keeps those 64 MiB, not their
+ * peak.
  *
  * Cancelling: a cancelled task is skipped, and so is every task that
  * depends on a skipped one (the tasks that run are closed under
@@ -913,9 +918,14 @@ WEFT_API weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *ar
  * 2^18 tasks and edges inside modules in all; a cycle through modules,
  * or a module past those bounds, is drawn without its tasks, its label
  * saying why), ids prefixed by the module path ("m3_m1_t0": task 0 of the
- * graph that task 1 runs, inside the graph that task 3 runs), so one sub
- * used twice is drawn twice with ids of its own; its tasks show their
- * states in sub's last run. */
+ * graph that task 1 runs, inside the graph that task 3 runs); its tasks
+ * show their states in sub's last run. A sub used by several module
+ * tasks is drawn once, in the cluster of the first met (tasks in the
+ * order added, depth first); each other one's cluster holds its task
+ * alone, labelled "(drawn in cluster_<id>)", with dotted lines to the
+ * sub's roots there. Cost: checking a run's modules, and the dump, visit
+ * each distinct graph once, however many paths lead to it (a lattice of
+ * shared modules 40 deep is 40 graphs, not 2^40). */
 WEFT_API weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub);
 
 /* A series of runs as one: weft_graph_run_n runs g n times in a row (n =
@@ -975,7 +985,8 @@ WEFT_API bool weft_graph_cancel(weft_graph *g);
  * (in red) or were skipped or are running show it in their label and
  * colour; modules as clusters holding their sub graphs' tasks (see
  * weft_graph_add_module). The text is made in memory first (one block
- * through the allocator hook) and then written, so a slow stream holds
+ * through the allocator hook, and one more listing the graphs drawn when
+ * there are over 32) and then written, so a slow stream holds
  * up no run. Write errors show in ferror(out). EINVAL: NULL; ENOMEM
  * (nothing written). Callable from: any thread, also while g runs (the
  * states are then a snapshot, each task's taken at its own moment). */

@@ -1,10 +1,12 @@
 /* This file is private to weft: panics, errors, the allocator hook, the
- * kept blocks and the brief-mutex helper.
+ * kept blocks, handing free pages back, and the brief-mutex helper.
  *
  * Synchronization
  *   allocator  written by weft_set_allocator before any weft object
  *              exists (documented), read anywhere after.
  *   kept       the kept blocks' list and count, under kept.lock.
+ *   freed_untrimmed  a tally of bytes freed, atomic (relaxed: no data
+ *              rides on it); emptied by the thread that trims.
  *
  * fork(2): kept.lock is process-wide, so a thread the child does not have
  * could hold it at the fork, mid-way through an unlink, and the child's
@@ -17,11 +19,16 @@
 #define _GNU_SOURCE   /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>   /* malloc_trim */
+#endif
 
 const char *weft_strerror(int err)
 {
@@ -147,6 +154,27 @@ void weft__kept_free(void *p)
             return;
     }
     weft__free(p, WEFT__KEPT_SIZE);
+}
+
+/* Bytes freed (weft__trim_freed) since free pages were last handed back. */
+static _Atomic size_t freed_untrimmed;
+
+void weft__trim_freed(size_t bytes)
+{
+#if defined(__GLIBC__)
+    if (!allocator_is_default())
+        return;   /* a user's allocator decides what it keeps */
+    size_t sum = atomic_fetch_add_explicit(&freed_untrimmed, bytes, memory_order_relaxed) + bytes;   /* relaxed: a tally, no data to order */
+    if (sum < WEFT__TRIM_AFTER)
+        return;
+    /* One thread trims for the tally it empties; another that freed
+     * meanwhile counts from 0 again. */
+    if (atomic_exchange_explicit(&freed_untrimmed, 0, memory_order_relaxed) < WEFT__TRIM_AFTER)   /* relaxed: as above */
+        return;
+    malloc_trim(0);
+#else
+    (void)bytes;
+#endif
 }
 
 void weft_set_allocator(const weft_allocator *a)

@@ -119,6 +119,18 @@ void  weft__free(void *ptr, size_t size);
 void *weft__kept_alloc(void);
 void  weft__kept_free(void *p);
 
+/* A caller freed `bytes` through the process-wide allocator, in blocks
+ * that may lie between others still in use (a destroyed graph's names and
+ * arrays). With weft's default allocator on glibc, once WEFT__TRIM_AFTER
+ * bytes or more have been freed so since the last time, free pages are
+ * handed back to the system (malloc_trim): malloc alone keeps them
+ * resident, and a process that built and destroyed big graphs would hold
+ * their peak for ever. Elsewhere, or with a user's allocator, nothing.
+ * Callable from: any thread, holding no weft lock (it may take a while:
+ * a walk of malloc's free lists). */
+#define WEFT__TRIM_AFTER ((size_t)8 << 20)
+void  weft__trim_freed(size_t bytes);
+
 /* Through allocator a (a scheduler's), or the process-wide one if a is
  * NULL. A block goes back to the allocator that made it, with the size
  * it was asked for. */

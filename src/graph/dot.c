@@ -26,7 +26,21 @@
  * outgrow the count: the writing notices (it never writes past the
  * buffer), and the dump starts over with a larger buffer. Both passes
  * make the same choices (which modules are drawn, where the budget ends)
- * from the same counts, so an unchanged graph needs one count.
+ * from the same counts, so an unchanged graph needs one count. The
+ * graphs drawn so far are kept in a table (on the stack up to
+ * DRAWN_INLINE of them); a walk that finds it full stops, and the dump
+ * starts over with one twice as large, also allocated outside every lock.
+ *
+ * Shared graphs. A graph that is the module of several tasks (of one
+ * graph or several) is drawn once: in the cluster of the first of those
+ * tasks the walk meets (tasks in the order added, depth first). Every
+ * other module task of it is a cluster holding that task alone, labelled
+ * with the cluster where the graph is drawn, with dotted lines to the
+ * graph's roots there. So the text is linear in the distinct graphs'
+ * tasks and edges: a lattice (each level two module tasks of the level
+ * below) 40 deep is 40 graphs' worth, where drawing each use would be
+ * 2^40. The states shown are those of the graph's last run, which every
+ * use would show alike.
  *
  * Output, one line per task, then one per distinct edge, in the order the
  * tasks and edges were added; a module's cluster stands where its task
@@ -47,10 +61,9 @@
  *     t0 -> t2;
  *   }
  * A task's id is "t" and its index, after "m" and the index of each
- * module task on the way down to its graph, each followed by "_": unique
- * in the file even when one graph is the module of two tasks, or of two
- * graphs. The states inside a cluster are those of the sub graph's last
- * run, the same in every cluster that draws that graph.
+ * module task on the way down to where its graph is drawn, each followed
+ * by "_": unique in the file, as each graph is drawn once. The states
+ * inside a cluster are those of the sub graph's last run.
  *
  * Edges into and out of a module go to and from its task's own node,
  * inside the cluster, rather than to the cluster's border (compound=true
@@ -72,10 +85,9 @@
  * (see above): far longer than any build call or run end holds a lock. */
 #define DOT_PATIENCE_NS ((uint64_t)100 * 1000 * 1000)
 /* Tasks and stored edges drawn inside module clusters, at most (tens of
- * MB of text, more than Graphviz lays out): a graph that is the module of
- * two tasks of a graph that is the module of two tasks... is drawn
- * 2^depth times, so a shared chain 64 deep would never end. A module that
- * would pass it is drawn without its tasks (dump its graph on its own). */
+ * MB of text, more than Graphviz lays out). Each graph is drawn once, so
+ * this bounds large sub graphs only. A module that would pass it is drawn
+ * without its tasks (dump its graph on its own). */
 #define DOT_ITEMS_MAX ((uint64_t)1 << 18)
 
 static const char dot_head[] = "digraph weft {\n";
@@ -97,8 +109,22 @@ _Static_assert(sizeof st_skipped >= sizeof st_done && sizeof st_skipped >= sizeo
                sizeof st_skipped >= sizeof st_failed &&
                sizeof st_skipped >= sizeof st_pending, "STATE_MAX is the longest state");
 
-/* Why a module is drawn without its tasks. */
-enum { DRAWN, NOT_CYCLE, NOT_DEEP, NOT_BUSY, NOT_LARGE };
+/* Why a module is drawn without its tasks. SHOWN: its graph is drawn
+ * elsewhere in the file (see "Shared graphs" above). */
+enum { DRAWN, SHOWN, NOT_CYCLE, NOT_DEEP, NOT_BUSY, NOT_LARGE };
+
+/* A graph drawn in this dump: where (the module task whose cluster holds
+ * it, of the graph of entry `parent`), for the ids of its tasks. Entry 0
+ * is g itself. */
+typedef struct drawn {
+    const weft_graph *g;
+    uint32_t parent;                /* entry of the graph holding the module task */
+    uint32_t task;                  /* that module task's index */
+    uint32_t n;                     /* its tasks when drawn: ids below this are declared */
+} drawn;
+
+/* The drawn graphs held on the stack: most dumps need no more. */
+#define DRAWN_INLINE 32
 
 /* One pass of the walk: its text (or only its length) and where it is. */
 typedef struct dot {
@@ -112,6 +138,11 @@ typedef struct dot {
     unsigned depth;                 /* modules entered */
     uint32_t path[WEFT__MODULE_DEPTH];              /* their tasks' indices, top down */
     const weft_graph *up[WEFT__MODULE_DEPTH + 1];   /* the graphs on the way, g first: locked */
+    uint32_t at[WEFT__MODULE_DEPTH + 1];            /* their entries in `drawn` */
+    drawn *drawn;                   /* the graphs drawn so far, in the order met */
+    uint32_t *slot;                 /* a hash of them: entry + 1, 0 = free */
+    uint32_t ndrawn, drawn_cap;     /* slot has 2 * drawn_cap places (a power of two) */
+    bool full;                      /* a graph to draw found no entry: start over, larger */
 } dot;
 
 static size_t add_sat(size_t a, size_t b)
@@ -190,6 +221,57 @@ static void put_id(dot *d, unsigned level, uint32_t i)
     }
     put(d, "t", 1);
     put_u64(d, i);
+}
+
+/* The id of task i of the graph of entry e, where it is drawn. */
+static void put_drawn_id(dot *d, uint32_t e, uint32_t i)
+{
+    uint32_t tasks[WEFT__MODULE_DEPTH];
+    unsigned level = 0;
+    for (; e != 0 && level < WEFT__MODULE_DEPTH; e = d->drawn[e].parent)
+        tasks[level++] = d->drawn[e].task;
+    while (level) {
+        put(d, "m", 1);
+        put_u64(d, tasks[--level]);
+        put(d, "_", 1);
+    }
+    put(d, "t", 1);
+    put_u64(d, i);
+}
+
+static uint32_t slot_of(const dot *d, const weft_graph *g)
+{
+    uint64_t h = (uint64_t)(uintptr_t)g * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> 32) & (2 * d->drawn_cap - 1);
+}
+
+/* g's entry, or UINT32_MAX if it has not been drawn. */
+static uint32_t drawn_find(const dot *d, const weft_graph *g)
+{
+    for (uint32_t k = slot_of(d, g);; k = (k + 1) & (2 * d->drawn_cap - 1)) {
+        uint32_t e = d->slot[k];
+        if (e == 0)
+            return UINT32_MAX;
+        if (d->drawn[e - 1].g == g)
+            return e - 1;
+    }
+}
+
+/* Records g as drawn now, held by module task `task` of the graph of
+ * entry parent; false (and d->full) if the table is full. */
+static bool drawn_add(dot *d, const weft_graph *g, uint32_t parent, uint32_t task)
+{
+    if (d->ndrawn == d->drawn_cap) {
+        d->full = true;   /* the dump starts over with a larger table */
+        return false;
+    }
+    uint32_t e = d->ndrawn++;
+    d->drawn[e] = (drawn){ g, parent, task, g->n };
+    uint32_t k = slot_of(d, g);
+    while (d->slot[k] != 0)
+        k = (k + 1) & (2 * d->drawn_cap - 1);
+    d->slot[k] = e + 1;
+    return true;
 }
 
 static const char *name_at(const weft_graph *g, uint32_t i)
@@ -284,11 +366,15 @@ static int module_choice(dot *d, const weft_task *t, uint32_t *n)
             return NOT_CYCLE;
         }
     }
-    if (d->depth >= WEFT__MODULE_DEPTH)
-        return NOT_DEEP;
     if (!weft__graph_lock_for(sub, DOT_PATIENCE_NS))
         return NOT_BUSY;
     *n = sub->n;
+    if (drawn_find(d, sub) != UINT32_MAX)
+        return SHOWN;   /* its lock held, for its size and roots; drawn nothing deeper */
+    if (d->depth >= WEFT__MODULE_DEPTH) {
+        weft__graph_unlock(sub);
+        return NOT_DEEP;
+    }
     if (d->items + sub->n > DOT_ITEMS_MAX) {
         weft__graph_unlock(sub);
         return NOT_LARGE;
@@ -321,14 +407,40 @@ static void put_module(dot *d, const weft_graph *g, const weft_task *t)
     case NOT_DEEP:  put_str(d, " (nested too deep: not drawn)"); break;
     case NOT_BUSY:  put_str(d, " (graph busy: not drawn)"); break;
     case NOT_LARGE: put_str(d, " (too many to draw)"); break;
+    case SHOWN:
+        put_str(d, " (drawn in cluster_");
+        const drawn *at = &d->drawn[drawn_find(d, t->arg)];
+        put_drawn_id(d, at->parent, at->task);
+        put_str(d, ")");
+        break;
     default: break;
     }
     put_str(d, "\";\n");
     put_node(d, g, t, 2 + level);
-    if (why == DRAWN) {
+    if (why == SHOWN) {
+        /* Dotted lines to the roots where the graph is drawn, as a drawn
+         * module has to its own (those declared there only). */
+        weft_graph *sub = t->arg;
+        uint32_t e = drawn_find(d, sub);
+        for (uint32_t r = 0; r < sub->nroots; r++) {
+            if (sub->roots[r] >= d->drawn[e].n)
+                continue;
+            put_indent(d, 2 + level);
+            put_id(d, level, t->index);
+            put_str(d, " -> ");
+            put_drawn_id(d, e, sub->roots[r]);
+            put_str(d, runs_edge);
+            put_str(d, ";\n");
+        }
+        weft__graph_unlock(sub);
+    }
+    if (why == DRAWN && !drawn_add(d, t->arg, d->at[level], t->index))
+        weft__graph_unlock(t->arg);   /* the dump starts over (d->full) */
+    else if (why == DRAWN) {
         weft_graph *sub = t->arg;
         d->path[level] = t->index;
         d->up[level + 1] = sub;
+        d->at[level + 1] = d->ndrawn - 1;
         d->depth = level + 1;
         put_graph(d, sub);
         for (uint32_t r = 0; r < sub->nroots; r++) {
@@ -354,14 +466,14 @@ static void put_graph(dot *d, const weft_graph *g)
         d->max_n = g->n;
     if (d->depth)
         d->items += g->n;
-    for (uint32_t i = 0; i < g->n && !d->overflow; i++) {
+    for (uint32_t i = 0; i < g->n && !d->overflow && !d->full; i++) {
         const weft_task *t = weft__graph_node(g, i);
         if (weft__is_module(g, t))
             put_module(d, g, t);
         else
             put_node(d, g, t, 1 + d->depth);
     }
-    if (!d->overflow)
+    if (!d->overflow && !d->full)
         put_edges(d, g);
 }
 
@@ -378,9 +490,33 @@ static void walk(dot *d, const weft_graph *g, char *p, size_t cap, uint32_t *mar
     d->items = 0;
     d->depth = 0;
     d->up[0] = g;
+    d->at[0] = 0;
+    d->full = false;
+    d->ndrawn = 0;
+    memset(d->slot, 0, sizeof *d->slot * 2 * d->drawn_cap);
+    drawn_add(d, g, 0, 0);   /* entry 0: g, drawn at the top (cap >= 1) */
     put(d, dot_head, sizeof dot_head - 1);
     put_graph(d, g);
     put(d, dot_tail, sizeof dot_tail - 1);
+}
+
+/* Makes d's table of drawn graphs twice as large (the stack's first).
+ * false: out of memory. */
+static bool drawn_grow(dot *d, drawn *inl)
+{
+    if (d->drawn_cap > UINT32_MAX / 8)
+        return false;
+    uint32_t cap = d->drawn_cap * 2;
+    size_t bytes = sizeof(drawn) * cap + sizeof(uint32_t) * 2 * (size_t)cap;
+    drawn *p = weft__alloc(bytes);
+    if (!p)
+        return false;
+    if (d->drawn != inl)
+        weft__free(d->drawn, sizeof(drawn) * d->drawn_cap + sizeof(uint32_t) * 2 * (size_t)d->drawn_cap);
+    d->drawn = p;
+    d->slot = (uint32_t *)(void *)(p + cap);
+    d->drawn_cap = cap;
+    return true;
 }
 
 int weft_graph_dump_dot(const weft_graph *g, FILE *out)
@@ -391,30 +527,52 @@ int weft_graph_dump_dot(const weft_graph *g, FILE *out)
     char *buf = NULL;
     size_t cap = 0;
     dot d;
+    drawn inl[DRAWN_INLINE];
+    uint32_t inl_slot[2 * DRAWN_INLINE];
+    d.drawn = inl;
+    d.slot = inl_slot;
+    d.drawn_cap = DRAWN_INLINE;
+    int rc = WEFT_OK;
     for (;;) {
         weft__graph_lock(m);
         walk(&d, g, NULL, 0, NULL, 0);
-        size_t marks = sizeof(uint32_t) * (size_t)d.max_n;
-        size_t need = add_sat(marks, d.len);
-        if (need <= cap) {
-            walk(&d, g, buf + marks, cap - marks, (uint32_t *)(void *)buf, d.max_n);
-            if (!d.overflow)
-                break;   /* holding the lock */
-            need = add_sat(cap, cap);   /* a sub graph grew between the passes */
+        size_t need = 0;
+        if (!d.full) {
+            size_t marks = sizeof(uint32_t) * (size_t)d.max_n;
+            need = add_sat(marks, d.len);
+            if (need <= cap) {
+                walk(&d, g, buf + marks, cap - marks, (uint32_t *)(void *)buf, d.max_n);
+                if (!d.overflow && !d.full)
+                    break;   /* holding the lock */
+                need = d.overflow ? add_sat(cap, cap) : 0;   /* a sub graph grew between the passes */
+            }
         }
         weft__graph_unlock(m);
         /* Not under the lock: the allocator may be slow. A graph that
          * grew meanwhile sends us round again; some slack makes that
-         * rare. */
+         * rare. More graphs to draw than the table holds: a table twice
+         * as large, and round again. */
+        if (d.full && !drawn_grow(&d, inl)) {
+            rc = WEFT_ENOMEM;
+            goto out;
+        }
+        if (need == 0)
+            continue;
         if (buf)
             weft__free(buf, cap);
         cap = need == SIZE_MAX ? SIZE_MAX : add_sat(need, need / 8);
         buf = cap == SIZE_MAX ? NULL : weft__alloc(cap);
-        if (!buf)
-            return WEFT_ENOMEM;   /* nothing written */
+        if (!buf) {
+            rc = WEFT_ENOMEM;   /* nothing written */
+            goto out;
+        }
     }
     weft__graph_unlock(m);
     fwrite(d.p, 1, d.len, out);   /* errors show in ferror(out) */
-    weft__free(buf, cap);
-    return WEFT_OK;
+out:
+    if (buf)
+        weft__free(buf, cap);
+    if (d.drawn != inl)
+        weft__free(d.drawn, sizeof(drawn) * d.drawn_cap + sizeof(uint32_t) * 2 * (size_t)d.drawn_cap);
+    return rc;
 }

@@ -104,7 +104,7 @@ static void *arena_alloc(weft_graph *g, size_t bytes)
 
 /* ---- create and destroy ---------------------------------------------------- */
 
-static void name_free(char *s);
+static size_t name_free(char *s);
 
 static pthread_once_t namer_once = PTHREAD_ONCE_INIT;
 
@@ -236,30 +236,47 @@ int weft_graph_destroy(weft_graph *g)
      * lets go of it first, with g's lock released (lock order). */
     weft__graph_unlock(g);
     weft__report_unlist(g);
+    /* What goes back to the allocator, not counting kept pieces (they
+     * stay weft's): for weft__trim_freed, below. */
+    size_t freed = sizeof *g;
     for (uint32_t b = 0; b < g->nblocks; b++)
         piece_free(g->blocks[b]);
-    if (g->blocks)
+    if (g->blocks) {
+        freed += sizeof *g->blocks * g->blocks_cap;
         weft__free(g->blocks, sizeof *g->blocks * g->blocks_cap);
+    }
     for (weft__chunk *c = g->chunks, *next; c; c = next) {
         next = c->next;
-        if (c->size == WEFT__PIECE)
+        if (c->size == WEFT__PIECE) {
             piece_free(c);
-        else
+        } else {
+            freed += c->size;
             weft__free(c, c->size);
+        }
     }
     if (g->names) {
         for (uint32_t i = 0; i < g->names_cap; i++)
-            name_free(g->names[i]);
+            freed += name_free(g->names[i]);
+        freed += sizeof *g->names * g->names_cap;
         weft__free(g->names, sizeof *g->names * g->names_cap);
     }
-    if (g->roots)
+    if (g->roots) {
+        freed += sizeof *g->roots * g->roots_cap;
         weft__free(g->roots, sizeof *g->roots * g->roots_cap);
-    if (g->big)
+    }
+    if (g->big) {
+        freed += sizeof *g->big * g->big_cap;
         weft__free(g->big, sizeof *g->big * g->big_cap);
+    }
     if (g->modules)
         weft__free(g->modules, sizeof *g->modules * g->modules_cap);
     weft__attr_free(g);   /* task attributes (attr.c) */
     header_retire(g);
+    /* malloc keeps what is freed for its own reuse, and pages freed
+     * between blocks still in use (other graphs, kept pieces) stay
+     * resident: a program that made big graphs would hold their memory
+     * for ever. base.c hands free pages back once enough was freed. */
+    weft__trim_freed(freed);
     return WEFT_OK;
 }
 
@@ -518,12 +535,15 @@ static weft__name *name_of_string(char *s)
 }
 
 /* s: a weft__name's s, or NULL. */
-static void name_free(char *s)
+/* Returns the bytes freed. */
+static size_t name_free(char *s)
 {
-    if (s) {
-        weft__name *n = name_of_string(s);
-        weft__free(n, offsetof(weft__name, s) + n->cap);
-    }
+    if (!s)
+        return 0;
+    weft__name *n = name_of_string(s);
+    size_t size = offsetof(weft__name, s) + n->cap;
+    weft__free(n, size);
+    return size;
 }
 
 /* Makes room for index i in g->names. Caller holds the lock. false: out

@@ -217,6 +217,10 @@ struct weft_graph {
     bool has_module;                /* a module task is in it (module.c) */
     uint32_t *modules;              /* indices of its module tasks */
     uint32_t nmodules, modules_cap;
+    uint64_t checked_in;            /* module.c: the module check that found g and every
+                                       graph under it sound (0 = none), so that one
+                                       check looks at a shared graph once */
+    uint32_t checked_height;        /* module.c: then, the module levels under g */
     uint32_t n;                     /* nodes */
     weft_task **blocks;             /* node blocks */
     uint32_t nblocks, blocks_cap;

@@ -73,11 +73,35 @@ weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub)
 
 /* ---- before a run: checks, to any depth ------------------------------------ */
 
-/* Checks the modules of g (whose lock the caller holds), recursively;
- * path[0..depth] holds the graphs from the top down to g (path has room
- * for WEFT__MODULE_DEPTH + 1). */
-static int check_modules(weft_graph *g, weft_graph **path, unsigned depth)
+/* Module checks are numbered (never 0), so that a graph can say which
+ * check found it sound: weft_graph.checked_in. */
+static _Atomic uint64_t checks;
+
+/* Checks the modules of g (whose lock the caller holds), recursively, as a
+ * depth-first search: path[0..depth] holds the graphs from the top down to
+ * g (path has room for WEFT__MODULE_DEPTH + 1); *height gets the module
+ * levels under g.
+ *
+ * Each graph is looked at once per check, not once per path to it: a
+ * graph shared by many module tasks (a lattice: each level two modules of
+ * the level below) has 2^depth paths, while the check is
+ * O(graphs + module tasks). Once a sub and all under it are sound, it is
+ * marked with the check's number (under its lock) and later meetings of
+ * it skip it:
+ *   1. a cycle through a marked sub would have been met while it was
+ *      searched (every graph under it was searched, or marked before it
+ *      in the same way), so it closes no cycle now; a graph on the path
+ *      is never marked yet (marks are set on the way back up);
+ *   2. its depth: it was found sound at the depth it was met first,
+ *      perhaps shallower than now, so its height is kept with the mark and
+ *      the bound checked against this meeting (depth + 1 + height).
+ * Another thread's check may overwrite a mark (each check has its own
+ * number): this check then searches that graph again, more work, the same
+ * answer. */
+static int check_modules(weft_graph *g, weft_graph **path, unsigned depth, uint64_t check,
+                         uint32_t *height)
 {
+    uint32_t h = 0;
     for (uint32_t k = 0; k < g->nmodules; k++) {
         weft_graph *sub = weft__graph_node(g, g->modules[k])->arg;
         for (unsigned d = 0; d <= depth; d++)
@@ -87,15 +111,30 @@ static int check_modules(weft_graph *g, weft_graph **path, unsigned depth)
             return WEFT_ECYCLE;
         if (!weft__graph_lock_for(sub, MODULE_PATIENCE_NS))
             return MODULE_RETRY;   /* the locks below it are given back by the callers above */
-        int rc = weft__graph_check(sub);
-        if (rc == WEFT_OK && sub->has_module) {
-            path[depth + 1] = sub;
-            rc = check_modules(sub, path, depth + 1);
+        int rc = WEFT_OK;
+        uint32_t sh = 0;
+        if (sub->checked_in == check) {
+            sh = sub->checked_height;   /* searched already in this check (1, 2 above) */
+        } else {
+            rc = weft__graph_check(sub);
+            if (rc == WEFT_OK && sub->has_module) {
+                path[depth + 1] = sub;
+                rc = check_modules(sub, path, depth + 1, check, &sh);
+            }
+            if (rc == WEFT_OK) {
+                sub->checked_in = check;
+                sub->checked_height = sh;
+            }
         }
         weft__graph_unlock(sub);
         if (rc != WEFT_OK)
             return rc;
+        if (depth + 1 + sh > WEFT__MODULE_DEPTH)
+            return WEFT_ECYCLE;   /* nested too deep through this meeting of sub (2) */
+        if (sh + 1 > h)
+            h = sh + 1;
     }
+    *height = h;
     return WEFT_OK;
 }
 
@@ -116,7 +155,9 @@ static int module_check(weft_graph *g)
     while (nup)
         path[depth++] = up[--nup];
     path[depth] = g;
-    return check_modules(g, path, depth);
+    uint64_t check = atomic_fetch_add_explicit(&checks, 1, memory_order_relaxed) + 1;   /* relaxed: a number, no data to order */
+    uint32_t height;
+    return check_modules(g, path, depth, check, &height);
 }
 
 /* A random pause growing with attempt (0: a yield), so that two threads
