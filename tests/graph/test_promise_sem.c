@@ -7,7 +7,8 @@
  *
  *   cancel_*     weft_graph_cancel, weft_task_cancel and a cancel of the
  *                outer run of a module end waiting tasks while the thread
- *                that waits for the graph holds every unit
+ *                that waits for the graph holds every unit; a cancel
+ *                racing the tasks' queueing strands none
  *   fail_fast_*  a failure under fail-fast does the same
  *   series_*     a cancel during a run of weft_graph_run_n
  *   pin_*        a waiting task whose pinned thread unbinds fails with
@@ -189,6 +190,57 @@ WT_TEST(promise_sem, cancel_of_the_outer_run_ends_a_module_s_waiting_tasks, .tim
         expect_units(&sem, 1);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_destroy(sub), WEFT_OK);
+        weft_sem_destroy(&sem);
+        close_sched(s, w);
+    }
+}
+
+/* The cancel lands while the tasks are on their way to the semaphore
+ * (some queued, some about to queue, some not ready yet): whatever the
+ * interleaving, the run ends with every task skipped and the units
+ * exact. how 0: weft_graph_cancel; 1: weft_task_cancel of every task. */
+WT_TEST(promise_sem, cancel_racing_the_queueing_never_strands_a_task, .timeout = 300)
+{
+    int rounds = (int)(200 * wt_scale());
+    if (rounds < 10)
+        rounds = 10;
+    for (size_t k = 0; k < NW; k++) {
+        unsigned w = wcounts[k];
+        weft_sched *s = open_sched(w);
+        weft_sem sem;
+        weft_sem_init(&sem, 1);
+        weft_graph *g = new_graph();
+        weft_task *ts[8];
+        for (int i = 0; i < 8; i++) {
+            ts[i] = add(g, count_task, NULL);
+            WT_ASSERT_EQ(weft_task_set_semaphore(ts[i], &sem), WEFT_OK);
+        }
+        for (int i = 0; i + 1 < 8; i += 2)
+            WT_ASSERT_EQ(weft_task_precede(ts[i], ts[i + 1]), WEFT_OK);
+        for (int r = 0; r < rounds; r++) {
+            int how = r & 1;
+            atomic_store(&ran_count, 0);
+            take_all(&sem, 1);
+            WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+            for (int y = 0; y < (r >> 1) % 4; y++)
+                sched_yield();
+            if (how == 0) {
+                WT_ASSERT(weft_graph_cancel(g));
+            } else {
+                for (int i = 0; i < 8; i++)
+                    WT_ASSERT(weft_task_cancel(ts[i]));
+            }
+            WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
+            WT_ASSERT_EQ(atomic_load(&ran_count), 0);
+            WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
+            give_all(&sem, 1);
+            expect_units(&sem, 1);
+            WT_ASSERT_EQ(weft_graph_reset(g), WEFT_OK);
+        }
+        run_wait(s, g, "after the rounds");
+        WT_ASSERT_EQ(atomic_load(&ran_count), 8);
+        expect_units(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         weft_sem_destroy(&sem);
         close_sched(s, w);
     }
