@@ -13,8 +13,9 @@
  *   series_*     a cancel during a run of weft_graph_run_n
  *   pin_*        a waiting task whose pinned thread unbinds fails with
  *                EINVAL and the unit it is handed comes back
- *   fifo_*       threads queued before and after the cancelled tasks get
- *                the units in the order they came
+ *   fifo_*       waiters queued before and after the cancelled tasks
+ *                (threads, or a fiber in weft_sem_acquire first) get the
+ *                units in the order they came
  *
  * After each run the semaphore has exactly its count free (expect_units).
  * Schedulers run at 0 workers (this thread bound), 1, 2 and 8. */
@@ -366,64 +367,95 @@ WT_TEST(promise_sem, pin_unbind_while_waiting_gives_the_unit_back, .timeout = 12
 /* ---- fifo: threads around the cancelled tasks ---------------------------------------- */
 
 static weft_sem *fo_sem;
-static atomic_int fo_got[2], fo_go[2];
+static atomic_int fo_got[2], fo_go[2], fo_done[2];
+
+/* Waits for *flag, helping on a bound thread (and giving way to other
+ * fibers on a worker). */
+static void fo_wait_flag(atomic_int *flag)
+{
+    while (!atomic_load(flag))
+        weft_sleep(100000);
+}
+
+static void fo_waiter(int i)
+{
+    if (weft_sem_acquire(fo_sem) == WEFT_OK) {   /* else fo_got stays 0: the test fails */
+        atomic_store(&fo_got[i], 1);
+        fo_wait_flag(&fo_go[i]);
+        weft_sem_release(fo_sem);
+    }
+    atomic_store(&fo_done[i], 1);
+}
 
 static void *fo_thread(void *arg)
 {
-    int i = (int)(intptr_t)arg;
-    if (weft_sem_acquire(fo_sem) != WEFT_OK)
-        return NULL;   /* fo_got stays 0: the test fails */
-    atomic_store(&fo_got[i], 1);
-    while (!atomic_load(&fo_go[i]))
-        sched_yield();
-    weft_sem_release(fo_sem);
+    fo_waiter((int)(intptr_t)arg);
     return NULL;
 }
 
-/* Thread A queues, then two graph tasks, then thread B. The graph is
+static void fo_fiber(void *arg)
+{
+    fo_waiter((int)(intptr_t)arg);
+}
+
+/* Waiter A queues, then two graph tasks, then thread B. The graph is
  * cancelled (its tasks leave the line at once); one unit released goes
- * to A, the next to B. */
+ * to A, the next to B. A is a thread (fiber 0) or a fiber of the
+ * scheduler blocked in weft_sem_acquire (fiber 1). */
+static void fifo_case(unsigned w, bool fiber)
+{
+    weft_sched *s = open_sched(w);
+    weft_sem sem;
+    weft_sem_init(&sem, 1);
+    fo_sem = &sem;
+    weft_graph *g = new_graph();
+    (void)build_waiters(g, &sem, 2);
+    atomic_store(&ran_count, 0);
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&fo_got[i], 0);
+        atomic_store(&fo_go[i], 0);
+        atomic_store(&fo_done[i], 0);
+    }
+    take_all(&sem, 1);
+    pthread_t a, b;
+    if (fiber)
+        WT_ASSERT_EQ(weft_spawn(s, fo_fiber, (void *)(intptr_t)0), WEFT_OK);
+    else
+        WT_ASSERT_EQ(pthread_create(&a, NULL, fo_thread, (void *)(intptr_t)0), 0);
+    WT_ASSERT(wait_queued(&sem, 1), "w=%u: A never queued", w);
+    WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+    WT_ASSERT(wait_queued(&sem, 3), "w=%u: the tasks never queued", w);
+    WT_ASSERT_EQ(pthread_create(&b, NULL, fo_thread, (void *)(intptr_t)1), 0);
+    WT_ASSERT(wait_queued(&sem, 4), "w=%u: B never queued", w);
+    WT_ASSERT(weft_graph_cancel(g));
+    WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
+    WT_ASSERT_EQ(atomic_load(&ran_count), 0);
+    WT_ASSERT_EQ(weft__sem_waiting(&sem), 2);   /* A and B */
+    weft_sem_release(&sem);
+    fo_wait_flag(&fo_got[0]);
+    WT_ASSERT_EQ(atomic_load(&fo_got[1]), 0);
+    WT_ASSERT(!weft_sem_try_acquire(&sem), "a newcomer took the unit from the line");
+    atomic_store(&fo_go[0], 1);
+    fo_wait_flag(&fo_done[0]);
+    if (!fiber)
+        pthread_join(a, NULL);
+    fo_wait_flag(&fo_got[1]);
+    atomic_store(&fo_go[1], 1);
+    pthread_join(b, NULL);
+    expect_units(&sem, 1);
+    WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+    weft_sem_destroy(&sem);
+    close_sched(s, w);
+}
+
 WT_TEST(promise_sem, fifo_threads_around_cancelled_tasks_keep_their_order, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
-        weft_sched *s = open_sched(w);
-        weft_sem sem;
-        weft_sem_init(&sem, 1);
-        fo_sem = &sem;
-        weft_graph *g = new_graph();
-        (void)build_waiters(g, &sem, 2);
-        atomic_store(&ran_count, 0);
-        for (int i = 0; i < 2; i++) {
-            atomic_store(&fo_got[i], 0);
-            atomic_store(&fo_go[i], 0);
-        }
-        take_all(&sem, 1);
-        pthread_t a, b;
-        WT_ASSERT_EQ(pthread_create(&a, NULL, fo_thread, (void *)(intptr_t)0), 0);
-        WT_ASSERT(wait_queued(&sem, 1), "w=%u: A never queued", w);
-        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-        WT_ASSERT(wait_queued(&sem, 3), "w=%u: the tasks never queued", w);
-        WT_ASSERT_EQ(pthread_create(&b, NULL, fo_thread, (void *)(intptr_t)1), 0);
-        WT_ASSERT(wait_queued(&sem, 4), "w=%u: B never queued", w);
-        WT_ASSERT(weft_graph_cancel(g));
-        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
-        WT_ASSERT_EQ(atomic_load(&ran_count), 0);
-        WT_ASSERT_EQ(weft__sem_waiting(&sem), 2);   /* A and B */
-        weft_sem_release(&sem);
-        while (!atomic_load(&fo_got[0]))
-            sched_yield();
-        WT_ASSERT_EQ(atomic_load(&fo_got[1]), 0);
-        WT_ASSERT(!weft_sem_try_acquire(&sem), "a newcomer took the unit from the line");
-        atomic_store(&fo_go[0], 1);
-        pthread_join(a, NULL);
-        while (!atomic_load(&fo_got[1]))
-            sched_yield();
-        atomic_store(&fo_go[1], 1);
-        pthread_join(b, NULL);
-        expect_units(&sem, 1);
-        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
-        weft_sem_destroy(&sem);
-        close_sched(s, w);
-    }
+    for (size_t k = 0; k < NW; k++)
+        fifo_case(wcounts[k], false);
+}
+
+WT_TEST(promise_sem, fifo_a_fiber_before_cancelled_tasks_keeps_its_place, .timeout = 120)
+{
+    for (size_t k = 0; k < NW; k++)
+        fifo_case(wcounts[k], true);
 }
