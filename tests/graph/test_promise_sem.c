@@ -17,6 +17,9 @@
  *                (threads, or a fiber in weft_sem_acquire first) get the
  *                units in the order they came
  *
+ *   destroy_*    DISABLED, not fixed: weft_sched_destroy with a task
+ *                waiting for its unit (see the case)
+ *
  * After each run the semaphore has exactly its count free (expect_units).
  * Schedulers run at 0 workers (this thread bound), 1, 2 and 8. */
 #define _GNU_SOURCE
@@ -458,4 +461,39 @@ WT_TEST(promise_sem, fifo_a_fiber_before_cancelled_tasks_keeps_its_place, .timeo
 {
     for (size_t k = 0; k < NW; k++)
         fifo_case(wcounts[k], true);
+}
+
+/* ---- scheduler destroy with a task waiting for its unit ------------------------------ */
+
+/* DISABLED: not fixed (issue 30, left open by this change). The run's
+ * task waits on the semaphore, outside every queue of s, so
+ * weft_sched_destroy does not see it: destroy returns WEFT_OK and frees
+ * s, and the release below hands the unit to the task, whose grant
+ * queues it on the freed scheduler (ASan: heap-use-after-free in
+ * weft__submit_global, from weft_sem_release). What it should do is the
+ * lead's call; this test asks for the reading closest to "destroy
+ * finishes all work and every wait ends": destroy ends such a wait as a
+ * cancel does (the task skipped, its run ECANCELED) and the unit count
+ * stays exact. Enable once core keeps a list of waits parked outside its
+ * queues that destroy can end. */
+WT_TEST(promise_sem, destroy_ends_a_task_waiting_for_its_unit, .timeout = 60, .disabled = true)
+{
+    for (size_t k = 1; k < NW; k++) {
+        unsigned w = wcounts[k];
+        weft_sched *s = open_sched(w);
+        weft_sem sem;
+        weft_sem_init(&sem, 1);
+        weft_graph *g = new_graph();
+        (void)build_waiters(g, &sem, 1);
+        take_all(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+        WT_ASSERT(wait_queued(&sem, 1), "w=%u: the task never queued", w);
+        close_sched(s, w);
+        WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
+        give_all(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
+        expect_units(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        weft_sem_destroy(&sem);
+    }
 }
