@@ -568,7 +568,9 @@ WEFT_API void weft_cond_destroy(weft_cond *c);
  * naming the semaphore, as _destroy with waiters does); release past
  * 2^62 is a bug (debug builds abort). try_acquire never waits; acquire_for with
  * timeout 0 only polls. weft_task_set_semaphore (graph tasks) waits in
- * the same queue without holding a fiber. */
+ * the same queue without holding a fiber; such a task that is cancelled
+ * while it waits leaves the queue at once, and the waiters behind it
+ * keep their order. */
 typedef struct weft_sem       { uint64_t private_[8]; } weft_sem;
 WEFT_API void weft_sem_init(weft_sem *s, int64_t count);
 WEFT_API int  weft_sem_acquire(weft_sem *s);
@@ -843,7 +845,13 @@ WEFT_API int  weft_task_set_pin(weft_task *t, int thread);
 /* t takes a unit of sem before its function starts and gives it back
  * when it returns, so at most sem's count such tasks run at once. A task
  * waiting for its unit holds no fiber and no worker: it is queued on sem
- * and submitted when a unit is released to it. NULL clears it. EINVAL: t
+ * and submitted when a unit is released to it. A task that is skipped
+ * takes no unit; a wait ends at once, without a unit, when the task or
+ * its run is cancelled (weft_task_cancel, weft_graph_cancel, fail-fast,
+ * a cancel of the run a module's graph runs inside), so such a run ends
+ * even while every unit is held elsewhere (by the thread that waits for
+ * it, too). Whatever ends t (done, failed, skipped, its pinned thread
+ * gone) gives back the unit it was handed. NULL clears it. EINVAL: t
  * NULL; EBUSY during a run. sem must outlive every run of t's graph.
  * Callable from: any thread. */
 WEFT_API int  weft_task_set_semaphore(weft_task *t, weft_sem *sem);

@@ -27,7 +27,9 @@
  *            through grant's queueing of its task (core's queues).
  *   q        fiber/thread waiters, under lock; a waiter's ticket is in
  *            its data field.
- *   rhead, rtail  record waiters, under lock.
+ *   rhead, rtail  record waiters (doubly linked, so that one can be
+ *            withdrawn from the middle), under lock; a record's `queued`
+ *            too.
  *   ticket   the next ticket, under lock.
  *   tag      written by init and destroy only.
  *
@@ -51,6 +53,16 @@
  *   unit are on one word: either the release sees WAITERS and comes to
  *   the lock (where the waiter is queued before it unlocks), or the
  *   waiter's CAS sees the unit and takes it. No lost wake-up.
+ *
+ *   A record's wait can end without a unit (its graph task was
+ *   cancelled): weft__sem_withdraw unlinks it under the lock if it is
+ *   still queued; step 2 of release unlinks under the same lock, so
+ *   exactly one of them takes it, and a withdrawn record was handed
+ *   nothing (the count never held a unit for it). The unlock clears
+ *   WAITERS if both queues are then empty. Before a record queues (step
+ *   3) its drop callback is asked under the lock: the owner's cancel,
+ *   which marks the task and then withdraws, either finds the record
+ *   queued or is seen by drop (attr.c, "Ending a wait").
  *
  * Lifetime: once an acquire has returned WEFT_OK the release that gave
  * it the unit no longer touches the semaphore. A unit in the count was
@@ -199,26 +211,59 @@ int weft_sem_acquire_for(weft_sem *p, uint64_t timeout_ns)
     return sem_acquire(p, timeout_ns, "sem_acquire_for");
 }
 
-bool weft__sem_take_or_queue(weft_sem *p, weft__sem_rec *r)
+weft__sem_took weft__sem_take_or_queue(weft_sem *p, weft__sem_rec *r)
 {
     sem_impl *m = sem_of(p);
     WEFT__CHECK_TAG(m->tag, SEM_TAG, "sem_take_or_queue", "semaphore", p);
     if (sem_try(m))
-        return true;
+        return WEFT__SEM_TAKEN;
     weft__spin_lock(&m->lock);
     if (sem_take_or_mark(m)) {
         weft__spin_unlock(&m->lock);
-        return true;
+        return WEFT__SEM_TAKEN;
+    }
+    if (r->drop && r->drop(r)) {
+        sem_unlock_fn(m);   /* WAITERS was set for us: cleared if nobody else is queued */
+        return WEFT__SEM_DROPPED;
     }
     r->ticket = sem_ticket(m);
     r->next = NULL;
+    r->prev = m->rtail;
+    r->queued = true;
     if (m->rtail)
         m->rtail->next = r;
     else
         m->rhead = r;
     m->rtail = r;
     weft__spin_unlock(&m->lock);
-    return false;
+    return WEFT__SEM_QUEUED;
+}
+
+/* Unlinks a queued record. Caller holds the lock. */
+static void sem_rec_unlink(sem_impl *m, weft__sem_rec *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        m->rhead = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        m->rtail = r->prev;
+    r->next = r->prev = NULL;
+    r->queued = false;
+}
+
+bool weft__sem_withdraw(weft_sem *p, weft__sem_rec *r)
+{
+    sem_impl *m = sem_of(p);
+    WEFT__CHECK_TAG(m->tag, SEM_TAG, "sem_withdraw", "semaphore", p);
+    weft__spin_lock(&m->lock);
+    bool was = r->queued;
+    if (was)
+        sem_rec_unlink(m, r);
+    sem_unlock_fn(m);   /* clears WAITERS if nobody is left: the count stays 0, no unit was r's */
+    return was;
 }
 
 /* Claims a waiter unlinked from q: false if its timeout won the race
@@ -249,9 +294,7 @@ static bool sem_hand(sem_impl *m, weft__waiter **wo, weft__sem_rec **ro)
         }
         if (!r)
             return false;
-        m->rhead = r->next;
-        if (!m->rhead)
-            m->rtail = NULL;
+        sem_rec_unlink(m, r);
         *ro = r;
         return true;
     }
@@ -301,6 +344,19 @@ void weft_sem_release(weft_sem *p)
             return;   /* our last access */
     }
     sem_release_slow(p, m);
+}
+
+size_t weft__sem_waiting(weft_sem *p)
+{
+    sem_impl *m = sem_of(p);
+    size_t n = 0;
+    weft__spin_lock(&m->lock);
+    for (weft__waiter *w = m->q.head; w; w = w->next)
+        n++;
+    for (weft__sem_rec *r = m->rhead; r; r = r->next)
+        n++;
+    weft__spin_unlock(&m->lock);
+    return n;
 }
 
 void weft_sem_destroy(weft_sem *p)

@@ -12,22 +12,49 @@
 #define WEFT_SEM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "weft.h"
 
 typedef struct weft__sem_rec {
-    struct weft__sem_rec *next;              /* the semaphore's queue, under its lock */
+    struct weft__sem_rec *next, *prev;       /* the semaphore's queue, under its lock */
     void (*grant)(struct weft__sem_rec *r);  /* set by the owner: called once a unit is r's */
+    bool (*drop)(struct weft__sem_rec *r);   /* set by the owner (or NULL): asked under the
+                                                lock just before r would queue; true: r
+                                                does not queue (its wait is no longer
+                                                wanted: a cancel landed) */
     uint64_t ticket;                         /* its place in the FIFO: the semaphore's */
+    bool queued;                             /* on the queue: under the semaphore's lock */
 } weft__sem_rec;
 
-/* Takes a unit of s now (true), or queues r (false): then r->grant(r) is
- * called, exactly once, from whichever thread releases the unit that is
- * handed to r, after that thread's last access to s. r must stay valid
- * and unqueued elsewhere until then; a queued record cannot be taken
- * back. Callable from: any thread; never blocks. */
-bool weft__sem_take_or_queue(weft_sem *s, weft__sem_rec *r);
+typedef enum weft__sem_took {
+    WEFT__SEM_TAKEN,    /* a unit is the caller's now */
+    WEFT__SEM_QUEUED,   /* r waits: grant hands it a unit, or it is withdrawn */
+    WEFT__SEM_DROPPED   /* none was free and r->drop said so: nothing taken, nothing queued */
+} weft__sem_took;
+
+/* Takes a unit of s now (TAKEN), or queues r (QUEUED): then r->grant(r)
+ * is called, exactly once, from whichever thread releases the unit that
+ * is handed to r, after that thread's last access to s, unless r is
+ * withdrawn first. r must stay valid and unqueued elsewhere until then.
+ * When r would queue, r->drop(r) is asked first, under s's lock, the
+ * same lock a withdrawal takes: so a cancel that marks r's owner and
+ * then withdraws r either finds r queued or is seen by drop (DROPPED).
+ * Callable from: any thread; never blocks. */
+weft__sem_took weft__sem_take_or_queue(weft_sem *s, weft__sem_rec *r);
+
+/* Takes r off s's queue if it is still there (true): then no unit is
+ * r's and grant will not be called; the waiters behind it keep their
+ * order. false: r is not queued (a release handed it a unit, and grant
+ * is called or was, or it never queued). Under s's lock, so a release
+ * and a withdrawal never both take r. Callable from: any thread; never
+ * blocks. */
+bool weft__sem_withdraw(weft_sem *s, weft__sem_rec *r);
+
+/* Test seam: how many waiters (threads, fibers and records) are queued
+ * on s now. Callable from: any thread. */
+size_t weft__sem_waiting(weft_sem *s);
 
 /* Tickets drawn on s since weft_sem_init: the number of waiters that
  * have joined its FIFO (threads, fibers and records, timed out or not).

@@ -40,9 +40,13 @@
  *              counts the unit in `granted` and queues the task again
  *              (placed, if it has a place). Its arrival takes the unit
  *              from `granted` and is visited holding it.
+ *              A cancel (the run's, fail-fast's, the task's own, an
+ *              outer run's for a module's graph) ends the wait at once:
+ *              see "Ending a wait" below.
  *   4. visit   run.c gives the unit back (vis->unit) once the function
  *              has returned (failed too), or the claim skipped it after
- *              all (a cancel that raced), before the successors' joins
+ *              all (a cancel that raced), or it fails because its pinned
+ *              thread left while it waited, before the successors' joins
  *              drop: the run, and so the semaphore, outlives the
  *              release. A module task holds its unit until its graph's
  *              run ends (module_unit).
@@ -71,6 +75,31 @@
  *             arrival that takes it; pairs so the arrival sees what the
  *             releaser's thread saw.
  *   rec       the semaphore's while queued (sem.c).
+ *
+ * Ending a wait (cancel, fail-fast). A task waiting for its unit holds
+ * no fiber: nothing in the run moves it until a release hands it a
+ * unit, so a cancel must take it off the semaphore itself. Two sides:
+ *   Waiter (take_unit)                    Canceller (end_wait's callers)
+ *   W1. would_skip: no; waiting = true    C1. set the mark: cancel_epoch
+ *       (exchange).                           (weft_graph_cancel, fail_task)
+ *   W2. fence seq_cst.                        or CANCEL (weft_task_cancel);
+ *   W3. under the semaphore's lock: drop      g's lock held (attrs stay put).
+ *       reads the marks (would_skip);     C2. fence seq_cst.
+ *       marked: not queued, skipped       C3. waiting? then withdraw under
+ *       without a unit; else queued.          the semaphore's lock: taken
+ *                                             off, waiting = false, t
+ *                                             queued as grant does, with no
+ *                                             unit; its arrival skips it.
+ *   The fences order W1 before W3's reads and C1 before C3's read: either
+ *   the canceller sees `waiting`, or the waiter's drop sees the mark. If
+ *   it sees `waiting` before the record is queued, its withdrawal's lock
+ *   comes first and W3, after it, sees the mark. A release that hands
+ *   the record a unit unlinks it under the same lock: withdraw then
+ *   finds nothing, and the arrival that takes the unit is skipped by its
+ *   claim and gives the unit back. The waiter touches neither t nor g
+ *   after W3 queued it: grant (or C3) may run it, and the run may end.
+ *   A cancel of g's run ends the waits of the graphs running as its
+ *   modules too, parent before child (module.c's lock order).
  */
 #include <stddef.h>
 #include <string.h>
@@ -104,6 +133,7 @@ static inline bool needs_place(const weft__attr *a)
 /* ---- setting -------------------------------------------------------------------- */
 
 static void grant(weft__sem_rec *r);
+static bool drop(weft__sem_rec *r);
 
 /* Makes room for index i in g->attrs. Caller holds the lock, no run in
  * flight. false: out of memory, nothing changed. */
@@ -167,6 +197,7 @@ static int attr_set(weft_task *t, int what, int value, weft_sem *sem)
     if (!had) {
         memset(a, 0, sizeof *a);
         a->rec.grant = grant;
+        a->rec.drop = drop;
         a->t = t;
         a->thread = -1;
         atomic_init(&a->placed, false);
@@ -298,18 +329,27 @@ static bool take_unit(weft__visiting *vis, weft_graph *g, weft__attr *a)
         vis->skip = true;
         return true;
     }
-    if (atomic_exchange_explicit(&a->waiting, true, memory_order_acquire))   /* acquire: pairs with grant's release */
+    if (atomic_exchange_explicit(&a->waiting, true, memory_order_acquire))   /* acquire: pairs with grant's and withdraw's release */
         return false;   /* already waiting (a second pick): the picks merge */
     /* Waiting, the task is a record of its run: with condition tasks the
-     * run ends when `pending` drops to 0, so it counts until grant
-     * queues it (counted). */
+     * run ends when `pending` drops to 0, so it counts until grant (or
+     * withdraw) queues it (counted). */
     if (g->has_cond)
         atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 meanwhile */
-    if (!weft__sem_take_or_queue(a->sem, &a->rec))
-        return false;   /* grant queues it once a unit is its */
+    /* StoreLoad: `waiting` is set before drop reads the cancel marks
+     * (Ending a wait, step W2); pairs with the fence in end_wait's
+     * callers (step C2). */
+    atomic_thread_fence(memory_order_seq_cst);
+    weft__sem_took took = weft__sem_take_or_queue(a->sem, &a->rec);
+    if (took == WEFT__SEM_QUEUED)
+        return false;   /* grant (or withdraw) queues it again; t and g are not ours to touch now */
     atomic_store_explicit(&a->waiting, false, memory_order_relaxed);   /* never queued: nothing to publish */
     if (g->has_cond)
         atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);
+    if (took == WEFT__SEM_DROPPED) {
+        vis->skip = true;   /* a cancel landed since would_skip: skipped without a unit */
+        return true;
+    }
     vis->unit = a->sem;
     return true;
 }
@@ -323,6 +363,10 @@ bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool f
         if (!placed || (a->thread >= 0 && (int)w->index != a->thread)) {
             if (a->thread >= 0 && !weft__thread_valid(g->sched, a->thread)) {
                 vis->fail = WEFT_EINVAL;   /* the visit fails it without running it */
+                /* A unit handed to it while it waited (its thread left
+                 * meanwhile) is given back by the visit, as after a run. */
+                if (a->sem && take_granted(a))
+                    vis->unit = a->sem;
                 a->spread = false;
                 return true;
             }
@@ -349,6 +393,77 @@ static void grant(weft__sem_rec *r)
     if (w && w->s != t->g->sched)
         w = NULL;   /* a thread of another scheduler queues from outside */
     weft__graph_queue(w, t, true);
+}
+
+/* ---- ending a wait: cancel, fail-fast ---------------------------------------------- */
+
+/* Asked by the semaphore, under its lock, just before t's record queues
+ * (step W3): true if t's visit would skip it now. Callable from: the
+ * thread in take_unit; t's run is in flight (it waits for this record). */
+static bool drop(weft__sem_rec *r)
+{
+    weft__attr *a = WEFT_CONTAINER_OF(r, weft__attr, rec);
+    return would_skip(a->t->g, a->t);
+}
+
+/* Step C3: takes t's record off its semaphore if it waits there and
+ * queues t again, as grant does but with no unit: its arrival sees the
+ * cancel (would_skip) and skips it. Caller holds g's lock (the
+ * attributes stay put) and has fenced after its cancel mark. */
+static void end_wait(weft__attr *a)
+{
+    if (!atomic_load_explicit(&a->waiting, memory_order_relaxed))   /* after the caller's fence: step C2 */
+        return;   /* not waiting, or not yet queued: its drop sees the mark */
+    if (!weft__sem_withdraw(a->sem, &a->rec))
+        return;   /* a release handed it a unit (grant queues it: its visit skips it and gives the unit back), or drop kept it out */
+    weft_task *t = a->t;
+    atomic_store_explicit(&a->waiting, false, memory_order_release);   /* release: rec is free again; pairs with take_unit's exchange */
+    weft__worker *w = weft__tls_worker;
+    if (w && w->s != t->g->sched)
+        w = NULL;   /* a thread of another scheduler queues from outside */
+    weft__graph_queue(w, t, true);   /* counted in `pending` by take_unit, as for grant */
+}
+
+void weft__attr_end_waits(weft_graph *g)
+{
+    /* StoreLoad (step C2): the run's cancel mark before the waiting
+     * flags; pairs with take_unit's fence (W2). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!(atomic_load_explicit(&g->run, memory_order_relaxed) & 1u))   /* under lock */
+        return;   /* no run: nobody waits */
+    uint32_t n = g->n < g->attrs_cap ? g->n : g->attrs_cap;
+    for (uint32_t i = 0; g->nattr && i < n; i++) {
+        weft__attr *a = &g->attrs[i];
+        if (a->sem && weft__has_attr(weft__graph_node(g, i)))
+            end_wait(a);
+    }
+    /* The graphs running as g's modules are cancelled with it (their
+     * claims ask weft__module_cancelled): their waits end too. Parent
+     * before child, the order modules lock in; sub->parent is read under
+     * sub's lock (module.c). */
+    for (uint32_t k = 0; k < g->nmodules; k++) {
+        weft_task *m = weft__graph_node(g, g->modules[k]);
+        weft_graph *sub = m->arg;
+        weft__graph_lock(sub);
+        if (sub->parent == m)
+            weft__attr_end_waits(sub);
+        weft__graph_unlock(sub);
+    }
+}
+
+void weft__attr_cancel_task(weft_task *t)
+{
+    weft_graph *g = t->g;
+    weft__graph_lock(g);
+    /* StoreLoad (step C2): the task's cancel mark (the caller's fetch_or)
+     * before its waiting flag; pairs with take_unit's fence (W2). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if ((atomic_load_explicit(&g->run, memory_order_relaxed) & 1u) && weft__has_attr(t)) {   /* under lock */
+        weft__attr *a = attr_of(t);
+        if (a->sem)
+            end_wait(a);
+    }
+    weft__graph_unlock(g);
 }
 
 void weft__attr_module_unit(weft__visiting *vis, weft_task *t, bool keep)

@@ -390,6 +390,15 @@ bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool f
  * Callable from: t's visit; module_done. */
 void weft__attr_module_unit(weft__visiting *vis, weft_task *t, bool keep);
 void weft__attr_module_done(weft_task *t);
+/* Ends the waits for semaphore units of g's run, once it is cancelled
+ * (weft_graph_cancel, fail-fast), and of the graphs running as its
+ * modules: each waiting task leaves its semaphore's queue at once and is
+ * queued to be skipped (attr.c, "Ending a wait"). Caller holds g's lock
+ * and has set the run's cancel mark. Callable from: any thread. */
+void weft__attr_end_waits(weft_graph *g);
+/* The same for t alone, after weft_task_cancel set its mark. Takes g's
+ * lock. Callable from: any thread. */
+void weft__attr_cancel_task(weft_task *t);
 /* Before a run of g on s: EINVAL if a task is pinned to an id that is
  * no thread of s now. Caller holds g's lock. */
 int weft__attr_check(weft_graph *g, weft_sched *s);

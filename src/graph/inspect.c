@@ -246,6 +246,8 @@ bool weft_task_cancel(weft_task *t)
     WEFT__TASK_CHECK(t, "weft_task_cancel");
     uint32_t old = atomic_fetch_or_explicit(&t->ctl, WEFT__CTL_CANCEL,
                                             memory_order_acq_rel);   /* acq_rel: pairs with the CAS in claim */
+    if (WEFT_UNLIKELY(old & WEFT__CTL_ATTR))
+        weft__attr_cancel_task(t);   /* attr.c: a wait for a semaphore unit ends now */
     if (WEFT__CTL_VISIT(old) != WEFT__VISIT_RAN && WEFT__CTL_VISIT(old) != WEFT__VISIT_FAILED)
         return true;   /* not claimed in its epoch's run, or skipped: skipped from now on */
     /* Claimed to run in epoch E before the mark: false only if E is the
@@ -276,8 +278,11 @@ bool weft_graph_cancel(weft_graph *g)
      * sees the next run. */
     weft__graph_lock(g);
     uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
-    if (r & 1u)
+    if (r & 1u) {
         atomic_store_explicit(&g->cancel_epoch, r >> 1, memory_order_relaxed);   /* read by claim; nothing to publish */
+        if (g->nattr || g->has_module)
+            weft__attr_end_waits(g);   /* attr.c: tasks waiting for semaphore units are skipped now */
+    }
     weft__graph_unlock(g);
     /* StoreLoad: the mark is visible to every later claim before the
      * caller goes on (its next loads cannot pass it): a task that starts

@@ -190,8 +190,16 @@ static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *
     if (atomic_compare_exchange_strong_explicit(&g->fail_err, &none, err,
             memory_order_relaxed, memory_order_relaxed))   /* the first by completion; the join and sinks_left chains order it before the end */
         atomic_store_explicit(&g->failed, t->index, memory_order_relaxed);
-    if (g->fail_fast)
+    if (g->fail_fast) {
         atomic_store_explicit(&g->cancel_epoch, epoch, memory_order_relaxed);   /* as weft_graph_cancel */
+        if (g->nattr || g->has_module) {
+            /* As weft_graph_cancel: tasks waiting for semaphore units
+             * are skipped now, not once a unit comes (attr.c). */
+            weft__graph_lock(g);
+            weft__attr_end_waits(g);
+            weft__graph_unlock(g);
+        }
+    }
     atomic_fetch_or_explicit(&t->ctl, (uint32_t)WEFT__VISIT_FAILED << WEFT__CTL_VISIT_SHIFT,
                              memory_order_acq_rel);   /* RAN -> FAILED; acq_rel: as the claim */
 }
