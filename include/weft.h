@@ -701,7 +701,7 @@ WEFT_API int  weft_call_blocking(weft_sched *s, weft_fn fn, void *arg);
  *
  * Cancelling: a cancelled task is skipped, and so is every task that
  * depends on a skipped one (the tasks that run are closed under
- * predecessors). A skipped task still counts as visited, so a run always
+ * predecessors, but for a condition task's picks: see there). A skipped task still counts as visited, so a run always
  * ends; weft_graph_wait then returns WEFT_ECANCELED. A cancel mark stays
  * until weft_task_reset (or weft_graph_reset for all of them).
  *
@@ -847,7 +847,12 @@ WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
  * that is a loop (a cycle of strong edges alone is still ECYCLE). A task
  * with both kinds of in-edges runs when its last strong predecessor ends
  * and again each time a condition picks it; each visit starts its count
- * of strong predecessors afresh (as Taskflow's tasks do). A task reached
+ * of strong predecessors afresh (as Taskflow's tasks do). Skipping goes
+ * with the count: the visit that a task's strong predecessors make ready
+ * is skipped if one of them was skipped or failed (see "Cancelling"); a
+ * visit a condition picks runs unless the task is cancelled or the run
+ * is, whatever happened to its strong predecessors (its visit restarts
+ * the count, and with it the mark a skipped predecessor left on it). A task reached
  * only by weak edges is no root: it runs only when picked. A run of a
  * graph with condition tasks ends when no task of it is running or ready
  * (not every task need have run; those that ran several times show their

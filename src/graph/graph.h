@@ -61,9 +61,11 @@
 
 /* ---- a node's ctl word ---------------------------------------------------
  *   bit 0      CANCEL: set by weft_task_cancel, cleared by weft_task_reset.
- *   bit 1      POISON: a predecessor was skipped in the run coming up;
- *              set before that predecessor's join decrement, cleared when
- *              the node is claimed.
+ *   bit 1      POISON: the visit made ready by the node's strong
+ *              predecessors is to skip it (one was skipped or failed): set
+ *              by the predecessor whose visit makes it ready (from the
+ *              join's WEFT__JOIN_POISON when it has several), before the
+ *              node is queued or continued; cleared when it is claimed.
  *   bits 2-3   what the last visit did: NONE, RAN, SKIPPED or FAILED (RAN,
  *              then weft_task_fail: set when fn returns).
  *   bit 4      COND: a condition task (weft_graph_add_cond); its edges out
@@ -97,6 +99,14 @@ enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2, WEFT_
 #define WEFT__EPOCH_MASK ((1u << 24) - 1)
 #define WEFT__CTL_VISIT(c) (((c) & WEFT__CTL_VISIT_MASK) >> WEFT__CTL_VISIT_SHIFT)
 #define WEFT__CTL_EPOCH(c) ((c) >> WEFT__CTL_EPOCH_SHIFT)
+/* A node's join word during a run, for a node with more than one strong
+ * predecessor: the count of them not yet visited, and this bit, set by
+ * one that was skipped or failed (run.c). The visit that takes the count
+ * to 0 moves the bit into ctl's POISON for the visit it makes ready; a
+ * visit resets the word (each visit counts afresh), so a poison of a
+ * count that never ended (a loop) does not skip a condition's pick. */
+#define WEFT__JOIN_POISON (1u << 31)
+
 /* Never an epoch: the initial value of done and cancel_epoch. */
 #define WEFT__NO_EPOCH UINT32_MAX
 

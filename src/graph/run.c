@@ -20,8 +20,11 @@
  *               the node's own visit, when no predecessor can touch it.
  *   ctl         per node: cancel mark, poison, last visit and its epoch.
  *               The claim is a CAS (acq_rel); cancel and reset are RMWs
- *               (acq_rel); poison is a fetch_or (relaxed: the join
- *               decrement that follows it releases it).
+ *               (acq_rel); poison is a fetch_or (relaxed: the queue or
+ *               the continuation that makes the node ready publishes it).
+ *               A skipped predecessor of a node with several marks the
+ *               join word instead (WEFT__JOIN_POISON, an RMW: the drop
+ *               that ends the count reads it in the value).
  *   done        per node: epoch in which fn last returned (store-release
  *               by the visit; load-acquire by get_state).
  *   sinks_left  sinks whose visit has not been counted yet this run:
@@ -52,9 +55,11 @@
  *      work to itself while it cannot run it.
  *   3. Visit(t): claim t (CAS ctl to this epoch, RAN or SKIPPED: SKIPPED
  *      if cancelled, poisoned, or the run is cancelled); reset t's join;
- *      run fn; store done. For each successor v: if t was skipped, poison
- *      v; drop v's join (a node with one predecessor skips the atomic: its
- *      only predecessor is the one visiting). The first v that becomes
+ *      run fn; store done. For each successor v: drop v's join, marked
+ *      poisoned first if t was skipped or failed; the drop that ends the
+ *      count poisons v itself (ctl) when the mark is in the count (a node
+ *      with one predecessor skips the atomics: its only predecessor is
+ *      the one visiting, and poisons it directly). The first v that becomes
  *      ready is returned and visited next on this fiber (a loop, not
  *      recursion); the others go to this worker's deque.
  *   4. Visited sinks drop sinks_left (one fetch_sub for all the sinks one
@@ -224,10 +229,25 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
     bool high = false;   /* attr.c: a HIGH successor was queued */
     weft_task *v = first;
     for (uint32_t i = 1;; i++) {
-        if (!ran)
-            atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
-        if (v->npred == 1 ||
-            atomic_fetch_sub_explicit(&v->join, 1, memory_order_acq_rel) == 1) {          /* acq_rel: the last one sees every predecessor's writes */
+        bool ready;
+        if (v->npred == 1) {
+            ready = true;   /* its only predecessor is this one */
+            if (!ran)
+                atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* published by the queue or the continuation */
+        } else {
+            /* The poison rides in the join word, so only the visit the
+             * count makes ready sees it: a count that never ends (a
+             * branch not taken, in a loop) leaves no poison for a
+             * condition's pick of v (weft.h), and v's next visit resets
+             * the word. The bit is in the value every later RMW reads. */
+            if (!ran)
+                atomic_fetch_or_explicit(&v->join, WEFT__JOIN_POISON, memory_order_relaxed);   /* read by the decrement that ends the count */
+            uint32_t old = atomic_fetch_sub_explicit(&v->join, 1, memory_order_acq_rel);       /* acq_rel: the last one sees every predecessor's writes */
+            ready = (old & ~WEFT__JOIN_POISON) == 1;
+            if (ready && (old & WEFT__JOIN_POISON))
+                atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* published by the queue or the continuation */
+        }
+        if (ready) {
             /* Asked of every ready successor, not only while no
              * continuation is chosen: a HIGH one met after it must still
              * send the continuation to the queues (below). */
