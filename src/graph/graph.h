@@ -30,7 +30,9 @@
  *            the roots array (recursive halving, the ranges implied by the
  *            place, run.c), so many roots fan out over the workers in
  *            O(log n) steps, thieves take whole ranges, and no thread
- *            pushes them all through one deque.
+ *            pushes them all through one deque. Not where a root has a
+ *            priority or a pin: there the first root queues them all,
+ *            each where it goes (run.c, place_roots).
  */
 #ifndef WEFT_GRAPH_H
 #define WEFT_GRAPH_H
@@ -173,6 +175,8 @@ static inline weft__task *weft__node_rec(weft_task *t)
 typedef struct weft__visiting {
     weft_graph *g;                  /* the graph whose nodes this fiber visits */
     weft_task *cur;                 /* NULL until the first function runs */
+    unsigned nest;                  /* fstate.nest where the functions run:
+                                       deeper is work nested in one */
     int fail;
     weft_sem *unit;                 /* attr.c: the semaphore a unit of which the
                                        node visited next holds, NULL = none;
@@ -182,11 +186,18 @@ typedef struct weft__visiting {
                                        let through without its unit */
 } weft__visiting;
 
-/* The visit the calling fiber is in, or NULL. */
-static inline weft__visiting *weft__visiting_cur(void)
+/* The visit whose task's function is the code running now, or NULL:
+ * not on a fiber visiting nodes, before its first function, or in work
+ * nested in the function (an inline child, a loop's chunk: fstate.nest
+ * deeper than the visit's). */
+static inline weft__visiting *weft__visiting_fn(void)
 {
     weft__worker *w = weft__tls_worker;
-    return w ? (weft__visiting *)weft__fstate_cur(w)->graph : NULL;
+    if (!w)
+        return NULL;
+    const weft__fstate *st = weft__fstate_cur(w);
+    weft__visiting *vis = (weft__visiting *)st->graph;
+    return vis && vis->cur && vis->nest == st->nest ? vis : NULL;
 }
 
 /* No failed task: weft_graph.failed. */
@@ -256,6 +267,11 @@ struct weft_graph {
     uint32_t nattr;                 /* tasks with WEFT__CTL_ATTR: the run goes special */
     uint32_t npinned;               /* of them pinned: weft_graph_run checks their threads */
     uint32_t nhigh;                 /* of them HIGH: visits leave the picking to core */
+    bool flat_roots;                /* a root has a place (priority or pin): the first
+                                       root queues every root where it goes and none
+                                       spreads (run.c, place_roots); set by the start */
+    uint32_t flat_epoch;            /* the run whose roots the first root queued: its
+                                       own record's, which the queue orders after */
 
     /* Written by the workers during a run: a line of its own. */
     _Alignas(WEFT_CACHELINE) _Atomic uint32_t sinks_left;
@@ -378,6 +394,9 @@ bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool f
  * Callable from: t's visit; module_done. */
 void weft__attr_module_unit(weft__visiting *vis, weft_task *t, bool keep);
 void weft__attr_module_done(weft_task *t);
+/* Has a root of g a place (a priority other than NORMAL, or a pin)?
+ * O(roots). Caller holds g's lock, no run in flight. */
+bool weft__attr_roots_placed(const weft_graph *g);
 /* Before a run of g on s: EINVAL if a task is pinned to an id that is
  * no thread of s now. Caller holds g's lock. */
 int weft__attr_check(weft_graph *g, weft_sched *s);

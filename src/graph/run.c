@@ -39,7 +39,11 @@
  *               fiber's own.
  *   fstate.graph  per fiber (core's weft__fstate): the graph whose record
  *               the fiber is running, set and restored by weft__node_entry
- *               and read by weft_graph_wait on the same fiber. Owner only:
+ *               and read by weft_graph_wait on the same fiber. With it the
+ *               visit keeps fstate.nest as it was when the walk began: a
+ *               deeper nest is work nested in a task's function (an
+ *               inline child, a loop's chunk), which weft_task_fail and
+ *               weft_task_current do not take for the task. Owner only:
  *               no atomics.
  *
  * A run, as numbered steps:
@@ -52,7 +56,10 @@
  *      after itself (the spread, graph.h): held in the fiber's state
  *      (core's weft__hold), so that if the root's function blocks, the
  *      held root is queued before the fiber leaves. A fiber keeps no
- *      work to itself while it cannot run it.
+ *      work to itself while it cannot run it. A run where a root has a
+ *      priority or a pin does not spread: its first root queues every
+ *      root where it goes, itself too, so that the roots, ready at the
+ *      same moment, are picked by priority (place_roots).
  *   3. Visit(t): claim t (CAS ctl to this epoch, RAN or SKIPPED: SKIPPED
  *      if cancelled, poisoned, or the run is cancelled); reset t's join;
  *      run fn; store done. For each successor v: drop v's join, marked
@@ -458,6 +465,55 @@ weft_task *spread(weft__worker *w, weft_task *t, const bool sp)
     return len >= 2 && p + 1 < n ? weft__graph_node(g, g->roots[p + 1]) : NULL;
 }
 
+/* The spread's stand-in where a root has a place (g->flat_roots): the
+ * roots of one run are ready at the same moment, and a spread would visit
+ * some of them (the first, each held one) before the others were queued,
+ * so a NORMAL root could go ahead of a HIGH one and a LOW one of a NORMAL
+ * one. Instead the first root, at its first arrival, queues every root
+ * (itself too) where it goes, and visits none: the thread's next picks
+ * then take them by priority. Roots with a place go first, in array order
+ * (the priority rings and pin lists are FIFO); the others last first (a
+ * worker pops its deque newest first), so each level runs in array
+ * order at one worker. true: t was queued so, and is not to be visited
+ * here. Callable from: the general walk, t a root, before its visit. */
+static bool root_placed(const weft_task *v)
+{
+    bool high;
+    return weft__has_attr(v) && weft__attr_placed(v, &high);
+}
+
+static __attribute__((noinline)) bool place_roots(weft__worker *w, weft_graph *g, weft_task *t)
+{
+    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* as in visit */
+    if (atomic_load_explicit(&t->join, memory_order_relaxed) != 0 || g->flat_epoch == epoch)
+        return false;   /* not the first root, or the first one arriving again */
+    g->flat_epoch = epoch;   /* published to its next arrival by the submit below */
+    /* Counted first: once the last root is queued the run may end
+     * elsewhere and g be freed, so neither pass reads g after its own
+     * last queueing (the roots not yet queued keep the run from ending). */
+    const uint32_t n = g->nroots;
+    uint32_t placed = 0;
+    for (uint32_t i = 0; i < n; i++)
+        placed += root_placed(weft__graph_node(g, g->roots[i]));
+    uint32_t left = placed;
+    for (uint32_t i = 0; left != 0; i++) {
+        weft_task *v = weft__graph_node(g, g->roots[i]);
+        if (root_placed(v)) {
+            left--;
+            queue_node(g, w, v, true);
+        }
+    }
+    left = n - placed;
+    for (uint32_t i = n; left != 0;) {
+        weft_task *v = weft__graph_node(g, g->roots[--i]);
+        if (!root_placed(v)) {
+            left--;
+            queue_node(g, w, v, true);   /* the first root last: the nearest pop */
+        }
+    }
+    return true;
+}
+
 /* A visit that reached a sink goes on with the newest node on its
  * worker's deque, if that is one of the same graph's (mostly the sibling
  * its own visit queued; anything else goes back), at most this many
@@ -514,8 +570,10 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
     /* How many records this one may take off the deque (weft__take_own):
      * none in shuffle mode, where the loop picks in the order it draws,
      * nor with HIGH tasks (attr.c), where the loop picks by priority.
-     * Both are fixed for the run: asked once here, not at every take. */
-    const uint32_t take_max = (sp && g->nhigh != 0) || w->shuffle ? 0 : WEFT__TAKE_OWN_MAX;
+     * Nor with roots that have a place (place_roots): they too are the
+     * loop's to pick. All fixed for the run: asked once here, not at
+     * every take. */
+    const uint32_t take_max = (sp && (g->nhigh != 0 || g->flat_roots)) || w->shuffle ? 0 : WEFT__TAKE_OWN_MAX;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
@@ -526,7 +584,7 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
      * task blocks; other fibers have their own. */
     weft__fstate *st = weft__fstate_cur(w);
     const void *outer = st->graph;
-    weft__visiting vis = { g, NULL, 0, NULL, false };
+    weft__visiting vis = { g, NULL, st->nest, 0, NULL, false };
     st->graph = &vis;
     bool fresh = !completion;   /* attr.c: t came off a queue, not as a continuation */
     for (;;) {
@@ -537,7 +595,8 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
          * attributes spreads where it is first met, before it is sent to
          * its place or its semaphore: its range never waits behind it. */
         const bool attr = sp && !completion && WEFT_UNLIKELY(weft__has_attr(t));
-        weft_task *root = !completion && weft__is_root(t) && (!attr || weft__attr_spread(t))
+        const bool flat = sp && WEFT_UNLIKELY(g->flat_roots);   /* no root spreads: place_roots */
+        weft_task *root = !completion && !flat && weft__is_root(t) && (!attr || weft__attr_spread(t))
                               ? spread(w, t, sp) : NULL;
         if (root) {
             if (WEFT_UNLIKELY(cond_mode))
@@ -545,7 +604,9 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
             weft__hold(w, weft__node_rec(root));
         }
         weft_task *next;
-        if (sp && WEFT_UNLIKELY(completion != NULL)) {
+        if (flat && !completion && weft__is_root(t) && place_roots(w, g, t)) {
+            next = NULL;   /* every root queued, t too: the loop picks them by priority */
+        } else if (sp && WEFT_UNLIKELY(completion != NULL)) {
             next = module_done(w, t, *completion, &sinks);   /* spread at its first visit */
             completion = NULL;
         } else if (attr && !weft__attr_ready(w, &vis, t, fresh)) {
