@@ -322,3 +322,58 @@ WT_TEST(cond_model, random_graphs_one_worker, .timeout = 120)
 {
     check_model(1);
 }
+
+/* Seed 1863's rule, by hand: v has strong predecessors a (cancelled) and
+ * b (reached only by a condition that picks nothing, so v's count never
+ * ends), and a condition c picks v. The pick runs v once, whatever
+ * happened to a, at any worker count (nothing here depends on order). */
+static atomic_int v_runs;
+
+static void count_v(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&v_runs, 1);
+}
+
+static int answer_0(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static int answer_none(void *arg)
+{
+    (void)arg;
+    return -1;
+}
+
+WT_TEST(cond_model, pick_runs_despite_a_skipped_predecessor, .timeout = 60)
+{
+    static const unsigned wcounts[] = { 0, 1, 2, 8 };
+    for (unsigned k = 0; k < sizeof wcounts / sizeof wcounts[0]; k++) {
+        weft_sched *s = open_sched(wcounts[k]);
+        weft_graph *g = new_graph();
+        weft_task *a = add(g, NULL, NULL);
+        weft_task *c2 = weft_graph_add_cond(g, answer_none, NULL);
+        weft_task *b = add(g, NULL, NULL);
+        weft_task *c = weft_graph_add_cond(g, answer_0, NULL);
+        weft_task *v = add(g, count_v, NULL);
+        WT_ASSERT(c2 && c);
+        WT_ASSERT_EQ(weft_task_precede(c2, b), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(a, v), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(b, v), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(c, v), WEFT_OK);
+        WT_ASSERT(weft_task_cancel(a));
+        for (int run = 0; run < 50; run++) {
+            atomic_store(&v_runs, 0);
+            WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+            WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);   /* a was skipped */
+            WT_ASSERT(atomic_load(&v_runs) == 1, "workers %u run %d: v ran %d times",
+                      wcounts[k], run, atomic_load(&v_runs));
+            WT_ASSERT_EQ(weft_task_get_state(v), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_PENDING);
+        }
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        close_sched(s, wcounts[k]);
+    }
+}
