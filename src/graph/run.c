@@ -465,6 +465,13 @@ weft_task *spread(weft__worker *w, weft_task *t, const bool sp)
     return len >= 2 && p + 1 < n ? weft__graph_node(g, g->roots[p + 1]) : NULL;
 }
 
+/* Does root v have a place (a priority other than NORMAL, or a pin)? */
+static bool root_placed(const weft_task *v)
+{
+    bool high;
+    return weft__has_attr(v) && weft__attr_placed(v, &high);
+}
+
 /* The spread's stand-in where a root has a place (g->flat_roots): the
  * roots of one run are ready at the same moment, and a spread would visit
  * some of them (the first, each held one) before the others were queued,
@@ -476,12 +483,6 @@ weft_task *spread(weft__worker *w, weft_task *t, const bool sp)
  * worker pops its deque newest first), so each level runs in array
  * order at one worker. true: t was queued so, and is not to be visited
  * here. Callable from: the general walk, t a root, before its visit. */
-static bool root_placed(const weft_task *v)
-{
-    bool high;
-    return weft__has_attr(v) && weft__attr_placed(v, &high);
-}
-
 static __attribute__((noinline)) bool place_roots(weft__worker *w, weft_graph *g, weft_task *t)
 {
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* as in visit */
@@ -567,13 +568,14 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
      * been freed by the run's end elsewhere (a record with no sink of its
      * own drops nothing and must not touch g). */
     const bool cond_mode = sp && g->has_cond;
+    const bool flat = sp && WEFT_UNLIKELY(g->flat_roots);   /* no root spreads: place_roots */
     /* How many records this one may take off the deque (weft__take_own):
      * none in shuffle mode, where the loop picks in the order it draws,
      * nor with HIGH tasks (attr.c), where the loop picks by priority.
      * Nor with roots that have a place (place_roots): they too are the
      * loop's to pick. All fixed for the run: asked once here, not at
      * every take. */
-    const uint32_t take_max = (sp && (g->nhigh != 0 || g->flat_roots)) || w->shuffle ? 0 : WEFT__TAKE_OWN_MAX;
+    const uint32_t take_max = (sp && g->nhigh != 0) || flat || w->shuffle ? 0 : WEFT__TAKE_OWN_MAX;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
@@ -595,7 +597,6 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
          * attributes spreads where it is first met, before it is sent to
          * its place or its semaphore: its range never waits behind it. */
         const bool attr = sp && !completion && WEFT_UNLIKELY(weft__has_attr(t));
-        const bool flat = sp && WEFT_UNLIKELY(g->flat_roots);   /* no root spreads: place_roots */
         weft_task *root = !completion && !flat && weft__is_root(t) && (!attr || weft__attr_spread(t))
                               ? spread(w, t, sp) : NULL;
         if (root) {
