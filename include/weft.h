@@ -386,9 +386,13 @@ typedef enum weft_hint {
  * Priority orders unpinned tasks that are ready at once: a thread that
  * picks a task takes HIGH work first, then NORMAL, then LOW, looking at
  * its own queues and the scheduler's, and a thief takes HIGH work before
- * stealing NORMAL. With one worker, of the tasks ready at the same
- * moment, every HIGH one runs before any NORMAL one, and every NORMAL
- * one before any LOW one. No level starves: see
+ * stealing NORMAL. With one worker (or none, on a bound thread), of the
+ * tasks ready at the same moment, every HIGH one runs before any NORMAL
+ * one, and every NORMAL one before any LOW one, but for the starvation
+ * bound's turns. Of a graph's tasks, ready at the same moment are its
+ * roots, made ready together by weft_graph_run (wherever it was called
+ * from), and the successors made ready by one task's end. No level
+ * starves: see
  * weft_config.priority_interval. Fibers that were blocked and are ready
  * again resume before new tasks of any level (they hold a stack).
  *
@@ -727,7 +731,7 @@ WEFT_API int  weft_call_blocking(weft_sched *s, weft_fn fn, void *arg);
  *
  * Cancelling: a cancelled task is skipped, and so is every task that
  * depends on a skipped one (the tasks that run are closed under
- * predecessors). A skipped task still counts as visited, so a run always
+ * predecessors, but for a condition task's picks: see there). A skipped task still counts as visited, so a run always
  * ends; weft_graph_wait then returns WEFT_ECANCELED. A cancel mark stays
  * until weft_task_reset (or weft_graph_reset for all of them).
  *
@@ -803,9 +807,11 @@ WEFT_API size_t weft_graph_size(const weft_graph *g);
 
 /* In a graph task's function: the task fails with err (< 0) once it
  * returns (see "Failing" above); a later call replaces err. EINVAL: err
- * >= 0, or the caller is not a graph task's function (on the fiber that
- * runs it; work it hands to other workers, a parallel loop's chunks for
- * one, is not). */
+ * >= 0, or the caller is not a graph task's function itself: work the
+ * function hands off is not, wherever it runs (a parallel loop's chunks,
+ * a spawned task, on another worker or inline on the function's own
+ * fiber while it waits), nor a plain task or thread; nothing changes.
+ * Callable from: any thread. */
 WEFT_API int  weft_task_fail(int err);
 /* fail_fast: on a run's first failure, the rest of the run is skipped as
  * weft_graph_cancel does. Default false. EINVAL: g NULL; EBUSY during a
@@ -814,7 +820,9 @@ WEFT_API int  weft_graph_set_fail_fast(weft_graph *g, bool fail_fast);
 /* The task whose failure the latest run reported (the first), or NULL.
  * Callable from: any thread. */
 WEFT_API weft_task *weft_graph_failed_task(const weft_graph *g);
-/* The graph task whose function runs on the calling fiber, or NULL. */
+/* The graph task whose function is the caller, or NULL: also NULL in
+ * work the function hands off (as weft_task_fail: chunks, spawned tasks,
+ * wherever they run). Callable from: any thread. */
 WEFT_API weft_task *weft_task_current(void);
 /* Clears every task's cancel mark (weft_task_reset on each). EINVAL: g
  * NULL; EBUSY during a run, nothing changed. */
@@ -884,7 +892,12 @@ WEFT_API int  weft_graph_run(weft_sched *s, weft_graph *g);
  * that is a loop (a cycle of strong edges alone is still ECYCLE). A task
  * with both kinds of in-edges runs when its last strong predecessor ends
  * and again each time a condition picks it; each visit starts its count
- * of strong predecessors afresh (as Taskflow's tasks do). A task reached
+ * of strong predecessors afresh (as Taskflow's tasks do). Skipping goes
+ * with the count: the visit that a task's strong predecessors make ready
+ * is skipped if one of them was skipped or failed (see "Cancelling"); a
+ * visit a condition picks runs unless the task is cancelled or the run
+ * is, whatever happened to its strong predecessors (its visit restarts
+ * the count, and with it the mark a skipped predecessor left on it). A task reached
  * only by weak edges is no root: it runs only when picked. A run of a
  * graph with condition tasks ends when no task of it is running or ready
  * (not every task need have run; those that ran several times show their

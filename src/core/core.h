@@ -122,6 +122,15 @@ typedef struct weft__fstate {
      * suspended in it) so that weft_graph_wait can refuse a task of the
      * run it would wait for. Core never reads it. Owner only. */
     const void *graph;
+    /* How deep user code runs nested on this fiber inside the task it
+     * runs: +1 around a child run inline by a join (run_own_child), a
+     * pinned task pumped (weft_run_pinned), a task a bound host runs
+     * under its wait (weft__host_runs_one), a parallel loop's chunks
+     * (src/graph). src/graph compares it with the depth a graph task's
+     * function started at, so that work nested in the function is told
+     * from the function itself (weft_task_fail, weft_task_current).
+     * Core never reads it. Owner only. */
+    unsigned nest;
     /* Work this fiber will run next without having queued it (a graph's
      * next root, the rest of a parallel loop), NULL = none. Before the
      * fiber can block (weft__suspend, weft_yield) it is submitted, so

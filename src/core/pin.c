@@ -320,7 +320,9 @@ int weft_run_pinned(uint64_t budget_ns)
         /* On the thread's own stack, under this call: a task that blocks
          * here suspends the host fiber, and the loop runs meanwhile. */
         w->pump_depth++;
+        weft__fstate_cur(w)->nest++;   /* nested under the host's own code (fstate.nest) */
         weft__run_task(w, t);
+        weft__fstate_cur(w)->nest--;
         w->pump_depth--;
         ran++;
         if (deadline != UINT64_MAX && weft__now_ns() >= deadline)

@@ -48,7 +48,9 @@ static bool run_own_child(weft__worker *w, weft__fiber *self, weft__fstate *st)
     }
     WEFT__STAT(w, local_runs, 1);
     st->depth++;
+    st->nest++;   /* the child is not the task it runs under (fstate.nest) */
     weft__run_task(w, t);
+    st->nest--;
     st->depth--;
     return true;
 }

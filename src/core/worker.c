@@ -658,7 +658,9 @@ __attribute__((noinline)) void weft__host_runs_one(weft__worker *w)
         return;   /* a fiber can go on after all: have_fiber will say so */
     weft__task *t = pick_local(w);
     if (t) {
+        weft__fstate_cur(w)->nest++;   /* nested under the wait (fstate.nest) */
         weft__run_task(w, t);
+        weft__fstate_cur(w)->nest--;
         weft__bound_hand_back(w);   /* its spawns went on this thread's deque */
         return;
     }

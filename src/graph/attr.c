@@ -251,6 +251,16 @@ int weft__attr_check(weft_graph *g, weft_sched *s)
     return WEFT_OK;
 }
 
+bool weft__attr_roots_placed(const weft_graph *g)
+{
+    for (uint32_t i = 0; i < g->nroots; i++) {
+        const weft_task *t = weft__graph_node((weft_graph *)g, g->roots[i]);
+        if (weft__has_attr(t) && needs_place(attr_of(t)))
+            return true;
+    }
+    return false;
+}
+
 void weft__attr_free(weft_graph *g)
 {
     if (g->attrs)

@@ -458,8 +458,8 @@ int weft_task_precede(weft_task *t, weft_task *successor)
     bool scan = weak || t->nsucc < WEFT__SUCC_SCAN;
     if (scan && succ_has(t, v->index))
         goto out;   /* the edge is there: one edge */
-    if (v->npred == UINT32_MAX || t->nsucc == UINT32_MAX) {
-        rc = WEFT_ENOMEM;   /* counts are 32-bit */
+    if (v->npred >= WEFT__JOIN_POISON - 1 || t->nsucc == UINT32_MAX) {
+        rc = WEFT_ENOMEM;   /* counts are 32-bit, join's top bit a poison (graph.h) */
         goto out;
     }
     /* Room first, then the change, which cannot fail. */
@@ -648,6 +648,15 @@ static void dedup(weft_graph *g, weft_task *t)
 static bool acyclic(weft_graph *g, uint32_t *queue)
 {
     uint32_t n = g->n, head = 0, tail = 0;
+    /* A run of a graph with condition tasks may leave a count part-way
+     * down (a branch not taken), or marked poisoned (run.c): in-degrees
+     * start from npred. */
+    if (g->has_cond)
+        for (uint32_t i = 0; i < n; i++) {
+            weft_task *t = weft__graph_node(g, i);
+            if (t->npred)
+                atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* no run now */
+        }
     if (!g->has_cond) {
         for (uint32_t r = 0; r < g->nroots; r++)
             queue[tail++] = g->roots[r];

@@ -30,7 +30,9 @@
  *            the roots array (recursive halving, the ranges implied by the
  *            place, run.c), so many roots fan out over the workers in
  *            O(log n) steps, thieves take whole ranges, and no thread
- *            pushes them all through one deque.
+ *            pushes them all through one deque. Not where a root has a
+ *            priority or a pin: there the first root queues them all,
+ *            each where it goes (run.c, place_roots).
  */
 #ifndef WEFT_GRAPH_H
 #define WEFT_GRAPH_H
@@ -61,9 +63,11 @@
 
 /* ---- a node's ctl word ---------------------------------------------------
  *   bit 0      CANCEL: set by weft_task_cancel, cleared by weft_task_reset.
- *   bit 1      POISON: a predecessor was skipped in the run coming up;
- *              set before that predecessor's join decrement, cleared when
- *              the node is claimed.
+ *   bit 1      POISON: the visit made ready by the node's strong
+ *              predecessors is to skip it (one was skipped or failed): set
+ *              by the predecessor whose visit makes it ready (from the
+ *              join's WEFT__JOIN_POISON when it has several), before the
+ *              node is queued or continued; cleared when it is claimed.
  *   bits 2-3   what the last visit did: NONE, RAN, SKIPPED or FAILED (RAN,
  *              then weft_task_fail: set when fn returns).
  *   bit 4      COND: a condition task (weft_graph_add_cond); its edges out
@@ -97,6 +101,14 @@ enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2, WEFT_
 #define WEFT__EPOCH_MASK ((1u << 24) - 1)
 #define WEFT__CTL_VISIT(c) (((c) & WEFT__CTL_VISIT_MASK) >> WEFT__CTL_VISIT_SHIFT)
 #define WEFT__CTL_EPOCH(c) ((c) >> WEFT__CTL_EPOCH_SHIFT)
+/* A node's join word during a run, for a node with more than one strong
+ * predecessor: the count of them not yet visited, and this bit, set by
+ * one that was skipped or failed (run.c). The visit that takes the count
+ * to 0 moves the bit into ctl's POISON for the visit it makes ready; a
+ * visit resets the word (each visit counts afresh), so a poison of a
+ * count that never ended (a loop) does not skip a condition's pick. */
+#define WEFT__JOIN_POISON (1u << 31)
+
 /* Never an epoch: the initial value of done and cancel_epoch. */
 #define WEFT__NO_EPOCH UINT32_MAX
 
@@ -163,6 +175,8 @@ static inline weft__task *weft__node_rec(weft_task *t)
 typedef struct weft__visiting {
     weft_graph *g;                  /* the graph whose nodes this fiber visits */
     weft_task *cur;                 /* NULL until the first function runs */
+    unsigned nest;                  /* fstate.nest where the functions run:
+                                       deeper is work nested in one */
     int fail;
     weft_sem *unit;                 /* attr.c: the semaphore a unit of which the
                                        node visited next holds, NULL = none;
@@ -172,11 +186,18 @@ typedef struct weft__visiting {
                                        let through without its unit */
 } weft__visiting;
 
-/* The visit the calling fiber is in, or NULL. */
-static inline weft__visiting *weft__visiting_cur(void)
+/* The visit whose task's function is the code running now, or NULL:
+ * not on a fiber visiting nodes, before its first function, or in work
+ * nested in the function (an inline child, a loop's chunk: fstate.nest
+ * deeper than the visit's). */
+static inline weft__visiting *weft__visiting_fn(void)
 {
     weft__worker *w = weft__tls_worker;
-    return w ? (weft__visiting *)weft__fstate_cur(w)->graph : NULL;
+    if (!w)
+        return NULL;
+    const weft__fstate *st = weft__fstate_cur(w);
+    weft__visiting *vis = (weft__visiting *)st->graph;
+    return vis && vis->cur && vis->nest == st->nest ? vis : NULL;
 }
 
 /* No failed task: weft_graph.failed. */
@@ -262,6 +283,11 @@ struct weft_graph {
     uint32_t nattr;                 /* tasks with WEFT__CTL_ATTR: the run goes special */
     uint32_t npinned;               /* of them pinned: weft_graph_run checks their threads */
     uint32_t nhigh;                 /* of them HIGH: visits leave the picking to core */
+    bool flat_roots;                /* a root has a place (priority or pin): the first
+                                       root queues every root where it goes and none
+                                       spreads (run.c, place_roots); set by the start */
+    uint32_t flat_epoch;            /* the run whose roots the first root queued: its
+                                       own record's, which the queue orders after */
 
     /* Written by the workers during a run: a line of its own. */
     _Alignas(WEFT_CACHELINE) _Atomic uint32_t sinks_left;
@@ -399,6 +425,9 @@ void weft__attr_end_waits(weft_graph *g);
 /* The same for t alone, after weft_task_cancel set its mark. Takes g's
  * lock. Callable from: any thread. */
 void weft__attr_cancel_task(weft_task *t);
+/* Has a root of g a place (a priority other than NORMAL, or a pin)?
+ * O(roots). Caller holds g's lock, no run in flight. */
+bool weft__attr_roots_placed(const weft_graph *g);
 /* Before a run of g on s: EINVAL if a task is pinned to an id that is
  * no thread of s now. Caller holds g's lock. */
 int weft__attr_check(weft_graph *g, weft_sched *s);

@@ -11,8 +11,9 @@
  *   failed   the run's first failed task: written by its visit (run.c),
  *            read here under the lock (a waiter that saw the run end
  *            sees it: the end's lock and release chain order it).
- *   fstate.graph  the calling fiber's own visit (weft__visiting, run.c):
- *            owner only.
+ *   fstate.graph, fstate.nest  the calling fiber's own visit
+ *            (weft__visiting, run.c) and how deep the code now runs in
+ *            it: owner only.
  *   weft_graph_reset changes each task's cancel mark with the same RMW as
  *   weft_task_reset, and only while no run is in flight.
  *   A task's cancel mark and its visit's claim (run.c) order each other
@@ -28,16 +29,16 @@
 
 int weft_task_fail(int err)
 {
-    weft__visiting *vis = weft__visiting_cur();
-    if (err >= 0 || !vis || !vis->cur)
-        return WEFT_EINVAL;
+    weft__visiting *vis = weft__visiting_fn();
+    if (err >= 0 || !vis)
+        return WEFT_EINVAL;   /* also from work nested in a task's function: it is not the task */
     vis->fail = err;   /* read by the visit when the function returns */
     return WEFT_OK;
 }
 
 weft_task *weft_task_current(void)
 {
-    weft__visiting *vis = weft__visiting_cur();
+    weft__visiting *vis = weft__visiting_fn();
     return vis ? vis->cur : NULL;
 }
 

@@ -103,13 +103,24 @@ static __attribute__((noinline)) void traced_chunks(weft__worker *w, weft__loop 
     weft__hook_chunk(w, false, first, last);
 }
 
+/* A chunk is work handed off, never the function of the task that runs
+ * the loop, wherever it runs: inline on that task's fiber it is nested
+ * (fstate.nest), so weft_task_fail says EINVAL and weft_task_current
+ * NULL there, as on any other worker. */
 static inline void run_chunks(weft__loop *l, size_t b, size_t e)
 {
     weft__worker *w = weft__tls_worker;
-    if (WEFT_UNLIKELY(w != NULL && (weft__hooks(w) & WEFT__HOOK_TRACE)))
+    if (!w) {
+        l->chunks(l, b, e);   /* an outside thread: no graph task here */
+        return;
+    }
+    weft__fstate *st = weft__fstate_cur(w);
+    st->nest++;
+    if (WEFT_UNLIKELY(weft__hooks(w) & WEFT__HOOK_TRACE))
         traced_chunks(w, l, b, e);
     else
         l->chunks(l, b, e);
+    st->nest--;   /* the chunk may have blocked: its fiber's own state still (fibers are pinned) */
 }
 
 /* A piece (or a helper) is over: the one that ends the last opens done. */

@@ -20,8 +20,11 @@
  *               the node's own visit, when no predecessor can touch it.
  *   ctl         per node: cancel mark, poison, last visit and its epoch.
  *               The claim is a CAS (acq_rel); cancel and reset are RMWs
- *               (acq_rel); poison is a fetch_or (relaxed: the join
- *               decrement that follows it releases it).
+ *               (acq_rel); poison is a fetch_or (relaxed: the queue or
+ *               the continuation that makes the node ready publishes it).
+ *               A skipped predecessor of a node with several marks the
+ *               join word instead (WEFT__JOIN_POISON, an RMW: the drop
+ *               that ends the count reads it in the value).
  *   done        per node: epoch in which fn last returned (store-release
  *               by the visit; load-acquire by get_state).
  *   sinks_left  sinks whose visit has not been counted yet this run:
@@ -36,7 +39,11 @@
  *               fiber's own.
  *   fstate.graph  per fiber (core's weft__fstate): the graph whose record
  *               the fiber is running, set and restored by weft__node_entry
- *               and read by weft_graph_wait on the same fiber. Owner only:
+ *               and read by weft_graph_wait on the same fiber. With it the
+ *               visit keeps fstate.nest as it was when the walk began: a
+ *               deeper nest is work nested in a task's function (an
+ *               inline child, a loop's chunk), which weft_task_fail and
+ *               weft_task_current do not take for the task. Owner only:
  *               no atomics.
  *
  * A run, as numbered steps:
@@ -49,12 +56,17 @@
  *      after itself (the spread, graph.h): held in the fiber's state
  *      (core's weft__hold), so that if the root's function blocks, the
  *      held root is queued before the fiber leaves. A fiber keeps no
- *      work to itself while it cannot run it.
+ *      work to itself while it cannot run it. A run where a root has a
+ *      priority or a pin does not spread: its first root queues every
+ *      root where it goes, itself too, so that the roots, ready at the
+ *      same moment, are picked by priority (place_roots).
  *   3. Visit(t): claim t (CAS ctl to this epoch, RAN or SKIPPED: SKIPPED
  *      if cancelled, poisoned, or the run is cancelled); reset t's join;
- *      run fn; store done. For each successor v: if t was skipped, poison
- *      v; drop v's join (a node with one predecessor skips the atomic: its
- *      only predecessor is the one visiting). The first v that becomes
+ *      run fn; store done. For each successor v: drop v's join, marked
+ *      poisoned first if t was skipped or failed; the drop that ends the
+ *      count poisons v itself (ctl) when the mark is in the count (a node
+ *      with one predecessor skips the atomics: its only predecessor is
+ *      the one visiting, and poisons it directly). The first v that becomes
  *      ready is returned and visited next on this fiber (a loop, not
  *      recursion); the others go to this worker's deque.
  *   4. Visited sinks drop sinks_left (one fetch_sub for all the sinks one
@@ -232,10 +244,25 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
     bool high = false;   /* attr.c: a HIGH successor was queued */
     weft_task *v = first;
     for (uint32_t i = 1;; i++) {
-        if (!ran)
-            atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* released by the join decrement below */
-        if (v->npred == 1 ||
-            atomic_fetch_sub_explicit(&v->join, 1, memory_order_acq_rel) == 1) {          /* acq_rel: the last one sees every predecessor's writes */
+        bool ready;
+        if (v->npred == 1) {
+            ready = true;   /* its only predecessor is this one */
+            if (!ran)
+                atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* published by the queue or the continuation */
+        } else {
+            /* The poison rides in the join word, so only the visit the
+             * count makes ready sees it: a count that never ends (a
+             * branch not taken, in a loop) leaves no poison for a
+             * condition's pick of v (weft.h), and v's next visit resets
+             * the word. The bit is in the value every later RMW reads. */
+            if (!ran)
+                atomic_fetch_or_explicit(&v->join, WEFT__JOIN_POISON, memory_order_relaxed);   /* read by the decrement that ends the count */
+            uint32_t old = atomic_fetch_sub_explicit(&v->join, 1, memory_order_acq_rel);       /* acq_rel: the last one sees every predecessor's writes */
+            ready = (old & ~WEFT__JOIN_POISON) == 1;
+            if (ready && (old & WEFT__JOIN_POISON))
+                atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_POISON, memory_order_relaxed);   /* published by the queue or the continuation */
+        }
+        if (ready) {
             /* Asked of every ready successor, not only while no
              * continuation is chosen: a HIGH one met after it must still
              * send the continuation to the queues (below). */
@@ -446,6 +473,56 @@ weft_task *spread(weft__worker *w, weft_task *t, const bool sp)
     return len >= 2 && p + 1 < n ? weft__graph_node(g, g->roots[p + 1]) : NULL;
 }
 
+/* Does root v have a place (a priority other than NORMAL, or a pin)? */
+static bool root_placed(const weft_task *v)
+{
+    bool high;
+    return weft__has_attr(v) && weft__attr_placed(v, &high);
+}
+
+/* The spread's stand-in where a root has a place (g->flat_roots): the
+ * roots of one run are ready at the same moment, and a spread would visit
+ * some of them (the first, each held one) before the others were queued,
+ * so a NORMAL root could go ahead of a HIGH one and a LOW one of a NORMAL
+ * one. Instead the first root, at its first arrival, queues every root
+ * (itself too) where it goes, and visits none: the thread's next picks
+ * then take them by priority. Roots with a place go first, in array order
+ * (the priority rings and pin lists are FIFO); the others last first (a
+ * worker pops its deque newest first), so each level runs in array
+ * order at one worker. true: t was queued so, and is not to be visited
+ * here. Callable from: the general walk, t a root, before its visit. */
+static __attribute__((noinline)) bool place_roots(weft__worker *w, weft_graph *g, weft_task *t)
+{
+    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* as in visit */
+    if (atomic_load_explicit(&t->join, memory_order_relaxed) != 0 || g->flat_epoch == epoch)
+        return false;   /* not the first root, or the first one arriving again */
+    g->flat_epoch = epoch;   /* published to its next arrival by the submit below */
+    /* Counted first: once the last root is queued the run may end
+     * elsewhere and g be freed, so neither pass reads g after its own
+     * last queueing (the roots not yet queued keep the run from ending). */
+    const uint32_t n = g->nroots;
+    uint32_t placed = 0;
+    for (uint32_t i = 0; i < n; i++)
+        placed += root_placed(weft__graph_node(g, g->roots[i]));
+    uint32_t left = placed;
+    for (uint32_t i = 0; left != 0; i++) {
+        weft_task *v = weft__graph_node(g, g->roots[i]);
+        if (root_placed(v)) {
+            left--;
+            queue_node(g, w, v, true);
+        }
+    }
+    left = n - placed;
+    for (uint32_t i = n; left != 0;) {
+        weft_task *v = weft__graph_node(g, g->roots[--i]);
+        if (!root_placed(v)) {
+            left--;
+            queue_node(g, w, v, true);   /* the first root last: the nearest pop */
+        }
+    }
+    return true;
+}
+
 /* A visit that reached a sink goes on with the newest node on its
  * worker's deque, if that is one of the same graph's (mostly the sibling
  * its own visit queued; anything else goes back), at most this many
@@ -499,11 +576,14 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
      * been freed by the run's end elsewhere (a record with no sink of its
      * own drops nothing and must not touch g). */
     const bool cond_mode = sp && g->has_cond;
+    const bool flat = sp && WEFT_UNLIKELY(g->flat_roots);   /* no root spreads: place_roots */
     /* How many records this one may take off the deque (weft__take_own):
      * none in shuffle mode, where the loop picks in the order it draws,
      * nor with HIGH tasks (attr.c), where the loop picks by priority.
-     * Both are fixed for the run: asked once here, not at every take. */
-    const uint32_t take_max = (sp && g->nhigh != 0) || w->shuffle ? 0 : WEFT__TAKE_OWN_MAX;
+     * Nor with roots that have a place (place_roots): they too are the
+     * loop's to pick. All fixed for the run: asked once here, not at
+     * every take. */
+    const uint32_t take_max = (sp && g->nhigh != 0) || flat || w->shuffle ? 0 : WEFT__TAKE_OWN_MAX;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
@@ -514,7 +594,7 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
      * task blocks; other fibers have their own. */
     weft__fstate *st = weft__fstate_cur(w);
     const void *outer = st->graph;
-    weft__visiting vis = { g, NULL, 0, NULL, false };
+    weft__visiting vis = { g, NULL, st->nest, 0, NULL, false };
     st->graph = &vis;
     bool fresh = !completion;   /* attr.c: t came off a queue, not as a continuation */
     for (;;) {
@@ -525,7 +605,7 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
          * attributes spreads where it is first met, before it is sent to
          * its place or its semaphore: its range never waits behind it. */
         const bool attr = sp && !completion && WEFT_UNLIKELY(weft__has_attr(t));
-        weft_task *root = !completion && weft__is_root(t) && (!attr || weft__attr_spread(t))
+        weft_task *root = !completion && !flat && weft__is_root(t) && (!attr || weft__attr_spread(t))
                               ? spread(w, t, sp) : NULL;
         if (root) {
             if (WEFT_UNLIKELY(cond_mode))
@@ -533,7 +613,9 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
             weft__hold(w, weft__node_rec(root));
         }
         weft_task *next;
-        if (sp && WEFT_UNLIKELY(completion != NULL)) {
+        if (flat && !completion && weft__is_root(t) && place_roots(w, g, t)) {
+            next = NULL;   /* every root queued, t too: the loop picks them by priority */
+        } else if (sp && WEFT_UNLIKELY(completion != NULL)) {
             next = module_done(w, t, *completion, &sinks);   /* spread at its first visit */
             completion = NULL;
         } else if (attr && !weft__attr_ready(w, &vis, t, fresh)) {
