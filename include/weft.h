@@ -820,7 +820,8 @@ WEFT_API weft_task *weft_graph_failed_task(const weft_graph *g);
  * (a module task's: the failing task's in its graph, at any depth), the
  * WEFT_E* code weft_graph_wait returned when the failure was weft's, 0
  * when no task failed (OK, ECANCELED; NULL g). Stable once
- * weft_graph_wait has returned, until the next run starts. During a run
+ * weft_graph_wait has returned, until the next run starts (a refused
+ * weft_graph_run, ECYCLE or ESHUTDOWN say, changes nothing). During a run
  * (a series' too): that run's first failure so far, 0 until a task has
  * failed, then that code until the run ends. Callable from: any thread. */
 WEFT_API int  weft_graph_fail_code(const weft_graph *g);
