@@ -71,7 +71,9 @@ static const char *file;
 static bool dry_run;
 static bool keep_going;
 
-/* A failed command's task fails with this (weft_task_fail wants < 0). */
+/* A failed command's task fails with this, a code of minimake's own:
+ * weft_graph_wait then returns WEFT_EFAILED, and weft_graph_fail_code
+ * gives this back (any int but 0 would do). */
 #define MINIMAKE_EFAILED (-100)
 
 /* Commands in flight: at most `slots` at once (-j), a counting semaphore
@@ -438,7 +440,7 @@ int main(int argc, char **argv)
     else if (!err && (err = weft_graph_run(s, g)) == WEFT_ECYCLE) {
         print_cycle(g);
     } else if (!err) {
-        weft_graph_wait(g);             /* a failure's code too: report() tells */
+        weft_graph_wait(g);             /* WEFT_EFAILED if a command failed: report() tells which */
         rc = report();
     } else {
         fprintf(stderr, "minimake: %s\n", weft_strerror(err));

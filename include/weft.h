@@ -50,7 +50,8 @@ extern "C" {
     XX(EAGAIN,     -8, "operation would block")                              \
     XX(ENOTBOUND,  -9, "calling thread is not a worker or bound thread")     \
     XX(ESHUTDOWN, -10, "scheduler is being destroyed")                      \
-    XX(EIO,       -11, "writing the output failed")
+    XX(EIO,       -11, "writing the output failed")                         \
+    XX(EFAILED,   -12, "a task failed: weft_graph_fail_code gives its code")
 
 enum {
     WEFT_OK = 0,
@@ -73,6 +74,7 @@ enum {
 #define WEFT_ENOTBOUND WEFT_ENOTBOUND
 #define WEFT_ESHUTDOWN WEFT_ESHUTDOWN
 #define WEFT_EIO WEFT_EIO
+#define WEFT_EFAILED WEFT_EFAILED
 
 /* A static English message for err (a WEFT_E* code or 0); never NULL. */
 WEFT_API const char *weft_strerror(int err);
@@ -240,7 +242,8 @@ typedef struct weft_config {
      * task by name, else the function's address) and its worker; a graph
      * waited for is followed by how many of its run's tasks failed or
      * were skipped so far and the first failure, as `task "link" (failed:
-     * ETIMEDOUT, -6)`, and so is a graph task once its run (or one its
+     * code -6)` for a task's own weft_task_fail code, `(failed: EINVAL,
+     * -1)` for weft's, and so is a graph task once its run (or one its
      * graph runs inside, as a module) has any; then
      * each worker: running, looking for work or parked, and its queues.
      * Fibers of weft's own threads are listed (workers, and a bound
@@ -738,8 +741,17 @@ WEFT_API int  weft_call_blocking(weft_sched *s, weft_fn fn, void *arg);
  * Failing: a task that calls weft_task_fail(err) is FAILED when it
  * returns, and every task that depends on it is skipped, as for a cancel;
  * other branches go on (or, with weft_graph_set_fail_fast, the rest of
- * the run is skipped). weft_graph_wait returns the run's first failure's
- * err (first by completion), before ECANCELED. */
+ * the run is skipped). The run's first failure (first by completion)
+ * decides its result, before ECANCELED, and says whose code it is:
+ *  - a task's own weft_task_fail(err): weft_graph_wait returns
+ *    WEFT_EFAILED, never err, and weft_graph_fail_code gives err exactly
+ *    (any int but 0: a user's codes never read as weft's);
+ *  - a failure weft made (a pinned task whose thread is gone: EINVAL; a
+ *    module whose graph is running elsewhere: EBUSY, or cannot run:
+ *    ECYCLE, ENOMEM): weft_graph_wait returns that WEFT_E* code, and
+ *    weft_graph_fail_code the same.
+ * So any result of weft_graph_wait other than OK, ECANCELED and
+ * WEFT_EFAILED is weft's own code. */
 
 typedef struct weft_graph weft_graph;
 typedef struct weft_task weft_task;      /* owned by its graph */
@@ -768,7 +780,10 @@ WEFT_API int  weft_graph_create(weft_graph **out);
  * (WEFT_CHECKS, or no NDEBUG) it aborts with "graph <address> used after
  * it was destroyed", as for sync primitives, for at least the next 4096
  * graphs destroyed (a task's call: while its node block is not yet reused
- * by another graph). */
+ * by another graph): such a build keeps the last 4096 destroyed headers
+ * (about 1 MiB) allocated through the allocator that made them, and
+ * gives them back as later destroys push them out or when
+ * weft_set_allocator changes the allocator. */
 WEFT_API int  weft_graph_destroy(weft_graph *g);
 /* fn NULL = empty task (a join point); NULL return = out of memory, g
  * NULL, or a run in flight (weft_graph_add_task tells which). */
@@ -805,13 +820,15 @@ WEFT_API weft_task_state weft_task_get_state(const weft_task *t);
  * run too. */
 WEFT_API size_t weft_graph_size(const weft_graph *g);
 
-/* In a graph task's function: the task fails with err (< 0) once it
- * returns (see "Failing" above); a later call replaces err. EINVAL: err
- * >= 0, or the caller is not a graph task's function itself: work the
- * function hands off is not, wherever it runs (a parallel loop's chunks,
- * a spawned task, on another worker or inline on the function's own
- * fiber while it waits), nor a plain task or thread; nothing changes.
- * Callable from: any thread. */
+/* In a graph task's function: the task fails with err once it returns
+ * (see "Failing" above); a later call replaces err. err is the caller's
+ * own code, any int but 0 (negative or positive, errno values, INT_MIN):
+ * weft_graph_fail_code gives it back as is, and weft_graph_wait returns
+ * WEFT_EFAILED for it. EINVAL: err 0, or the caller is not a graph task's
+ * function itself: work the function hands off is not, wherever it runs
+ * (a parallel loop's chunks, a spawned task, on another worker or inline
+ * on the function's own fiber while it waits), nor a plain task or
+ * thread; nothing changes. Callable from: any thread. */
 WEFT_API int  weft_task_fail(int err);
 /* fail_fast: on a run's first failure, the rest of the run is skipped as
  * weft_graph_cancel does. Default false. EINVAL: g NULL; EBUSY during a
@@ -820,6 +837,16 @@ WEFT_API int  weft_graph_set_fail_fast(weft_graph *g, bool fail_fast);
 /* The task whose failure the latest run reported (the first), or NULL.
  * Callable from: any thread. */
 WEFT_API weft_task *weft_graph_failed_task(const weft_graph *g);
+/* The code of the latest run's first failure: the exact err its task
+ * passed to weft_task_fail when weft_graph_wait returned WEFT_EFAILED
+ * (a module task's: the failing task's in its graph, at any depth), the
+ * WEFT_E* code weft_graph_wait returned when the failure was weft's, 0
+ * when no task failed (OK, ECANCELED; NULL g). Stable once
+ * weft_graph_wait has returned, until the next run starts (a refused
+ * weft_graph_run, ECYCLE or ESHUTDOWN say, changes nothing). During a run
+ * (a series' too): that run's first failure so far, 0 until a task has
+ * failed, then that code until the run ends. Callable from: any thread. */
+WEFT_API int  weft_graph_fail_code(const weft_graph *g);
 /* The graph task whose function is the caller, or NULL: also NULL in
  * work the function hands off (as weft_task_fail: chunks, spawned tasks,
  * wherever they run). Callable from: any thread. */
@@ -922,8 +949,9 @@ WEFT_API weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *ar
 /* A module: a task of g that runs all of sub as part of g's run. When
  * the task is ready, sub's roots start (on g's scheduler, no thread
  * waits); the task is done when sub's run is: done if it ran, FAILED
- * with sub's first failure's code (g's dependents skipped, g's fail-fast
- * applies), SKIPPED if sub's run was cancelled or skipped tasks. A
+ * with sub's first failure (g's dependents skipped, g's fail-fast
+ * applies; g's run then ends with it as its own: WEFT_EFAILED and the
+ * task's err from weft_graph_fail_code(g), or weft's code), SKIPPED if sub's run was cancelled or skipped tasks. A
  * cancel of g's run skips sub's tasks too, and a skipped module task does
  * not start sub. sub may be a module of several graphs, and run on its
  * own, but runs once at a time: a module task whose sub is running
@@ -961,8 +989,10 @@ WEFT_API weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub);
  * not asked. Returns as weft_graph_run; EINVAL also for pred NULL. */
 WEFT_API int  weft_graph_run_n(weft_sched *s, weft_graph *g, uint64_t n);
 WEFT_API int  weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), void *ctx);
-/* Until the run in flight ends (at once if none is): OK, the first
- * failure's err if a task failed, or ECANCELED if tasks were skipped. In a task it suspends the task's fiber and the
+/* Until the run in flight ends (at once if none is): OK; if a task
+ * failed, WEFT_EFAILED for a weft_task_fail (its err: weft_graph_fail_code)
+ * or weft's own WEFT_E* code for a failure weft made (see "Failing");
+ * else ECANCELED if tasks were skipped. In a task it suspends the task's fiber and the
  * worker runs other tasks; on a bound thread of a scheduler without
  * workers it runs the tasks; on other threads it sleeps. Several threads
  * may wait at once. EINVAL: g NULL. EBUSY, at once, from a task of g's

@@ -5,6 +5,7 @@
  *   allocator  written by weft_set_allocator before any weft object
  *              exists (documented), read anywhere after.
  *   kept       the kept blocks' list and count, under kept.lock.
+ *   late       (checked builds) the blocks freed late, under kept.lock.
  *   freed_untrimmed  a tally of bytes freed, atomic (relaxed: no data
  *              rides on it); emptied by the thread that trims.
  *
@@ -116,6 +117,35 @@ __attribute__((constructor)) static void kept_fork_register(void)
     (void)pthread_atfork(kept_fork_prepare, kept_fork_release, kept_fork_release);
 }
 
+/* Blocks freed late (base.h, weft__free_late): in checked builds a ring
+ * of the last WEFT__LATE_SLOTS, each given back through the allocator
+ * when a later one pushes it out, or all of them when weft_set_allocator
+ * changes the allocator (they were made by the one in force). Under
+ * kept.lock, which fork already handles; what is pushed out is freed
+ * after the unlock. */
+#ifdef WEFT_DEBUG
+#define WEFT__LATE_SLOTS 4096u
+static struct { void *p; size_t size; } late[WEFT__LATE_SLOTS];
+static unsigned late_next;
+#endif
+
+void weft__free_late(void *p, size_t size)
+{
+#ifdef WEFT_DEBUG
+    pthread_mutex_lock(&kept.lock);
+    void *old = late[late_next].p;
+    size_t old_size = late[late_next].size;
+    late[late_next].p = p;
+    late[late_next].size = size;
+    late_next = (late_next + 1) % WEFT__LATE_SLOTS;
+    pthread_mutex_unlock(&kept.lock);
+    if (old)
+        weft__free(old, old_size);
+#else
+    weft__free(p, size);
+#endif
+}
+
 static bool allocator_is_default(void)
 {
     return allocator.alloc == default_alloc;
@@ -187,6 +217,14 @@ void weft_set_allocator(const weft_allocator *a)
         default_free(p, WEFT__KEPT_SIZE, NULL);
     }
     kept.n = 0;
+#ifdef WEFT_DEBUG
+    /* Blocks freed late go back to the allocator that made them. */
+    for (unsigned i = 0; i < WEFT__LATE_SLOTS; i++) {
+        if (late[i].p)
+            allocator.free(late[i].p, late[i].size, allocator.ctx);
+        late[i].p = NULL;
+    }
+#endif
     pthread_mutex_unlock(&kept.lock);
     if (a && a->alloc && a->free)
         allocator = *a;

@@ -104,6 +104,13 @@ _Noreturn void weft__panic(const char *fmt, ...) __attribute__((format(printf, 1
 void *weft__alloc(size_t size);
 void *weft__calloc(size_t size);
 void  weft__free(void *ptr, size_t size);
+/* weft__free, except that in checked builds (WEFT_DEBUG) the block stays
+ * allocated, unused, until WEFT__LATE_SLOTS (4096) later blocks have been
+ * freed so or weft_set_allocator changes the allocator: a header whose
+ * life tag says DEAD can then still be read by a call that comes after
+ * its destroy, which aborts naming the object instead of reading freed
+ * memory. Callable from: any thread. */
+void  weft__free_late(void *ptr, size_t size);
 
 /* Blocks of WEFT__KEPT_SIZE bytes (cache-line aligned) through the
  * process-wide allocator, of which up to WEFT__KEPT_MAX bytes freed are

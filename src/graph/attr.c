@@ -372,7 +372,7 @@ bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool f
         bool placed = fresh && atomic_exchange_explicit(&a->placed, false, memory_order_relaxed);   /* the queue that delivered it ordered the store */
         if (!placed || (a->thread >= 0 && (int)w->index != a->thread)) {
             if (a->thread >= 0 && !weft__thread_valid(g->sched, a->thread)) {
-                vis->fail = WEFT_EINVAL;   /* the visit fails it without running it */
+                vis->fail = weft__fail_weft(WEFT_EINVAL);   /* the visit fails it without running it: weft's code */
                 /* A unit handed to it while it waited (its thread left
                  * meanwhile) is given back by the visit, as after a run. */
                 if (a->sem && take_granted(a))

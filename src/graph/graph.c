@@ -194,30 +194,16 @@ static bool running(const weft_graph *g)
     return atomic_load_explicit(&g->run, memory_order_relaxed) & 1u;   /* under lock: the lock orders it */
 }
 
-#ifdef WEFT_DEBUG
-/* The quarantine (graph.h, WEFT__TAG_GRAPH): a ring of the last destroyed
- * headers. A destroy takes the next slot (one fetch_add: destroys on
- * several threads take distinct slots) and frees the header that was
- * there (the exchange hands it to exactly one destroyer). Lock-free, so
- * fork needs no handler for it. Reachable from here, so leak checkers do
- * not report the headers kept. */
-static _Atomic(weft_graph *) quarantine[WEFT__GRAPH_QUARANTINE];
-static atomic_uint quarantine_next;
-#endif
-
-/* The end of a destroy: g is dead. Callable from: its destroy. */
+/* The end of a destroy: g is dead. In checked builds the header stays
+ * readable, tagged dead, for a while (base.h, weft__free_late), so that a
+ * call after the destroy aborts naming g. Callable from: its destroy. */
 static void header_retire(weft_graph *g)
 {
 #ifdef WEFT_DEBUG
     memset((char *)g + sizeof g->tag, 0, sizeof *g - sizeof g->tag);   /* nothing to follow */
     g->tag = WEFT__TAG_DEAD;
-    unsigned i = atomic_fetch_add_explicit(&quarantine_next, 1, memory_order_relaxed) % WEFT__GRAPH_QUARANTINE;   /* a slot; the exchange orders the rest */
-    weft_graph *old = atomic_exchange_explicit(&quarantine[i], g, memory_order_acq_rel);   /* acq_rel: the old header's writes before its free */
-    if (old)
-        weft__free(old, sizeof *old);
-#else
-    weft__free(g, sizeof *g);
 #endif
+    weft__free_late(g, sizeof *g);
 }
 
 int weft_graph_destroy(weft_graph *g)

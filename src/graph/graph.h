@@ -169,15 +169,49 @@ static inline weft__task *weft__node_rec(weft_task *t)
     return (weft__task *)(void *)&t->link;
 }
 
+/* A task's failure as visits and runs keep it (weft__visiting.fail,
+ * weft_graph.fail_err): 0 = none; else whose code it is in the high half
+ * and the code itself in the low half. A user's err may be any int but 0,
+ * weft's own codes included, so the code alone cannot say whose it is:
+ * the run's result can (WEFT_EFAILED for a user's, weft's code as is). */
+#define WEFT__FAIL_USER ((uint64_t)1 << 32)   /* weft_task_fail's err */
+#define WEFT__FAIL_WEFT ((uint64_t)2 << 32)   /* a WEFT_E* weft failed the task with */
+/* Not a failure: a module's graph's run skipped tasks (module_done). */
+#define WEFT__FAIL_SKIPPED ((uint64_t)3 << 32)
+
+static inline uint64_t weft__fail_user(int err)
+{
+    return WEFT__FAIL_USER | (uint32_t)err;
+}
+
+static inline uint64_t weft__fail_weft(int err)
+{
+    return WEFT__FAIL_WEFT | (uint32_t)err;
+}
+
+/* The code a failure word carries (0 for none). */
+static inline int weft__fail_code(uint64_t f)
+{
+    return (int)(int32_t)(uint32_t)f;
+}
+
+/* What a run whose first failure is f returns (weft_graph_wait): OK for
+ * none, WEFT_EFAILED for a user's, weft's code for weft's. */
+static inline int weft__fail_result(uint64_t f)
+{
+    return f == 0 ? WEFT_OK : (f & WEFT__FAIL_USER) ? WEFT_EFAILED : weft__fail_code(f);
+}
+
 /* What a fiber visiting nodes shows of itself (weft__fstate.graph points
  * at it, in weft__node_entry's frame): the node whose function runs, and
- * the error weft_task_fail asked for (0: none). Owner only. */
+ * the failure its function asked for (weft_task_fail) or weft gives it
+ * (0: none). Owner only. */
 typedef struct weft__visiting {
     weft_graph *g;                  /* the graph whose nodes this fiber visits */
     weft_task *cur;                 /* NULL until the first function runs */
     unsigned nest;                  /* fstate.nest where the functions run:
                                        deeper is work nested in one */
-    int fail;
+    uint64_t fail;                  /* a failure word (WEFT__FAIL_*) */
     weft_sem *unit;                 /* attr.c: the semaphore a unit of which the
                                        node visited next holds, NULL = none;
                                        given back once its function returns */
@@ -218,14 +252,13 @@ typedef struct weft__chunk {
 
 /* A graph's life tag (base.h's life tags): written by create, turned to
  * WEFT__TAG_DEAD by destroy. In checked builds (WEFT_DEBUG) destroy keeps
- * the header, dead, in a quarantine of the last WEFT__GRAPH_QUARANTINE
- * destroyed graphs (graph.c) instead of freeing it, and a task's node
+ * the header, dead, among the blocks freed late (base.h, weft__free_late:
+ * the last 4096) instead of freeing it at once, and a task's node
  * keeps pointing at it while its block is kept, so a call on the graph,
  * or on one of its tasks, after destroy aborts naming the graph instead
  * of reading freed memory. Release builds free the header at once (a use
  * after destroy is undefined, as weft.h says). */
 #define WEFT__TAG_GRAPH 0x67720001u
-#define WEFT__GRAPH_QUARANTINE 4096u
 
 struct weft_graph {
     uint32_t tag;                   /* WEFT__TAG_GRAPH, or DEAD after destroy: written by create and destroy only */
@@ -292,7 +325,7 @@ struct weft_graph {
     /* Written by the workers during a run: a line of its own. */
     _Alignas(WEFT_CACHELINE) _Atomic uint32_t sinks_left;
     atomic_bool skipped;            /* a node was skipped this run */
-    _Atomic int fail_err;           /* the run's first failure, 0 = none */
+    _Atomic uint64_t fail_err;      /* the run's first failure (a WEFT__FAIL_* word), 0 = none */
     _Atomic uint64_t pending;       /* graphs with condition tasks: records queued or running (run.c) */
     _Atomic uint32_t failed;        /* its task's index, WEFT__NO_TASK = none */
 };
@@ -330,16 +363,17 @@ void weft__node_entry(void *arg);
 
 /* run.c: visits t and goes on from there on this fiber, as a record of
  * t's graph does (weft__node_entry). completion: NULL, or t is a module
- * task whose graph's run just ended with *completion, and t's visit is
- * finished with that result instead of starting. */
-void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion);
+ * task whose graph's run just ended with *completion (0: it ran; its
+ * first failure's word; WEFT__FAIL_SKIPPED: it skipped tasks), and t's
+ * visit is finished with that instead of starting. */
+void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion);
 /* series.c: a run's setup under the lock (its epoch, counts, series);
  * returns the first root to queue. Caller holds g's lock; g is checked,
  * has roots and is not running. */
 weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
                            bool (*until)(void *), void *ctx);
 /* series.c: claims the waiters and ends the run (step 4), leaving run at
- * the run's epoch. */
+ * the run's epoch; rc is its result. */
 void weft__run_finish(weft_graph *g, int rc);
 /* series.c: the visit that took sinks_left to 0 ends the run: a module's
  * goes back to its task, a series starts its next run, else the run
@@ -362,9 +396,10 @@ static inline bool weft__is_module(const weft_graph *g, const weft_task *t)
  * ends: weft__module_end); false: *rc says why not (OK: nothing to run,
  * the task is done now; else it fails with *rc). */
 bool weft__module_start(weft__worker *w, weft_task *m, int *rc);
-/* The end of a run of sub that a module task started: ends sub's run,
- * then finishes the module task's visit and goes on in its graph. */
-void weft__module_end(weft__worker *w, weft_graph *sub, int rc);
+/* The end of a run of sub that a module task started, with result rc
+ * and first failure fail (its word, 0 = none): ends sub's run, then
+ * finishes the module task's visit with them and goes on in its graph. */
+void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail);
 /* Is a graph that g runs inside (as a module, at any depth) cancelled? */
 bool weft__module_cancelled(const weft_graph *g);
 /* Locks g for a run and checks it: WEFT_EBUSY if a run of g is in
@@ -403,8 +438,8 @@ bool weft__attr_placed(const weft_task *t, bool *high);
 bool weft__attr_spread(weft_task *t);
 /* t (with attributes) is ready on w: true if it is to be visited now
  * (vis->unit set if it holds a unit of its semaphore; vis->skip if it is
- * to be skipped without one; vis->fail set to WEFT_EINVAL if its pinned
- * thread is gone: it fails without running);
+ * to be skipped without one; vis->fail set to weft's WEFT_EINVAL if its
+ * pinned thread is gone: it fails without running);
  * false if it went elsewhere (queued where it is placed, or on its
  * semaphore). fresh: t came off a queue (not a continuation). Callable
  * from: the general walk, on a worker of the run's scheduler. */

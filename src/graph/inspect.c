@@ -8,9 +8,11 @@
  *   take g's lock, as the build calls that write them do; during a run
  *   the structure does not change (the build calls say EBUSY), so the
  *   answers stay right until the next build call.
- *   failed   the run's first failed task: written by its visit (run.c),
- *            read here under the lock (a waiter that saw the run end
- *            sees it: the end's lock and release chain order it).
+ *   failed, fail_err  the run's first failed task and its failure word:
+ *            written by its visit (run.c), read here under the lock (a
+ *            waiter that saw the run end sees them: the end's lock and
+ *            release chain order them); during a run, the first failure
+ *            so far.
  *   fstate.graph, fstate.nest  the calling fiber's own visit
  *            (weft__visiting, run.c) and how deep the code now runs in
  *            it: owner only.
@@ -30,9 +32,9 @@
 int weft_task_fail(int err)
 {
     weft__visiting *vis = weft__visiting_fn();
-    if (err >= 0 || !vis)
+    if (err == 0 || !vis)
         return WEFT_EINVAL;   /* also from work nested in a task's function: it is not the task */
-    vis->fail = err;   /* read by the visit when the function returns */
+    vis->fail = weft__fail_user(err);   /* read by the visit when the function returns; the user's, whatever its value */
     return WEFT_OK;
 }
 
@@ -66,6 +68,17 @@ weft_task *weft_graph_failed_task(const weft_graph *g)
     weft_task *t = i == WEFT__NO_TASK ? NULL : weft__graph_node(g, i);
     weft__graph_unlock(m);
     return t;
+}
+
+int weft_graph_fail_code(const weft_graph *g)
+{
+    if (!g)
+        return 0;
+    weft_graph *m = (weft_graph *)g;   /* the lock only */
+    weft__graph_lock(m);
+    uint64_t f = atomic_load_explicit(&m->fail_err, memory_order_relaxed);   /* a waiter that saw the end sees it: as failed */
+    weft__graph_unlock(m);
+    return weft__fail_code(f);
 }
 
 int weft_graph_reset(weft_graph *g)

@@ -15,8 +15,9 @@
  * Crossing the module's edge:
  *   cancel   a cancelled outer run (at any depth) skips sub's tasks:
  *            claim asks weft__module_cancelled, up the parent chain;
- *   failure  sub's run's result is the module task's: a failure's code
- *            fails it (first failure of the outer run, fail-fast, skipped
+ *   failure  sub's run's result is the module task's: a failure fails it
+ *            with sub's first failure's word, whose code it is included
+ *            (first failure of the outer run, fail-fast, skipped
  *            dependents), ECANCELED skips it (its dependents skipped);
  *   skip     a module task that is skipped does not start sub at all.
  *
@@ -217,8 +218,11 @@ bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
     sub->parent = m;   /* set by the check only when sub has modules */
     if (*rc != WEFT_OK || sub->n == 0 || sub->nroots == 0) {
         sub->parent = NULL;
-        if (*rc == WEFT_OK)
-            sub->result = WEFT_OK;   /* nothing to run: done at once */
+        if (*rc == WEFT_OK) {
+            sub->result = WEFT_OK;   /* nothing to run: done at once, nothing failed */
+            atomic_store_explicit(&sub->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
+            atomic_store_explicit(&sub->failed, WEFT__NO_TASK, memory_order_relaxed);
+        }
         weft__graph_unlock(sub);
         return false;
     }
@@ -228,14 +232,17 @@ bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
     return true;
 }
 
-void weft__module_end(weft__worker *w, weft_graph *sub, int rc)
+void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
 {
     weft__graph_lock(sub);
     weft_task *m = sub->parent;
     sub->parent = NULL;
     weft__graph_unlock(sub);
     weft__run_finish(sub, rc);   /* sub's own waiters; the last touch of sub */
-    weft__graph_walk(w, m, &rc);
+    /* The task carries sub's failure word, not its result: a user's code
+     * (result WEFT_EFAILED) reaches the outer graph as the user's. */
+    uint64_t end = fail != 0 ? fail : rc == WEFT_ECANCELED ? WEFT__FAIL_SKIPPED : 0;
+    weft__graph_walk(w, m, &end);
 }
 
 bool weft__module_cancelled(const weft_graph *g)

@@ -94,13 +94,17 @@ static void say_task(line *l, const weft_graph *g, uint32_t i)
     say(l, "\"%s\"", shown);
 }
 
-static void say_code(line *l, int err)
+/* A failure word's code: a user's (weft_task_fail) as a plain number,
+ * "code -5", never by a weft name it may happen to equal; weft's by its
+ * name, "EINVAL, -1". */
+static void say_code(line *l, uint64_t fail)
 {
+    int err = weft__fail_code(fail);
     const char *name = weft_err_name(err);
-    if (strcmp(name, "UNKNOWN") != 0)
+    if (!(fail & WEFT__FAIL_USER) && strcmp(name, "UNKNOWN") != 0)
         say(l, "%s, %d", name, err);
     else
-        say(l, "%d", err);
+        say(l, "code %d", err);
 }
 
 /* What g's run has failed and skipped so far: "F failed, S skipped so
@@ -117,7 +121,7 @@ static bool say_failures(line *l, const weft_graph *g, bool all)
     }
     /* Written by the failing visit, the code first (run.c: fail_task):
      * the index may lag it by a moment. Relaxed: printed only. */
-    int err = atomic_load_explicit(&((weft_graph *)g)->fail_err, memory_order_relaxed);
+    uint64_t err = atomic_load_explicit(&((weft_graph *)g)->fail_err, memory_order_relaxed);
     uint32_t first = atomic_load_explicit(&((weft_graph *)g)->failed, memory_order_relaxed);
     if (!all && !failed && !skipped && !err)
         return false;

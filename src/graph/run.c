@@ -32,6 +32,12 @@
  *               fiber visited; the one that takes it to 0 ends the run.
  *   skipped     set (relaxed) by a visit that skips; read by the finisher,
  *               which the join and sinks_left release chains order after.
+ *   fail_err, failed  the run's first failure (a word that says whose
+ *               code it is: graph.h's WEFT__FAIL_*) and its task: CAS
+ *               (relaxed) by the failing visit, the first by completion
+ *               wins; read by the finisher as skipped is; cleared by the
+ *               start under the lock; read under the lock by
+ *               weft_graph_fail_code and failed_task (inspect.c).
  *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim.
  *   attributes  a task's priority, pin and semaphore, and what its visit
  *               holds of them: attr.c's, asked by the general walk only
@@ -190,16 +196,17 @@ static void queue_again(weft_graph *g, weft__worker *w, weft_task *v)
     submit_node(g, w, r, v, true);
 }
 
-/* t's function asked to fail with err (weft_task_fail): t is FAILED, the
- * run's first failure is remembered, and a fail-fast graph cancels the
- * rest of the run. Callable from: t's visit, after fn returned. */
-static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, int err)
+/* t fails with fail (a failure word: its function's weft_task_fail, or
+ * weft's code): t is FAILED, the run's first failure is remembered, word
+ * and all, and a fail-fast graph cancels the rest of the run. Callable
+ * from: t's visit, after fn returned (or instead of it). */
+static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *t, uint32_t epoch, uint64_t fail)
 {
     /* The run's first failure and fail-fast's cancel before t shows
      * FAILED: whoever sees FAILED and then fails or starts a task is
      * after them (the fetch_or releases them). */
-    int none = 0;
-    if (atomic_compare_exchange_strong_explicit(&g->fail_err, &none, err,
+    uint64_t none = 0;
+    if (atomic_compare_exchange_strong_explicit(&g->fail_err, &none, fail,
             memory_order_relaxed, memory_order_relaxed))   /* the first by completion; the join and sinks_left chains order it before the end */
         atomic_store_explicit(&g->failed, t->index, memory_order_relaxed);
     if (g->fail_fast) {
@@ -401,7 +408,7 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
             if (g->has_cond)
                 atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
             if (rc != WEFT_OK)
-                vis->fail = rc;   /* its graph could not run (busy, a cycle, out of memory): it fails */
+                vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
         } else if (sp && g->has_cond && weft__is_cond(t)) {
             weft_cond_fn f;
             memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
@@ -428,18 +435,20 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
 }
 
 /* A module task's visit, finished now that its graph's run ended with
- * rc: done (OK), failed (a failure's code) or skipped (ECANCELED), and
- * its successors go on. */
-static weft_task *module_done(weft__worker *w, weft_task *t, int rc, uint32_t *sinks)
+ * end (weft__graph_walk's completion): done (0), failed with the graph's
+ * first failure, its word as is (so a user's code stays the user's up
+ * to any depth), or skipped (WEFT__FAIL_SKIPPED), and its successors go
+ * on. */
+static weft_task *module_done(weft__worker *w, weft_task *t, uint64_t end, uint32_t *sinks)
 {
     weft_graph *g = t->g;
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* t's run is in flight: t is not done */
     bool ran = true;
-    if (rc == WEFT_ECANCELED) {
+    if (end == WEFT__FAIL_SKIPPED) {
         unrun(t);
         ran = false;
-    } else if (rc != WEFT_OK) {
-        fail_task(g, t, epoch, rc);
+    } else if (end != 0) {
+        fail_task(g, t, epoch, end);
         ran = false;
     }
     if (weft__has_attr(t))
@@ -540,7 +549,7 @@ static bool same_graph(weft__task *rec, void *g)
 
 /* Callable from: run_task on a worker (or bound thread) of the run's
  * scheduler, as the record's fn. */
-static void walk_special(weft__worker *w, weft_task *t, const int *completion);
+static void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion);
 static void walk_plain(weft__worker *w, weft_task *t);
 
 void weft__node_entry(void *arg)
@@ -557,7 +566,7 @@ void weft__node_entry(void *arg)
     }
 }
 
-void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
+void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
     if (completion || t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
         walk_special(w, t, completion);
@@ -569,7 +578,7 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const int *completion)
  * task, no task with attributes (attr.c), that do not run as a module
  * (g->special, fixed for a run), whose visits then test none of it. */
 static inline __attribute__((always_inline))
-void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
+void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp)
 {
     weft_graph *g = t->g;
     /* Read now: once this record has visited its last node, g may have
@@ -676,7 +685,7 @@ void walk(weft__worker *w, weft_task *t, const int *completion, const bool sp)
     }
 }
 
-static __attribute__((noinline)) void walk_special(weft__worker *w, weft_task *t, const int *completion)
+static __attribute__((noinline)) void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
     walk(w, t, completion, true);
 }

@@ -34,15 +34,17 @@ static void unlock_cb(void *g)
 /* ---- the end of a run ------------------------------------------------------------ */
 
 /* Step 4; run_word: what `run` becomes (UINT32_MAX: the run's epoch, not
- * running) and failed what g->failed becomes (WEFT__NO_TASK: unchanged),
- * for a start that queued nothing and puts back the run before it.
- * Callable from: finish, start. */
-static void finish_as(weft_graph *g, int rc, uint32_t run_word, uint32_t failed)
+ * running) and failed and fail what g->failed and g->fail_err become
+ * (WEFT__NO_TASK: both unchanged), for a start that queued nothing and
+ * puts back the run before it. Callable from: finish, start. */
+static void finish_as(weft_graph *g, int rc, uint32_t run_word, uint32_t failed, uint64_t fail)
 {
     weft__graph_lock(g);
     g->result = rc;
-    if (failed != WEFT__NO_TASK)
+    if (failed != WEFT__NO_TASK || fail != 0) {
         atomic_store_explicit(&g->failed, failed, memory_order_relaxed);
+        atomic_store_explicit(&g->fail_err, fail, memory_order_relaxed);   /* under lock, no run in flight */
+    }
     /* Claim every waiter (they cannot leave until woken) and give each the
      * result in its own frame: once woken, a waiter must not read g. */
     weft__waiter *list = weft__waitq_claim_all(&g->waiters, NULL);
@@ -61,7 +63,7 @@ static void finish_as(weft_graph *g, int rc, uint32_t run_word, uint32_t failed)
  * the visit that took sinks_left to 0 (weft__run_ended). */
 static void finish(weft_graph *g, int rc)
 {
-    finish_as(g, rc, UINT32_MAX, WEFT__NO_TASK);
+    finish_as(g, rc, UINT32_MAX, WEFT__NO_TASK, 0);
 }
 
 void weft__run_finish(weft_graph *g, int rc)
@@ -128,17 +130,19 @@ static bool next_run(weft__worker *w, weft_graph *g)
 }
 
 /* The visit that took sinks_left to 0: the run's result is its first
- * failure, else ECANCELED if a task was skipped, else OK. A series
- * (run_n, run_until) goes on with its next run unless this one failed or
- * was cancelled; run_until's predicate runs here, on this thread,
- * without the lock. */
+ * failure's (WEFT_EFAILED for a user's code, weft's code as is; the code
+ * stays in fail_err for weft_graph_fail_code), else ECANCELED if a task
+ * was skipped, else OK. A series (run_n, run_until) goes on with its
+ * next run unless this one failed or was cancelled; run_until's
+ * predicate runs here, on this thread, without the lock. */
 void weft__run_ended(weft__worker *w, weft_graph *g)
 {
-    int rc = atomic_load_explicit(&g->fail_err, memory_order_relaxed);   /* ordered by the sinks_left chain */
+    uint64_t fail = atomic_load_explicit(&g->fail_err, memory_order_relaxed);   /* ordered by the sinks_left chain */
+    int rc = weft__fail_result(fail);
     if (rc == WEFT_OK && atomic_load_explicit(&g->skipped, memory_order_relaxed))
         rc = WEFT_ECANCELED;
     if (WEFT_UNLIKELY(g->parent != NULL)) {
-        weft__module_end(w, g, rc);   /* a module's run: its task in the outer graph goes on */
+        weft__module_end(w, g, rc, fail);   /* a module's run: its task in the outer graph goes on, with the failure word */
         return;
     }
     if (WEFT_UNLIKELY(weft__hooks(w) & WEFT__HOOK_TRACE))
@@ -194,12 +198,16 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
     if (rc != WEFT_OK || g->n == 0 || g->nroots == 0) {
         /* No task, or none that may start (with condition tasks every
          * task may be reached only by a weak edge): a run that has ended. */
-        if (rc == WEFT_OK)
-            g->result = WEFT_OK;
+        if (rc == WEFT_OK) {
+            g->result = WEFT_OK;   /* a run that ran nothing: nothing failed in it */
+            atomic_store_explicit(&g->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
+            atomic_store_explicit(&g->failed, WEFT__NO_TASK, memory_order_relaxed);
+        }
         weft__graph_unlock(g);
         return rc;
     }
     uint32_t prev_failed = atomic_load_explicit(&g->failed, memory_order_relaxed);   /* under lock */
+    uint64_t prev_fail = atomic_load_explicit(&g->fail_err, memory_order_relaxed);
     weft_task *first = weft__run_setup(g, s, runs_left, until, ctx);
     mark_start(g, s);
     int prev = g->result;
@@ -214,7 +222,7 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
     }
     rc = weft__submit_external(s, weft__node_rec(first), WEFT_HINT_NONE);
     if (rc != WEFT_OK)
-        finish_as(g, prev, r & ~1u, prev_failed);   /* nothing was queued: as if the call had not been made */
+        finish_as(g, prev, r & ~1u, prev_failed, prev_fail);   /* nothing was queued: as if the call had not been made */
     return rc;
 }
 

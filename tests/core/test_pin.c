@@ -1266,8 +1266,10 @@ static void skip_case(unsigned W, unsigned flags, enum skip_mode mode, bool plai
         rc = weft_graph_wait(k.g);
     }
     int want = mode == SK_NONE || mode == SK_COND_OTHER ? WEFT_OK
-             : mode == SK_FAIL_PRED ? WEFT_EAGAIN : WEFT_ECANCELED;
+             : mode == SK_FAIL_PRED ? WEFT_EFAILED : WEFT_ECANCELED;   /* EFAILED: the task's own code */
     WT_ASSERT(rc == want, "%s: wait returned %s, want %s", skip_name[mode], weft_err_name(rc), weft_err_name(want));
+    if (mode == SK_FAIL_PRED)
+        WT_ASSERT_EQ(weft_graph_fail_code(k.g), WEFT_EAGAIN);
     if (mode == SK_NONE) {
         WT_ASSERT_EQ(atomic_load(&k.m_runs), 1);
         WT_ASSERT_EQ(atomic_load(&k.m_on), k.main_id);

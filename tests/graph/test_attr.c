@@ -210,7 +210,8 @@ WT_TEST(attr, sem_skipped_tasks_take_no_unit, .timeout = 60)
         WT_ASSERT_EQ(weft_task_precede(p, y), WEFT_OK);
         WT_ASSERT(weft_task_cancel(c));
         WT_ASSERT_EQ(weft_graph_run(x.s, x.g), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(x.g), WEFT_EAGAIN);
+        WT_ASSERT_EQ(weft_graph_wait(x.g), WEFT_EFAILED);   /* fail_task's own code, not weft's EAGAIN */
+        WT_ASSERT_EQ(weft_graph_fail_code(x.g), WEFT_EAGAIN);
         WT_ASSERT_EQ(atomic_load(&ran_count), 1);
         WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(weft_task_get_state(y), WEFT_TASK_SKIPPED);
@@ -228,7 +229,8 @@ WT_TEST(attr, sem_unit_comes_back_after_failure, .timeout = 60)
             add_sem(&x, i % 2 ? fail_task : count_task, NULL);
         for (int run = 1; run <= 20; run++) {
             WT_ASSERT_EQ(weft_graph_run(x.s, x.g), WEFT_OK);
-            WT_ASSERT_EQ(weft_graph_wait(x.g), WEFT_EAGAIN);
+            WT_ASSERT_EQ(weft_graph_wait(x.g), WEFT_EFAILED);
+            WT_ASSERT_EQ(weft_graph_fail_code(x.g), WEFT_EAGAIN);
             WT_ASSERT_EQ(atomic_load(&ran_count), 8 * run);
             expect_units(&x.sem, 1);
         }
@@ -571,7 +573,8 @@ WT_TEST(attr, pin_thread_unbinds_mid_run_the_task_fails, .timeout = 60)
         atomic_store(&ran_count, 0);
         WT_ASSERT_EQ(weft_graph_run(ub_s, g), WEFT_OK);   /* the thread is there */
         atomic_store(&ub_stage, 2);
-        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_EINVAL);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_EINVAL);   /* weft's own code, not EFAILED */
+        WT_ASSERT_EQ(weft_graph_fail_code(g), WEFT_EINVAL);
         pthread_join(th, NULL);
         WT_ASSERT_EQ(atomic_load(&ran_count), 2);   /* p and other; not x, not d */
         WT_ASSERT_EQ(weft_task_get_state(x), WEFT_TASK_FAILED);

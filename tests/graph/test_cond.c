@@ -1213,7 +1213,8 @@ WT_TEST(cond, skip_in_one_run_does_not_leak_into_the_next, .timeout = 60)
                 WT_ASSERT(weft_task_cancel(a));
             atomic_store(&a_fails, how == 1);
             WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-            WT_ASSERT_EQ(weft_graph_wait(g), how == 0 ? WEFT_ECANCELED : -99);
+            WT_ASSERT_EQ(weft_graph_wait(g), how == 0 ? WEFT_ECANCELED : WEFT_EFAILED);   /* a task's own code */
+            WT_ASSERT_EQ(weft_graph_fail_code(g), how == 0 ? 0 : -99);
             WT_ASSERT_EQ(atomic_load(&j_runs), 0);
             weft_task_reset(a);
             atomic_store(&a_fails, 0);
@@ -1568,7 +1569,8 @@ WT_TEST(cond, failed_condition_picks_nothing, .timeout = 60)
         add(g, count, &other);
         edge(c, t0);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(g), -4242);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_EFAILED);
+        WT_ASSERT_EQ(weft_graph_fail_code(g), -4242);
         WT_ASSERT_EQ(atomic_load(&cond_calls), 1);
         WT_ASSERT_EQ(atomic_load(&s0), 0);
         WT_ASSERT_EQ(atomic_load(&other), 1);
@@ -1880,7 +1882,8 @@ WT_TEST(cond, fail_fast_in_loops, .timeout = 120)
             WT_ASSERT_EQ(weft_graph_run(s, F.g), WEFT_OK);
             int rc = weft_graph_wait(F.g);
             WT_ASSERT_EQ(pthread_join(th, NULL), 0);
-            WT_ASSERT(rc == -777, "%u workers, fail_fast %d: wait said %d", w, fast, rc);
+            WT_ASSERT(rc == WEFT_EFAILED, "%u workers, fail_fast %d: wait said %d", w, fast, rc);
+            WT_ASSERT_EQ(weft_graph_fail_code(F.g), -777);
             WT_ASSERT(weft_graph_failed_task(F.g) == F.a_body);
             WT_ASSERT_EQ(atomic_load(&F.a_body_runs), 50);
             WT_ASSERT_EQ(atomic_load(&F.a_calls), 49);

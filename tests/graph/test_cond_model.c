@@ -253,6 +253,8 @@ static void run_real(weft_sched *s, const struct spec *sp, struct outcome *out)
             WT_ASSERT(weft_task_cancel(t[i]));
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
     out->rc = weft_graph_wait(g);
+    if (out->rc == WEFT_EFAILED)
+        out->rc = weft_graph_fail_code(g);   /* the model names the failing task's own code */
     for (int i = 0; i < sp->n; i++) {
         out->runs[i] = atomic_load(&real_calls[i]);
         out->state[i] = weft_task_get_state(t[i]);

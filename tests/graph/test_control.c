@@ -4,7 +4,8 @@
  * weft.h promises in "task graphs" and nothing else: public API only.
  *
  *   fail_*         every task of random DAGs fails in turn: exactly its
- *                  descendants are skipped, wait returns its code, the
+ *                  descendants are skipped, wait returns WEFT_EFAILED and
+ *                  weft_graph_fail_code its code (WAIT_FAILED), the
  *                  failed task is it; two failures (the first by
  *                  completion wins); fail-fast skips everything that had
  *                  not started; the failed task across runs
@@ -33,6 +34,14 @@
 #include "../core/alloc_util.h"
 #include "../core/sched_util.h"
 #include "graph_util.h"
+
+/* g's run ended with a task's own weft_task_fail(code): the wait says
+ * WEFT_EFAILED, never the code, and weft_graph_fail_code gives the code. */
+#define WAIT_FAILED(g, code)                                                 \
+    do {                                                                     \
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_EFAILED);                      \
+        WT_ASSERT_EQ(weft_graph_fail_code(g), (code));                       \
+    } while (0)
 
 static const unsigned wcounts[] = { 0, 1, 2, 8 };
 #define NW (sizeof wcounts / sizeof wcounts[0])
@@ -399,9 +408,10 @@ static void fail_every_position(unsigned workers, uint32_t n, bool fail_fast, ui
         atomic_store(&x.after, 0);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         int rc = weft_graph_wait(g);
-        WT_ASSERT(rc == code_of(f), "%s: wait returned %d (%s), want %d", w2, rc, weft_err_name(rc),
-                  code_of(f));
-        WT_ASSERT(weft_graph_wait(g) == code_of(f), "%s: a second wait differs", w2);
+        WT_ASSERT(rc == WEFT_EFAILED, "%s: wait returned %d (%s), want EFAILED", w2, rc, weft_err_name(rc));
+        WT_ASSERT(weft_graph_fail_code(g) == code_of(f), "%s: fail code %d, want %d", w2,
+                  weft_graph_fail_code(g), code_of(f));
+        WT_ASSERT(weft_graph_wait(g) == WEFT_EFAILED, "%s: a second wait differs", w2);
         WT_ASSERT(weft_graph_failed_task(g) == w.nd[f].t, "%s: failed task is %p, want %p", w2,
                   (void *)weft_graph_failed_task(g), (void *)w.nd[f].t);
         CHECK_FLAWS(w2);
@@ -575,7 +585,9 @@ WT_TEST(graph_control, fail_two_branches_first_by_completion, .timeout = 120)
                 snprintf(what, sizeof what, "%u workers%s, run %d", workers, ff ? ", fail-fast" : "", r);
                 WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
                 int rc = weft_graph_wait(g);
-                WT_ASSERT(rc == tf.first_code, "%s: wait %d, want the first failure's %d (the second's %d)",
+                WT_ASSERT(rc == WEFT_EFAILED, "%s: wait %d (%s), want EFAILED", what, rc, weft_err_name(rc));
+                rc = weft_graph_fail_code(g);
+                WT_ASSERT(rc == tf.first_code, "%s: code %d, want the first failure's %d (the second's %d)",
                           what, rc, tf.first_code, tf.second_code);
                 WT_ASSERT(weft_graph_failed_task(g) == tf.first, "%s: failed task is not the first", what);
                 CHECK_FLAWS(what);
@@ -650,20 +662,20 @@ WT_TEST(graph_control, fail_failed_task_across_runs, .timeout = 60)
 
         atomic_store(&script.mode, 1);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(g), -1001);
+        WAIT_FAILED(g, -1001);
         WT_ASSERT(weft_graph_failed_task(g) == a);
         WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_DONE);
 
         /* run_n(0) does nothing: the latest run's result and failed task stay. */
         WT_ASSERT_EQ(weft_graph_run_n(s, g, 0), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(g), -1001);
+        WAIT_FAILED(g, -1001);
         WT_ASSERT(weft_graph_failed_task(g) == a, "run_n(0) changed the failed task");
         WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_FAILED);
 
         atomic_store(&script.mode, 2);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(g), -1003);
+        WAIT_FAILED(g, -1003);
         WT_ASSERT(weft_graph_failed_task(g) == c, "the failed task is the latest run's");
         WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_DONE);
         WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
@@ -677,7 +689,7 @@ WT_TEST(graph_control, fail_failed_task_across_runs, .timeout = 60)
         /* A failure and a cancel in one run: the failure's code wins. */
         atomic_store(&script.mode, 3);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(g), -1002);
+        WAIT_FAILED(g, -1002);
         WT_ASSERT(weft_graph_failed_task(g) == b);
         WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
         /* Only the cancel now: ECANCELED, and no failed task. */
@@ -692,11 +704,11 @@ WT_TEST(graph_control, fail_failed_task_across_runs, .timeout = 60)
 
         atomic_store(&script.mode, 4);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(g), -8);
+        WAIT_FAILED(g, -8);
         WT_ASSERT(weft_graph_failed_task(g) == c);
         atomic_store(&script.mode, 5);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(g), INT_MIN);
+        WAIT_FAILED(g, INT_MIN);
         WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_FAILED);
 
         /* A failure in a task of a single-task graph, and the next run. */
@@ -704,7 +716,7 @@ WT_TEST(graph_control, fail_failed_task_across_runs, .timeout = 60)
         weft_task *c1 = add(one, scripted, (void *)(intptr_t)'c');
         atomic_store(&script.mode, 2);
         WT_ASSERT_EQ(weft_graph_run(s, one), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(one), -1003);
+        WAIT_FAILED(one, -1003);
         WT_ASSERT(weft_graph_failed_task(one) == c1);
         atomic_store(&script.mode, 0);
         WT_ASSERT_EQ(weft_graph_run(s, one), WEFT_OK);
@@ -730,11 +742,13 @@ struct badin {
 
 static struct badin bi;
 
-static void fails_with_zero_and_one(void *arg)
+/* 0 is the one code refused (a positive one is a user's code as any
+ * other: test_promise_fail.c); asked twice, refused twice. */
+static void fails_with_zero_twice(void *arg)
 {
     (void)arg;
     atomic_store(&bi.rc0, weft_task_fail(0));
-    atomic_store(&bi.rc1, weft_task_fail(1));
+    atomic_store(&bi.rc1, weft_task_fail(0));
 }
 
 static void spawned_child(void *arg)
@@ -783,7 +797,7 @@ WT_TEST(graph_control, bad_fail_codes_and_callers, .timeout = 60)
 
         weft_graph *g = new_graph();
         bi.g = g;
-        weft_task *z = add(g, fails_with_zero_and_one, NULL);
+        weft_task *z = add(g, fails_with_zero_twice, NULL);
         weft_task *after = add(g, noop, NULL);
         WT_ASSERT_EQ(weft_task_precede(z, after), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
@@ -903,7 +917,7 @@ WT_TEST(graph_control, bad_busy_during_a_run_changes_nothing, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_set_fail_fast(NULL, true), WEFT_EINVAL);
         WT_ASSERT_EQ(weft_graph_reset(NULL), WEFT_EINVAL);
         atomic_store(&gate, 1);
-        WT_ASSERT_EQ(weft_graph_wait(g), -1003);
+        WAIT_FAILED(g, -1003);
         WT_ASSERT_EQ(weft_task_get_state(late), WEFT_TASK_DONE);   /* fail-fast stayed off */
         WT_ASSERT_EQ(weft_task_get_state(marked), WEFT_TASK_SKIPPED);   /* reset refused */
         WT_ASSERT_EQ(atomic_load(&n), 1);
@@ -914,7 +928,7 @@ WT_TEST(graph_control, bad_busy_during_a_run_changes_nothing, .timeout = 60)
         atomic_store(&gate, 1);
         atomic_store(&n, 0);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(g), -1003);
+        WAIT_FAILED(g, -1003);
         /* late becomes ready only after w saw the failure: skipped. */
         WT_ASSERT_EQ(weft_task_get_state(late), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
@@ -1149,8 +1163,9 @@ WT_TEST(graph_control, current_failure_after_a_nested_wait_is_the_outer_tasks, .
         weft_task *oafter = add(outer, count, &n);
         WT_ASSERT_EQ(weft_task_precede(ot, oafter), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_run(s, outer), WEFT_OK);
-        WT_ASSERT_EQ(weft_graph_wait(outer), -72);
-        WT_ASSERT_EQ(atomic_load(&x.rc_inner), -71);
+        WAIT_FAILED(outer, -72);
+        WT_ASSERT_EQ(atomic_load(&x.rc_inner), WEFT_EFAILED);
+        WT_ASSERT_EQ(weft_graph_fail_code(inner), -71);
         WT_ASSERT(weft_graph_failed_task(outer) == ot);
         WT_ASSERT(weft_graph_failed_task(inner) == it);
         WT_ASSERT_EQ(weft_task_get_state(ot), WEFT_TASK_FAILED);
@@ -1831,7 +1846,8 @@ WT_TEST(graph_control, series_failure_ends_the_series, .timeout = 300)
                     WT_ASSERT_EQ(use_until ? weft_graph_run_until(s, g, until_pred, &u)
                                            : weft_graph_run_n(s, g, 50), WEFT_OK);
                     int rc = weft_graph_wait(g);
-                    WT_ASSERT(rc == code_of(f), "%s: wait %d (%s)", what, rc, weft_err_name(rc));
+                    WT_ASSERT(rc == WEFT_EFAILED, "%s: wait %d (%s)", what, rc, weft_err_name(rc));
+                    WT_ASSERT(weft_graph_fail_code(g) == code_of(f), "%s: code %d", what, weft_graph_fail_code(g));
                     WT_ASSERT(atomic_load(&w.run) - r0 == kth, "%s: the series ran %llu times", what,
                               (unsigned long long)(atomic_load(&w.run) - r0));
                     WT_ASSERT(weft_graph_failed_task(g) == w.nd[f].t, "%s: failed task", what);
@@ -2365,7 +2381,7 @@ WT_TEST(graph_control, series_eshutdown_keeps_the_latest_result, .timeout = 60)
             weft_task *b = add(g, scripted, (void *)(intptr_t)'b');
             WT_ASSERT_EQ(weft_task_precede(a, b), WEFT_OK);
             atomic_store(&script.mode, failed ? 1 : 0);
-            int want = failed ? -1001 : WEFT_OK;
+            int want = failed ? WEFT_EFAILED : WEFT_OK;   /* a's own -1001: fail_code */
             WT_ASSERT_EQ(weft_graph_run_n(sh.s, g, 3), WEFT_OK);
             WT_ASSERT_EQ(weft_graph_wait(g), want);
             /* Destroy starts and waits for the blocker. */
@@ -2383,6 +2399,8 @@ WT_TEST(graph_control, series_eshutdown_keeps_the_latest_result, .timeout = 60)
             WT_ASSERT_EQ(weft_graph_wait(g), want);
             WT_ASSERT(weft_graph_failed_task(g) == (failed ? a : NULL),
                       "ESHUTDOWN changed the failed task (%d)", failed);
+            WT_ASSERT(weft_graph_fail_code(g) == (failed ? -1001 : 0), "ESHUTDOWN changed the fail code (%d): %d",
+                      failed, weft_graph_fail_code(g));
             WT_ASSERT_EQ(weft_task_get_state(a), failed ? WEFT_TASK_FAILED : WEFT_TASK_DONE);
             WT_ASSERT_EQ(weft_task_get_state(b), failed ? WEFT_TASK_SKIPPED : WEFT_TASK_DONE);
             weft_event_signal(&sh.release);
@@ -2393,6 +2411,7 @@ WT_TEST(graph_control, series_eshutdown_keeps_the_latest_result, .timeout = 60)
             WT_ASSERT_EQ(weft_graph_run_n(s2, g, 2), WEFT_OK);
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
             WT_ASSERT(weft_graph_failed_task(g) == NULL);
+            WT_ASSERT_EQ(weft_graph_fail_code(g), 0);
             WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
             WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
             WT_ASSERT_EQ(weft_sched_destroy(s2), WEFT_OK);

@@ -15,7 +15,8 @@
  *                   levels, or nested past 64) is ECYCLE with nothing run;
  *                   add_module(g, g) and NULLs change nothing
  *   fail_*          a failure inside a sub (depth 1 and 3) fails the
- *                   module task, reaches the outer wait and failed_task,
+ *                   module task, reaches the outer wait (WEFT_EFAILED),
+ *                   fail_code (the task's own code) and failed_task,
  *                   skips the module's dependents; fail-fast
  *   cancel_*        cancelling the outer (or the sub's) run while a sub's
  *                   task blocks; a cancelled module task starts nothing
@@ -740,7 +741,9 @@ static void fail_case(unsigned w, unsigned depth, bool fail_fast)
     snprintf(what, sizeof what, "%u workers, depth %u, fail-fast %d", w, depth, (int)fail_fast);
     for (int run = 1; run <= 3; run++) {
         atomic_store(&i1_in, 0);
-        run_wait_rc(s, o, FAIL_CODE, what);
+        run_wait_rc(s, o, WEFT_EFAILED, what);   /* a task's own code: fail_code gives it, at every level */
+        WT_ASSERT_EQ(weft_graph_fail_code(o), FAIL_CODE);
+        WT_ASSERT_EQ(weft_graph_fail_code(S), FAIL_CODE);
         WT_ASSERT_EQ(atomic_load(&bad), 0);
         WT_ASSERT_EQ(atomic_load(&nf), run);
         WT_ASSERT_EQ(atomic_load(&n_s), run);
@@ -1140,7 +1143,8 @@ WT_TEST(module, busy_sub_running_elsewhere_fails_the_module, .timeout = 60)
         } else {
             WT_ASSERT_EQ(weft_graph_run(s, b.sub), WEFT_OK);
         }
-        run_wait_rc(s, o, WEFT_EBUSY, "sub busy elsewhere");
+        run_wait_rc(s, o, WEFT_EBUSY, "sub busy elsewhere");   /* weft's own code */
+        WT_ASSERT_EQ(weft_graph_fail_code(o), WEFT_EBUSY);
         WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_FAILED);
         WT_ASSERT(weft_graph_failed_task(o) == m);
         WT_ASSERT_EQ(atomic_load(&n_dep), 0);

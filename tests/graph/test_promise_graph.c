@@ -122,8 +122,9 @@ static void check_handed(weft_fn fn, int expect_calls, int own_err)
             atomic_store(&h.calls, 0);
             WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
             int rc = weft_graph_wait(g);
-            WT_ASSERT(rc == (own_err ? own_err : WEFT_OK), "workers %u run %d: wait %s",
+            WT_ASSERT(rc == (own_err ? WEFT_EFAILED : WEFT_OK), "workers %u run %d: wait %s",
                       wcounts[k], run, weft_err_name(rc));
+            WT_ASSERT_EQ(weft_graph_fail_code(g), own_err);
             WT_ASSERT_EQ(weft_task_get_state(h.self), own_err ? WEFT_TASK_FAILED : WEFT_TASK_DONE);
             WT_ASSERT_EQ(atomic_load(&h.calls), expect_calls);
         }
