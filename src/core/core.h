@@ -237,6 +237,7 @@ struct weft__worker {
     /* Pinned tasks (pin.c). */
     uint64_t pinned_runs;                /* pinned tasks run here: owner only */
     unsigned pump_depth;                 /* weft_run_pinned's tasks on the host stack: owner only */
+    unsigned io_waits;                   /* its fibers in an fd wait (poller.c): owner only */
     atomic_bool pin_waiting;             /* in weft_wait_pinned */
     weft_event pin_ev;                   /* what weft_wait_pinned waits on */
 

@@ -432,13 +432,17 @@ static void notify_idle_waiters(weft_sched *s)
 }
 
 /* When nothing is runnable: how long to sleep. Pollers are re-checked
- * with a growing back-off; timers wake at their deadline. */
+ * with a growing back-off; timers wake at their deadline. So is the
+ * epoll set by a bound thread beside workers while fibers of its own
+ * wait on descriptors: it never sleeps in epoll_wait (that is a parked
+ * worker's, park.c), and a worker looks only between tasks, so with
+ * every worker in a long task nobody else would see the readiness. */
 static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
 {
     uint64_t d = 0;
     if (w->ntimers)
         d = w->timers[0]->deadline;
-    if (w->pollers) {
+    if (w->pollers || (WEFT_UNLIKELY(w->io_waits) && weft__bound_beside(w))) {
         unsigned shift = idle_rounds < 10 ? idle_rounds : 10;
         uint64_t p = weft__now_ns() + (1000u << shift);   /* 1 us .. 1 ms */
         if (!d || p < d)
@@ -624,7 +628,9 @@ static void loop(weft__worker *w)
         if (WEFT_UNLIKELY(weft__bound_beside(w))) {
             /* Its own futex, never the idle set; it leaves the loop when
              * its host fiber is ready (the wait it is in ended). */
-            weft__bound_park(w, park_deadline(w, idle_rounds < 5 ? idle_rounds : 5));
+            /* Pollers: re-checked every 32 us at most; the epoll set
+             * (io_waits, park_deadline): every 1 ms at most. */
+            weft__bound_park(w, park_deadline(w, w->pollers && idle_rounds > 5 ? 5 : idle_rounds));
             idle_rounds++;
             continue;
         }

@@ -207,6 +207,89 @@ WT_TEST(promise_sched, a_predicate_ends_the_loop_spin, .timeout = 60)
     spin_case(BY_PRED, false);
 }
 
+/* A bound thread beside workers whose own task waits on a descriptor
+ * while every worker is busy with one long task: nobody else looks at
+ * the epoll set (a busy worker looks between tasks), so the bound
+ * thread's wait must look itself, between naps, instead of sleeping
+ * until woken. The worker's task ends only once the fd task has run:
+ * a thread that slept on would hang (the case's timeout). */
+typedef struct busyrig {
+    int fds[2];
+    atomic_uint busy, armed, done;
+    weft_waitgroup wg;
+} busyrig;
+
+static void br_busy(void *arg)
+{
+    busyrig *b = arg;
+    unsigned want = atomic_load(&b->done) + 1;
+    atomic_fetch_add(&b->busy, 1);
+    while (atomic_load(&b->done) < want)
+        sched_yield();   /* holds its worker until the fd task has run */
+    weft_waitgroup_done(&b->wg);
+}
+
+static void br_fd(void *arg)
+{
+    busyrig *b = arg;
+    char c;
+    atomic_fetch_add(&b->armed, 1);
+    WT_ASSERT(weft_wait_fd(b->fds[0], POLLIN, UINT64_MAX) > 0);
+    WT_ASSERT_EQ(read(b->fds[0], &c, 1), 1);
+    atomic_fetch_add(&b->done, 1);
+    weft_waitgroup_done(&b->wg);
+}
+
+static void *br_writer(void *arg)
+{
+    busyrig *b = arg;
+    for (unsigned i = 0; i < 20; i++) {
+        while (atomic_load(&b->armed) != i + 1)
+            sched_yield();
+        pause_ns(20000);
+        WT_ASSERT_EQ(write(b->fds[1], "x", 1), 1);
+    }
+    return NULL;
+}
+
+WT_TEST(promise_sched, a_bound_threads_fd_wait_is_seen_while_every_worker_is_busy, .timeout = 60)
+{
+    static const unsigned spins[] = { 0, 50 };
+    for (unsigned k = 0; k < 2; k++)
+        for (unsigned workers = 1; workers <= 2; workers++) {
+            busyrig b = { 0 };
+            weft_config c;
+            weft_config_init(&c);
+            c.workers = workers;
+            c.spin_us = spins[k];
+            weft_sched *s = NULL;
+            WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+            WT_ASSERT_EQ(pipe2(b.fds, O_CLOEXEC | O_NONBLOCK), 0);
+            pthread_t wr;
+            WT_ASSERT_EQ(pthread_create(&wr, NULL, br_writer, &b), 0);
+            for (unsigned i = 0; i < 20; i++) {
+                weft_waitgroup_init(&b.wg, 1 + workers);
+                for (unsigned j = 0; j < workers; j++) {   /* every worker busy */
+                    weft_spawn_opts o = { .pinned = true, .thread = (int)j };
+                    WT_ASSERT_EQ(weft_spawn_ex(s, br_busy, &b, &o), WEFT_OK);
+                }
+                while (atomic_load(&b.busy) != (i + 1) * workers)
+                    sched_yield();
+                weft_spawn_opts me = { .pinned = true, .thread = weft_thread_id() };
+                WT_ASSERT_EQ(weft_spawn_ex(s, br_fd, &b, &me), WEFT_OK);
+                WT_ASSERT_EQ(weft_waitgroup_wait(&b.wg), WEFT_OK);   /* runs br_fd here */
+                weft_waitgroup_destroy(&b.wg);
+            }
+            WT_ASSERT_EQ(pthread_join(wr, NULL), 0);
+            WT_ASSERT_EQ(atomic_load(&b.done), 20u);
+            weft_sched_unbind();
+            WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+            close(b.fds[0]);
+            close(b.fds[1]);
+        }
+}
+
 /* ---- destroy at 0 workers refuses at once ------------------------------------ */
 
 /* A thread bound to s that stays bound, in its own code, until told to
