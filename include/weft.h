@@ -295,10 +295,12 @@ WEFT_API const char *weft_config_check(const weft_config *cfg);
  * frees everything. With workers = 0 the queued tasks run on the calling
  * thread (bound to s for the while if it is not already). A bound
  * thread of s may destroy it, and is unbound by it. Refused with
- * WEFT_EBUSY (and a message on stderr), changing nothing: from a worker
- * of s or a task of s; while threads other than the caller are bound to
- * s; with workers = 0, queued tasks and a caller that is a thread of
- * another scheduler (it cannot run them). External spawns racing it
+ * WEFT_EBUSY (and a message on stderr), at once and changing nothing (no
+ * queued task runs, nothing is waited for): from a worker of s or a task
+ * of s; while threads other than the caller are bound to s (with
+ * workers = 0 too, whatever is queued or pinned); with workers = 0,
+ * queued tasks and a caller that is a thread of another scheduler (it
+ * cannot run them). External spawns racing it
  * return WEFT_ESHUTDOWN or run; so does weft_sched_bind. Retrying it on
  * WEFT_EBUSY while other threads unbind is safe: it goes on only once
  * each of them has stopped touching s. Once it has returned, s is
@@ -308,7 +310,9 @@ WEFT_API const char *weft_config_check(const weft_config *cfg);
  * s's tasks. */
 WEFT_API int  weft_sched_destroy(weft_sched *s);
 /* This thread may now block on weft primitives and run tasks. EBUSY if
- * it is already a worker or bound; ESHUTDOWN once s is being destroyed. */
+ * it is already a worker or bound; ESHUTDOWN once s is being destroyed;
+ * ENOMEM. Any number of threads may be bound at once: finding a bind's
+ * id (weft_thread_id) costs O(log n) in the threads bound. */
 WEFT_API int  weft_sched_bind(weft_sched *s);
 /* Runs work queued on this thread first (workers = 0), the tasks pinned
  * to it, and the tasks it started while helping that are blocked (their

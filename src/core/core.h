@@ -186,6 +186,7 @@ struct weft__worker {
     /* Owner only. */
     struct weft_sched *s;
     unsigned index;                      /* 0..workers-1; bound: >= workers */
+    unsigned bound_pos;                  /* bound: its slot in s->bound[] (under bound_lock) */
     bool bound;                          /* a bound thread, not a worker */
     bool track;                          /* keep blocked_list (stall.c); set at init */
     atomic_uchar hooks;                  /* trace.h's bits: track, trace, observe */
@@ -245,6 +246,7 @@ struct weft__worker {
     /* Pinned tasks (pin.c). */
     uint64_t pinned_runs;                /* pinned tasks run here: owner only */
     unsigned pump_depth;                 /* weft_run_pinned's tasks on the host stack: owner only */
+    unsigned io_waits;                   /* its fibers in an fd wait (poller.c): owner only */
     atomic_bool pin_waiting;             /* in weft_wait_pinned */
     weft_event pin_ev;                   /* what weft_wait_pinned waits on */
 
@@ -310,8 +312,18 @@ struct weft_sched {
 
     /* Bound threads. */
     pthread_mutex_t bound_lock;
-    weft__worker **bound;                /* registered bound workers */
+    weft__worker **bound;                /* registered bound workers, in no order */
     unsigned nbound, bound_cap;
+    /* Their ids (pin.c, "Thread ids"), all under bound_lock: by_id[id -
+     * nworkers] is the thread holding id, NULL while it is free; ids from
+     * nworkers + ids_top up were never given; id_free is a min-heap of
+     * the free ids below that (nfree of them), with room for free_cap >=
+     * ids_top, so that unbind never allocates; by_id has room for ids_cap. */
+    weft__worker **by_id;
+    unsigned *id_free;
+    unsigned ids_top, ids_cap, nfree, free_cap;
+    uint64_t bind_steps;                 /* heap levels and slots visited by binds and
+                                            unbinds: a count for tests, under bound_lock */
 
     atomic_bool shutdown;                /* destroy started: external spawn refused */
     atomic_bool exiting;                 /* workers may leave their loops */
@@ -555,8 +567,16 @@ bool weft__thread_valid(weft_sched *s, int id);
 /* The next task pinned to w's thread, oldest first, or NULL. Callable
  * from: owner. */
 weft__task *weft__take_pinned(weft__worker *w);
-/* The id a thread binding to s gets. Caller holds bound_lock. */
-unsigned weft__bound_id(weft_sched *s);
+/* Lists w (a bound thread's worker, not listed) in s->bound[] under
+ * the smallest free id >= nworkers, which it stores in w->index; O(log
+ * n). WEFT_ENOMEM, nothing changed: no room could be made. Caller holds
+ * bound_lock. */
+int  weft__bound_add(weft_sched *s, weft__worker *w);
+/* Takes w out of s->bound[] and frees its id; O(log n), allocates
+ * nothing. Caller holds bound_lock. */
+void weft__bound_remove(weft_sched *s, weft__worker *w);
+/* Frees the tables of bound threads (destroy, nobody bound). */
+void weft__bound_fini(weft_sched *s);
 /* Unbind's first step: runs what is pinned to w and waits for the tasks
  * w started that are blocked, then closes w's box of pinned tasks (later
  * pins get WEFT_EINVAL). Callable from: w's owner, on its host fiber. */

@@ -23,7 +23,7 @@
  *                 is woken.
  *   bound threads' boxes
  *                 a bound thread's worker may be freed by unbind: a pin to
- *                 it looks it up in bound[] and pushes and wakes under
+ *                 it looks it up by id (by_id) and pushes and wakes under
  *                 bound_lock, and unbind closes its box (pins_closed)
  *                 under the same lock once it has run what was pinned, so
  *                 a pin either lands before the close (and is run: unbind
@@ -117,16 +117,14 @@ weft__task *weft__take_pinned(weft__worker *w)
 
 /* ---- placement ------------------------------------------------------------------- */
 
-/* The bound thread of s with id `id` whose box is open. Caller holds
- * bound_lock. */
+/* The bound thread of s with id `id` whose box is open: one slot of
+ * by_id. Caller holds bound_lock. */
 static weft__worker *bound_by_id(weft_sched *s, int id)
 {
-    for (unsigned i = 0; i < s->nbound; i++) {
-        weft__worker *b = s->bound[i];
-        if ((int)b->index == id && !b->pins_closed)
-            return b;
-    }
-    return NULL;
+    if (id < 0 || (unsigned)id < s->nworkers || (unsigned)id - s->nworkers >= s->ids_top)
+        return NULL;
+    weft__worker *b = s->by_id[(unsigned)id - s->nworkers];
+    return b && !b->pins_closed ? b : NULL;
 }
 
 /* Pins t to `thread`; w: the caller's worker of s, or NULL. */
@@ -285,17 +283,123 @@ int weft_thread_id(void)
     return w ? (int)w->index : -1;
 }
 
-unsigned weft__bound_id(weft_sched *s)
+/* Bound threads' ids. The smallest free id is given at bind (the
+ * header's rule), and a program may bind thousands of threads: a scan
+ * of bound[] per candidate id made a bind O(n^2) (11 ms with 3,000 bound).
+ * Ids below nworkers + ids_top have been given; those given back wait
+ * in id_free, a binary min-heap, so the smallest free id is its root,
+ * else ids_top: bind and unbind are O(log n), a pin's look-up one slot
+ * of by_id, and bound[] loses an entry by moving its last one into the
+ * hole (bound_pos). Everything under bound_lock. */
+
+static void heap_swap(unsigned *h, unsigned i, unsigned j)
 {
-    /* The smallest id >= nworkers that no bound thread holds: bound[] is
-     * short (the threads a program binds), so a scan per candidate. */
-    for (unsigned id = s->nworkers;; id++) {
-        bool used = false;
-        for (unsigned i = 0; i < s->nbound && !used; i++)
-            used = s->bound[i]->index == id;
-        if (!used)
-            return id;
+    unsigned t = h[i];
+    h[i] = h[j];
+    h[j] = t;
+}
+
+static void heap_push(weft_sched *s, unsigned id)
+{
+    unsigned *h = s->id_free;
+    unsigned i = s->nfree++;
+    h[i] = id;
+    while (i > 0 && h[(i - 1) / 2] > h[i]) {
+        heap_swap(h, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+        s->bind_steps++;
     }
+}
+
+static unsigned heap_pop(weft_sched *s)
+{
+    unsigned *h = s->id_free;
+    unsigned top = h[0];
+    h[0] = h[--s->nfree];
+    for (unsigned i = 0;;) {
+        unsigned l = 2 * i + 1, m = i;
+        if (l < s->nfree && h[l] < h[m])
+            m = l;
+        if (l + 1 < s->nfree && h[l + 1] < h[m])
+            m = l + 1;
+        if (m == i)
+            break;
+        heap_swap(h, i, m);
+        i = m;
+        s->bind_steps++;
+    }
+    return top;
+}
+
+/* Grows *arr (n entries of size each, room for *cap) to room for need:
+ * doubling, so growth is O(1) amortized. False, nothing changed: out of
+ * memory. */
+static bool grow(weft_sched *s, void **arr, unsigned n, unsigned *cap, unsigned need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    unsigned c = *cap ? *cap : 4;
+    while (c < need)
+        c *= 2;
+    void *p = weft__alloc_with(&s->cfg.allocator, size * c);
+    if (!p)
+        return false;
+    if (*arr) {
+        memcpy(p, *arr, size * n);
+        weft__free_with(&s->cfg.allocator, *arr, size * *cap);
+    }
+    *arr = p;
+    *cap = c;
+    return true;
+}
+
+int weft__bound_add(weft_sched *s, weft__worker *w)
+{
+    if (!grow(s, (void **)&s->bound, s->nbound, &s->bound_cap, s->nbound + 1, sizeof *s->bound))
+        return WEFT_ENOMEM;
+    if (s->nfree == 0) {
+        /* A new id: room for it in both tables (the heap may hold every
+         * id given, once all are back, and unbind must not allocate).
+         * A table grown before the other failed stays grown: harmless. */
+        if (!grow(s, (void **)&s->id_free, s->nfree, &s->free_cap, s->ids_top + 1, sizeof *s->id_free) ||
+            !grow(s, (void **)&s->by_id, s->ids_top, &s->ids_cap, s->ids_top + 1, sizeof *s->by_id))
+            return WEFT_ENOMEM;
+    }
+    unsigned slot = s->nfree ? heap_pop(s) : s->ids_top++;
+    s->bind_steps++;
+    s->by_id[slot] = w;
+    w->index = s->nworkers + slot;
+    w->bound_pos = s->nbound;
+    s->bound[s->nbound++] = w;
+    return WEFT_OK;
+}
+
+void weft__bound_remove(weft_sched *s, weft__worker *w)
+{
+    unsigned pos = w->bound_pos;
+    if (pos >= s->nbound || s->bound[pos] != w)
+        weft__panic("bound_remove: thread %u not listed", w->index);
+    weft__worker *last = s->bound[--s->nbound];
+    s->bound[pos] = last;
+    last->bound_pos = pos;
+    unsigned slot = w->index - s->nworkers;
+    s->by_id[slot] = NULL;
+    heap_push(s, slot);
+    s->bind_steps++;
+}
+
+void weft__bound_fini(weft_sched *s)
+{
+    const weft_allocator *a = &s->cfg.allocator;
+    if (s->bound)
+        weft__free_with(a, s->bound, sizeof *s->bound * s->bound_cap);
+    if (s->by_id)
+        weft__free_with(a, s->by_id, sizeof *s->by_id * s->ids_cap);
+    if (s->id_free)
+        weft__free_with(a, s->id_free, sizeof *s->id_free * s->free_cap);
+    s->bound = NULL;
+    s->by_id = NULL;
+    s->id_free = NULL;
 }
 
 /* ---- a bound thread's pump ------------------------------------------------------- */

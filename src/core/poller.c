@@ -24,6 +24,10 @@
  *              wait runs on a worker that itself parks or polls later,
  *              and a registration made while another worker sleeps in
  *              epoll_wait is in the set it sleeps on.
+ *   w->io_waits
+ *              the worker's own fibers in an fd wait: owner only. A bound
+ *              thread beside workers with some naps at most 1 ms at a
+ *              time and looks at the set itself (worker.c, park_deadline).
  *   s->poll_owner
  *              the worker sleeping in epoll_wait: taken by CAS (seq_cst)
  *              by a parked worker, dropped by it (release). Read by
@@ -415,6 +419,7 @@ int weft__poller_wait(weft__worker *w, weft__poller *p, int fd, unsigned events,
     uint32_t gen = REC_GEN(atomic_load_explicit(&r->word, memory_order_relaxed));   /* relaxed: a free record is ours */
     atomic_store_explicit(&r->word, REC_WORD(gen, 0, REC_PENDING), memory_order_seq_cst);   /* seq_cst: publishes rec->fiber (release), and before the closing load (Dekker with shutdown) */
     atomic_fetch_add_explicit(&s->io_waiters, 1, memory_order_relaxed);   /* relaxed: a hint (see Synchronization) */
+    w->io_waits++;   /* owner only: a bound thread beside workers looks at the set itself (worker.c) */
     int regfd = -1, dupfd = -1;
     int failed = 1;   /* 1: none; else what to return if we end the wait ourselves */
     fd_timer tm = { .timer = { .deadline = deadline, .fire = fd_timeout }, .rec = r, .gen = gen };
@@ -445,6 +450,7 @@ finish:
     if (dupfd >= 0)
         close(dupfd);
     atomic_fetch_sub_explicit(&s->io_waiters, 1, memory_order_relaxed);   /* relaxed: a hint */
+    w->io_waits--;
     uint64_t v = atomic_load_explicit(&r->word, memory_order_acquire);   /* acquire: pairs with the winner's acq_rel CAS */
     rec_free(p, r);
     switch (REC_STATE(v)) {

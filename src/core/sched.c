@@ -17,8 +17,9 @@
  *              frees nothing before it has read 0 after setting shutdown.
  *   exiting    set by destroy once the scheduler is idle; workers read it
  *              when they run out of work.
- *   bound[], nbound, retired_*
- *              bound threads' workers and the counts of those gone: under
+ *   bound[], nbound, by_id, id_free, retired_*
+ *              bound threads' workers, their ids (pin.c, "Thread ids":
+ *              O(log n) a bind) and the counts of those gone: under
  *              bound_lock.
  *
  * Unbind racing destroy. destroy may be retried by one thread while
@@ -39,6 +40,15 @@
  * for (5), whose release makes every touch of s before it happen before
  * destroy's frees. If (a) comes first, the thread is still counted:
  * EBUSY, and s is left as it was.
+ *
+ * Destroy refuses first. With workers = 0 and tasks queued, a destroy
+ * from a plain thread binds to run them; its bind (BIND_DESTROY_FIRST)
+ * does (a) and (b) in the same hold of bound_lock in which it lists the
+ * caller, after everything that can fail: a refusal leaves s as it was,
+ * having run nothing and waited for nobody (it once bound, saw the
+ * others, then unbound, and that unbind ran the queue or waited for
+ * tasks pinned to the others), and no thread can bind between the check
+ * and shutdown.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -346,7 +356,25 @@ int weft_wait_idle(weft_sched *s)
     return WEFT_OK;
 }
 
-static int bind_thread(weft_sched *s, bool in_destroy, unsigned flags);
+/* How bind_thread binds: for the caller (weft_sched_bind_ex), or for
+ * destroy with workers = 0, which runs queued tasks on the caller: at its
+ * start (DESTROY_FIRST: refused with EBUSY while any thread is bound, and
+ * shutdown set under the same hold of bound_lock, so that no thread binds
+ * between the refusal check and destroy's decision) or once shutdown is
+ * set (DESTROY_LATE: tasks spawned while destroy started). */
+enum bind_mode { BIND_USER, BIND_DESTROY_FIRST, BIND_DESTROY_LATE };
+
+static int bind_thread(weft_sched *s, enum bind_mode mode, unsigned flags);
+
+static void refuse_bound(unsigned others)
+{
+    if (others)
+        fprintf(stderr, "weft: weft_sched_destroy: %u other thread%s still bound to the "
+                        "scheduler; refused (WEFT_EBUSY)\n", others, others == 1 ? " is" : "s are");
+    else
+        fprintf(stderr, "weft: weft_sched_destroy: other threads are still bound to the "
+                        "scheduler; refused (WEFT_EBUSY)\n");
+}
 
 int weft_sched_destroy(weft_sched *s)
 {
@@ -370,34 +398,37 @@ int weft_sched_destroy(weft_sched *s)
                         "tasks, called from a thread of another scheduler; refused (WEFT_EBUSY)\n");
         return WEFT_EBUSY;
     }
-    bool bound_here = false;
-    if (!w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
-        /* Single-threaded mode from an unbound thread: bind for the while,
-         * so that what is queued runs here (nobody else would run it). */
-        int rc = bind_thread(s, false, 0);
-        if (rc != WEFT_OK)
-            return rc;
-        bound_here = own = true;
-    }
     /* Bound threads other than the caller would be left bound to freed
      * memory: refuse while any is. Checked, and shutdown set, under
-     * bound_lock, where bind checks shutdown: none can bind after. */
-    pthread_mutex_lock(&s->bound_lock);
-    unsigned others = s->nbound - (own ? 1u : 0u);
-    if (others) {
+     * bound_lock, where bind checks shutdown: none can bind after. The
+     * refusal comes first, before anything runs or waits: a refused
+     * destroy changes nothing. */
+    if (!w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
+        /* Single-threaded mode from an unbound thread: bind for the while,
+         * so that what is queued runs here (nobody else would run it).
+         * The bind itself refuses while another thread is bound, and
+         * sets shutdown in the same hold of bound_lock. */
+        int rc = bind_thread(s, BIND_DESTROY_FIRST, 0);
+        if (rc == WEFT_EBUSY)
+            refuse_bound(0);
+        if (rc != WEFT_OK)
+            return rc;
+        own = true;
+    } else {
+        pthread_mutex_lock(&s->bound_lock);
+        unsigned others = s->nbound - (own ? 1u : 0u);
+        if (others) {
+            pthread_mutex_unlock(&s->bound_lock);
+            refuse_bound(others);
+            return WEFT_EBUSY;
+        }
+        atomic_store(&s->shutdown, true);                   /* seq_cst: pairs with ext_inflight */
         pthread_mutex_unlock(&s->bound_lock);
-        if (bound_here)
-            weft_sched_unbind();   /* runs what is queued first, as any unbind */
-        fprintf(stderr, "weft: weft_sched_destroy: %u other thread%s still bound to the "
-                        "scheduler; refused (WEFT_EBUSY)\n", others, others == 1 ? " is" : "s are");
-        return WEFT_EBUSY;
     }
     /* No new external spawns; wait out those already past the check,
      * and unbinds that have left bound[] but still use s (they announced
      * themselves in ext_inflight before leaving it, under bound_lock,
      * which we took after: the load below sees them). */
-    atomic_store(&s->shutdown, true);                       /* seq_cst: pairs with ext_inflight */
-    pthread_mutex_unlock(&s->bound_lock);
     while (atomic_load(&s->ext_inflight) != 0)              /* seq_cst (acquire): pairs with the subs in spawn and unbind */
         sched_yield();
     /* fd and pid waits end with WEFT_ESHUTDOWN, and later ones do not
@@ -406,7 +437,7 @@ int weft_sched_destroy(weft_sched *s)
     weft__poller_shutdown(s);
     if (!own && !w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
         /* Spawned by other threads since the first look. */
-        if (bind_thread(s, true, 0) == WEFT_OK)
+        if (bind_thread(s, BIND_DESTROY_LATE, 0) == WEFT_OK)
             own = true;
         else
             fprintf(stderr, "weft: weft_sched_destroy: cannot bind to run the tasks queued "
@@ -436,8 +467,7 @@ int weft_sched_destroy(weft_sched *s)
     fini_rings(s);
     weft__trace_fini(s);   /* every thread that could record is gone */
     weft_allocator a = s->cfg.allocator;   /* s itself goes back through it */
-    if (s->bound)
-        weft__free_with(&a, s->bound, sizeof *s->bound * s->bound_cap);
+    weft__bound_fini(s);
     pthread_mutex_destroy(&s->spare_lock);
     pthread_mutex_destroy(&s->bound_lock);
     pthread_mutex_destroy(&s->io_lock);
@@ -451,20 +481,11 @@ int weft_sched_destroy(weft_sched *s)
 
 /* ---- binding ------------------------------------------------------------------- */
 
-/* Takes w out of s->bound[]. Caller holds bound_lock. */
-static void bound_remove(weft_sched *s, weft__worker *w)
-{
-    for (unsigned i = 0; i < s->nbound; i++) {
-        if (s->bound[i] == w) {
-            s->bound[i] = s->bound[--s->nbound];
-            return;
-        }
-    }
-}
-
-/* weft_sched_bind for a thread that is no worker and not bound;
- * in_destroy: destroy's own, after it set shutdown. */
-static int bind_thread(weft_sched *s, bool in_destroy, unsigned flags)
+/* weft_sched_bind for a thread that is no worker and not bound; mode:
+ * see enum bind_mode. Everything that can fail comes before the thread
+ * is listed (under bound_lock): a bind that fails, or that destroy's
+ * refusal check turns down, leaves s as it was. */
+static int bind_thread(weft_sched *s, enum bind_mode mode, unsigned flags)
 {
     const weft_allocator *a = &s->cfg.allocator;
     weft__worker *w = weft__alloc_with(a, sizeof *w);
@@ -475,45 +496,33 @@ static int bind_thread(weft_sched *s, bool in_destroy, unsigned flags)
         weft__free_with(a, w, sizeof *w);
         return rc;
     }
-    pthread_mutex_lock(&s->bound_lock);
-    if (!in_destroy && atomic_load(&s->shutdown)) {   /* seq_cst; destroy sets it under bound_lock */
-        pthread_mutex_unlock(&s->bound_lock);
-        weft__worker_fini(w);
-        weft__free_with(a, w, sizeof *w);
-        return WEFT_ESHUTDOWN;
-    }
-    if (s->nbound == s->bound_cap) {
-        unsigned cap = s->bound_cap ? s->bound_cap * 2 : 4;
-        weft__worker **nb = weft__alloc_with(a, sizeof *nb * cap);
-        if (!nb) {
-            pthread_mutex_unlock(&s->bound_lock);
-            weft__worker_fini(w);
-            weft__free_with(a, w, sizeof *w);
-            return WEFT_ENOMEM;
-        }
-        if (s->bound) {
-            memcpy(nb, s->bound, sizeof *nb * s->nbound);
-            weft__free_with(a, s->bound, sizeof *nb * s->bound_cap);
-        }
-        s->bound = nb;
-        s->bound_cap = cap;
-    }
-    w->index = weft__bound_id(s);
-    w->no_help = (flags & WEFT_BIND_NO_HELP) != 0;
-    s->bound[s->nbound++] = w;
-    pthread_mutex_unlock(&s->bound_lock);
-
     rc = weft__fiber_thread_enter(&w->host);
     if (rc != WEFT_OK) {
-        /* Other threads may have bound since: remove w itself, not the
-         * last entry. */
-        pthread_mutex_lock(&s->bound_lock);
-        bound_remove(s, w);
-        pthread_mutex_unlock(&s->bound_lock);
+        weft__fiber_thread_leave();
         weft__worker_fini(w);
         weft__free_with(a, w, sizeof *w);
         return rc;
     }
+    pthread_mutex_lock(&s->bound_lock);
+    rc = WEFT_OK;
+    if (mode != BIND_DESTROY_LATE && atomic_load(&s->shutdown))   /* seq_cst; destroy sets it under bound_lock */
+        rc = WEFT_ESHUTDOWN;
+    else if (mode == BIND_DESTROY_FIRST && s->nbound != 0)
+        rc = WEFT_EBUSY;   /* destroy's refusal: other threads are bound */
+    else
+        rc = weft__bound_add(s, w);   /* its id, and listed; ENOMEM */
+    if (rc != WEFT_OK) {
+        pthread_mutex_unlock(&s->bound_lock);
+        weft__fiber_thread_leave();
+        weft__worker_fini(w);
+        weft__free_with(a, w, sizeof *w);
+        return rc;
+    }
+    if (mode == BIND_DESTROY_FIRST)
+        atomic_store(&s->shutdown, true);   /* seq_cst: pairs with ext_inflight (destroy's wait follows) */
+    w->no_help = (flags & WEFT_BIND_NO_HELP) != 0;
+    pthread_mutex_unlock(&s->bound_lock);
+
     w->bound_state.w = w;
     w->host.host = &w->bound_state;
     w->host.name = "bound thread";
@@ -534,7 +543,7 @@ int weft_sched_bind_ex(weft_sched *s, unsigned flags)
         return WEFT_EINVAL;
     if (weft__tls_worker)
         return WEFT_EBUSY;   /* already a worker or bound */
-    return bind_thread(s, false, flags);
+    return bind_thread(s, BIND_USER, flags);
 }
 
 int weft_sched_bind(weft_sched *s)
@@ -574,7 +583,7 @@ void weft_sched_unbind(void)
      * its slabs and free records stay with s until destroy. */
     weft__task_pool_retire(s, &w->pool);
     pthread_mutex_lock(&s->bound_lock);
-    bound_remove(s, w);
+    weft__bound_remove(s, w);
     /* Keep its counts: idle accounting sums over every worker ever. */
     s->retired_spawned += w->spawned;
     s->retired_completed += w->completed;

@@ -38,8 +38,10 @@
  *                 the owner empties it with an acquire exchange (ready.c).
  *   io_waiters    fd waits registered (poller.c), read relaxed as a hint:
  *                 while it is not 0 the loop looks at the epoll set without
- *                 sleeping every global_interval picks and before it
- *                 spins, so readiness is seen while every worker is busy
+ *                 sleeping every global_interval picks, before it
+ *                 spins and while it spins (weft__spin_for_work, also a
+ *                 channel's spin in place), so readiness is seen while
+ *                 every worker is busy or spinning
  *                 (the bound: global_interval picks of any worker, unless
  *                 one task runs long); readiness found makes its fibers
  *                 ready (poller.c), this worker's onto its ready FIFO.
@@ -430,13 +432,17 @@ static void notify_idle_waiters(weft_sched *s)
 }
 
 /* When nothing is runnable: how long to sleep. Pollers are re-checked
- * with a growing back-off; timers wake at their deadline. */
+ * with a growing back-off; timers wake at their deadline. So is the
+ * epoll set by a bound thread beside workers while fibers of its own
+ * wait on descriptors: it never sleeps in epoll_wait (that is a parked
+ * worker's, park.c), and a worker looks only between tasks, so with
+ * every worker in a long task nobody else would see the readiness. */
 static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
 {
     uint64_t d = 0;
     if (w->ntimers)
         d = w->timers[0]->deadline;
-    if (w->pollers) {
+    if (w->pollers || (WEFT_UNLIKELY(w->io_waits) && weft__bound_beside(w))) {
         unsigned shift = idle_rounds < 10 ? idle_rounds : 10;
         uint64_t p = weft__now_ns() + (1000u << shift);   /* 1 us .. 1 ms */
         if (!d || p < d)
@@ -457,7 +463,9 @@ static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
  * wait out half a step per message: 1.2 us a round trip against 0.6 us
  * now). Tasks anywhere else (deques, LIFO slots, the global ring) and
  * this worker's due timers are looked for every WEFT__SPIN_SCAN pauses
- * (so spin_us counts from the first of those looks). Callable from:
+ * (so spin_us counts from the first of those looks), with its
+ * wait_until predicates and, less often, the epoll set: anything that
+ * can make work ready for this worker ends the spin. Callable from:
  * owner, with nothing runnable locally. */
 bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, unsigned expect)
 {
@@ -471,6 +479,26 @@ bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, uns
         if (n % WEFT__SPIN_SCAN == 0) {
             if (weft__work_visible(w) || weft__timer_due(w))   /* a sleep shorter than spin_us ends on time */
                 return true;
+            /* Readiness that nobody announces to this worker: its
+             * wait_until predicates (owner only, see waiting.c) and the
+             * epoll set (a descriptor or child made ready while no
+             * worker sleeps in epoll_wait: only a look finds it). Left
+             * to the loop, a fiber waiting on either would wait out the
+             * whole spin (spin_us, up to 1 s) behind a channel's spinner
+             * or the loop's own spin. The set costs a system call: every
+             * WEFT__SPIN_IO_SCANS-th scan, and only with fd waits
+             * registered. Readiness of this worker's fibers lands on its
+             * ready FIFO, others' in their inboxes (poller.c). */
+            if (w->pollers) {
+                poll_waiters(w);
+                if (w->ready_head)
+                    return true;
+            }
+            if (n % (WEFT__SPIN_SCAN * WEFT__SPIN_IO_SCANS) == 0 && weft__io_waiting(w->s)) {
+                weft__poller_poll(w);
+                if (w->ready_head)
+                    return true;
+            }
             uint64_t now = weft__now_ns();
             if (!until)
                 until = now + (uint64_t)w->s->cfg.spin_us * 1000u;
@@ -600,7 +628,9 @@ static void loop(weft__worker *w)
         if (WEFT_UNLIKELY(weft__bound_beside(w))) {
             /* Its own futex, never the idle set; it leaves the loop when
              * its host fiber is ready (the wait it is in ended). */
-            weft__bound_park(w, park_deadline(w, idle_rounds < 5 ? idle_rounds : 5));
+            /* Pollers: re-checked every 32 us at most; the epoll set
+             * (io_waits, park_deadline): every 1 ms at most. */
+            weft__bound_park(w, park_deadline(w, w->pollers && idle_rounds > 5 ? 5 : idle_rounds));
             idle_rounds++;
             continue;
         }

@@ -22,6 +22,9 @@
  * one every this many pauses (about a microsecond at 27 ns a pause).
  * weft__spin_until looks at the clock as often. */
 #define WEFT__SPIN_SCAN 32
+/* A look at the epoll set (a system call, with fd waits registered) every
+ * this many of those scans: readiness is seen within about 4 us. */
+#define WEFT__SPIN_IO_SCANS 4
 
 static inline weft__fstate *weft__fstate_of(weft__fiber *f)
 {
