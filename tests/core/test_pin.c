@@ -40,8 +40,11 @@
 #include "../graph/graph_util.h"
 
 
-#define RESCUE_S 5
-#define SPIN_NS  ((uint64_t)10 * 1000000000u)
+/* Both bound waits that only a broken rule (a hang) reaches: a bound
+ * thread or a task starved of CPU on a loaded machine (CI: 2 cores, a
+ * busy loop on each, three presets at once) gets its turn well before. */
+#define RESCUE_S 30
+#define SPIN_NS  ((uint64_t)60 * 1000000000u)
 #define MS       ((uint64_t)1000000)
 
 static const unsigned wcounts[] = { 0, 1, 2, 8 };
@@ -882,7 +885,14 @@ WT_TEST(pin, wait_pinned, .timeout = 120)
         WT_ASSERT_EQ(atomic_load(&l.runs), 1);
 
         /* Pinned from a plain thread 2 ms into the wait: it wakes (a
-         * 10 s timeout that expires fails the test). */
+         * 10 s timeout that expires fails the test). The two waits here
+         * stay at 10 s, not 60 s like the test's other hang catchers:
+         * where the pin is made and run on this thread itself (a task it
+         * helps with, W > 0 below), the wait ends only at its timeout
+         * today and then returns 0 (seen under tsan at 2 workers,
+         * helping: 60 s waits ran the test past its timeout). A lost
+         * wake-up of weft's, found by the timing audit (issue 30 item
+         * 12) and left for a fix of its own. */
         pthread_t th = start_thread(lp_thread, &l);
         t0 = wt_now_ns();
         rc = weft_wait_pinned(10000 * MS);
@@ -961,6 +971,12 @@ WT_TEST(pin, wait_pinned_runs_ready_fibers, .timeout = 60)
         weft_yield();   /* W = 0: runs the task until it blocks */
     WT_ASSERT(atomic_load(&f.blocked), "weft_yield on the bound thread (no workers) did not run the task");
     pthread_t th = start_thread(fw_signal, &f);
+    /* Left at 10 s, not made a 60 s hang catcher like the others: today
+     * this wait ends only at its timeout (the test takes 10.5 s; with 60 s
+     * it hangs to the test's timeout): the resumed fiber pins to this
+     * thread and the pin runs in the wait, which is not woken for it
+     * until the timeout, and then returns 0. The lost wake-up noted in
+     * wait_pinned above. */
     int rc = weft_wait_pinned(10000 * MS);
     join_thread(th);
     WT_ASSERT(rc == 0, "wait_pinned: %s (the blocked fiber did not resume in it, or its pin did not wake it)",
@@ -1328,7 +1344,7 @@ static void *unbinder_main(void *arg)
     return NULL;
 }
 
-WT_TEST(pin, graph_task_pinned_to_unbound_thread_fails, .timeout = 60)
+WT_TEST(pin, graph_task_pinned_to_unbound_thread_fails, .timeout = 180)
 {
     for (unsigned W = 1; W <= 2; W++) {
         weft_sched *s = make_sched(W);

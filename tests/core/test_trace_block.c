@@ -126,28 +126,24 @@ WT_TEST(trace, blocked_channel, .timeout = 120)
 struct evt {
     weft_event ev, ev_out;
     weft_waitgroup wg;
-    atomic_int flag, flag_out;
-    uint64_t waited, waited_out;
+    atomic_int go, go_out;   /* the test saw the waiter blocked: signal now */
     atomic_int bad;
 };
 
 static void ev_waiter(void *p)
 {
     struct evt *e = p;
-    atomic_store(&e->flag, 1);
-    uint64_t t0 = wt_now_ns();
     if (weft_event_wait(&e->ev) != WEFT_OK)
         atomic_fetch_add(&e->bad, 1);
-    e->waited = wt_now_ns() - t0;
     weft_waitgroup_done(&e->wg);
 }
 
 static void ev_setter(void *p)
 {
     struct evt *e = p;
-    while (!atomic_load(&e->flag))
+    while (!atomic_load(&e->go))
         weft_sleep(100 * US);
-    weft_sleep(20 * MS);
+    weft_sleep(1 * MS);   /* it sleeps at least once */
     weft_event_signal(&e->ev);
     weft_waitgroup_done(&e->wg);
 }
@@ -155,11 +151,8 @@ static void ev_setter(void *p)
 static void ev_outside_waiter(void *p)
 {
     struct evt *e = p;
-    atomic_store(&e->flag_out, 1);
-    uint64_t t0 = wt_now_ns();
     if (weft_event_wait(&e->ev_out) != WEFT_OK)
         atomic_fetch_add(&e->bad, 1);
-    e->waited_out = wt_now_ns() - t0;
     weft_waitgroup_done(&e->wg);
 }
 
@@ -175,13 +168,45 @@ static void ev_sleeper(void *p)
 static void *ev_outside_setter(void *p)
 {
     struct evt *e = p;
-    while (!atomic_load(&e->flag_out))
+    while (!atomic_load(&e->go_out))
         nap_ns(100 * US);
-    nap_ns(20 * MS);
     weft_event_signal(&e->ev_out);
     return NULL;
 }
 
+void weft__sched_dump(weft_sched *s, FILE *out);   /* core.h: the state of s, as the watchdog prints it */
+
+/* Whether s's state lists a fiber waiting on ev. The harness has every
+ * scheduler track its blocked fibers (wtest_watchdog.c), so a wait shows
+ * there once the fiber is blocked in it. */
+static bool waits_listed(weft_sched *s, weft_event *ev)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    WT_ASSERT(f != NULL);
+    weft__sched_dump(s, f);
+    fclose(f);
+    char line[64];
+    snprintf(line, sizeof line, "waits on event %p", (void *)ev);
+    bool found = strstr(text, line) != NULL;
+    free(text);
+    return found;
+}
+
+/* Until the waiter on ev is blocked (a hang otherwise, caught by the
+ * test's timeout); weft_sleep runs the tasks meanwhile on a bound thread. */
+static void wait_blocked(weft_sched *s, weft_event *ev)
+{
+    while (!waits_listed(s, ev))
+        WT_ASSERT_EQ(weft_sleep(100 * US), WEFT_OK);
+}
+
+/* Each signal comes once its waiter is seen blocked: a setter that slept
+ * 20 ms after the waiter's flag stood in for that, and a waiter starved
+ * between its flag and its wait on a loaded machine found the event set
+ * and never blocked (so the blocked slice was checked only when the wait
+ * took 10 ms, which a starved waiter that never blocked could take too). */
 WT_TEST(trace, blocked_event, .timeout = 120)
 {
     for (size_t wi = 0; wi < NWCOUNTS; wi++) {
@@ -198,6 +223,10 @@ WT_TEST(trace, blocked_event, .timeout = 120)
         WT_ASSERT_EQ(spawn_named(s, ev_waiter, e, "ev-waiter"), WEFT_OK);
         WT_ASSERT_EQ(spawn_named(s, ev_outside_waiter, e, "ev-outside"), WEFT_OK);
         WT_ASSERT_EQ(spawn_named(s, ev_sleeper, e, "sleeper"), WEFT_OK);
+        wait_blocked(s, &e->ev);
+        atomic_store(&e->go, 1);
+        wait_blocked(s, &e->ev_out);
+        atomic_store(&e->go_out, 1);
         WT_ASSERT_EQ(weft_waitgroup_wait(&e->wg), WEFT_OK);
         WT_ASSERT_EQ(pthread_join(th, NULL), 0);
         WT_ASSERT_EQ(atomic_load(&e->bad), 0);
@@ -220,20 +249,13 @@ WT_TEST(trace, blocked_event, .timeout = 120)
         /* The setter slept too. */
         WT_ASSERT(rs->nslices >= 2 && streq(slice(&t, rs, rs->nslices - 2)->wait, "sleep"));
 
-        /* A wait that took 10 ms blocked (the setter signals 20 ms after it
-         * saw the flag). */
-        if (e->waited >= 10 * MS) {
-            WT_ASSERT(rw->nslices == 2, "%u workers: a blocked event wait gave %zu slices", w, rw->nslices);
-            WT_ASSERT(streq(slice(&t, rw, 0)->wait, "event"), "%u workers: waiter's blocked slice waits on \"%s\"", w,
-                      slice(&t, rw, 0)->wait);
-            check_arrows(&t, rw, rs, w);
-        } else {
-            fprintf(stderr, "blocked_event: %u workers: the waiter did not block (%" PRIu64 " ns)\n", w, e->waited);
-        }
-        if (e->waited_out >= 10 * MS) {
-            WT_ASSERT(ro->nslices == 2, "%u workers: an event wait woken from outside gave %zu slices", w, ro->nslices);
-            WT_ASSERT(streq(slice(&t, ro, 0)->wait, "event"));
-        }
+        /* Both waits blocked (each was seen so before its signal). */
+        WT_ASSERT(rw->nslices == 2, "%u workers: a blocked event wait gave %zu slices", w, rw->nslices);
+        WT_ASSERT(streq(slice(&t, rw, 0)->wait, "event"), "%u workers: waiter's blocked slice waits on \"%s\"", w,
+                  slice(&t, rw, 0)->wait);
+        check_arrows(&t, rw, rs, w);
+        WT_ASSERT(ro->nslices == 2, "%u workers: an event wait woken from outside gave %zu slices", w, ro->nslices);
+        WT_ASSERT(streq(slice(&t, ro, 0)->wait, "event"));
         tr_free(&t);
         close_s(s, w);
         weft_event_destroy(&e->ev);
@@ -245,12 +267,15 @@ WT_TEST(trace, blocked_event, .timeout = 120)
 
 /* ---- every way a task blocks ---------------------------------------------------------- */
 
-/* Task "holder" takes a resource, sets `held`, sleeps 5 ms and gives it
- * back; task "blocker" waits (sleeping) until `held`, then blocks on the
- * resource. The blocker's run must show the block as a stretch with an
- * args.wait (the header lists weft_yield and weft_wait_until among the
- * ways a task blocks too), and, where the waker is the holder, a wake
- * arrow into the next stretch. */
+/* Task "holder" takes a resource, sets `held`, and gives it back once the
+ * test has seen the blocker blocked (`go`); task "blocker" waits
+ * (sleeping) until `held`, then blocks on the resource. The blocker's run
+ * must show the block as a stretch with an args.wait (the header lists
+ * weft_yield and weft_wait_until among the ways a task blocks too), and,
+ * where the waker is the holder, a wake arrow into the next stretch.
+ * (The holder used to give the resource back after 5 ms: a blocker
+ * starved for that long on a loaded machine found it free and never
+ * blocked.) */
 enum wk {
     WK_MUTEX, WK_COND, WK_SEM, WK_WAITGROUP, WK_CHAN_SEND, WK_GRAPH, WK_WAIT_UNTIL, WK_YIELD, WK_CALL_BLOCKING,
     WK_WAIT_FD, WK_COUNT
@@ -263,7 +288,7 @@ static const char *const wk_names[WK_COUNT] = {
 struct wk_ctx {
     weft_sched *s;
     enum wk kind;
-    atomic_int held, flag;
+    atomic_int held, flag, go;
     weft_mutex m;
     weft_cond c;
     weft_sem sem;
@@ -274,10 +299,16 @@ struct wk_ctx {
     atomic_int bad;
 };
 
+/* Until the test has seen the blocker blocked. */
+static void wk_gate(struct wk_ctx *k)
+{
+    while (!atomic_load(&k->go))
+        weft_sleep(100 * US);
+}
+
 static void wk_graph_task(void *p)
 {
-    (void)p;
-    weft_sleep(5 * MS);
+    wk_gate(p);
 }
 
 static bool wk_flag_set(void *p)
@@ -285,10 +316,11 @@ static bool wk_flag_set(void *p)
     return atomic_load(&((struct wk_ctx *)p)->flag) != 0;
 }
 
-static void wk_nap(void *p)
+static void wk_nap(void *p)   /* on a thread of the blocking pool */
 {
-    (void)p;
-    nap_ns(5 * MS);
+    struct wk_ctx *k = p;
+    while (!atomic_load(&k->go))
+        nap_ns(100 * US);
 }
 
 static void wk_holder(void *p)
@@ -299,12 +331,12 @@ static void wk_holder(void *p)
     case WK_MUTEX:
         weft_mutex_lock(&k->m);
         atomic_store(&k->held, 1);
-        weft_sleep(5 * MS);
+        wk_gate(k);
         weft_mutex_unlock(&k->m);
         break;
     case WK_COND:
         atomic_store(&k->held, 1);
-        weft_sleep(5 * MS);
+        wk_gate(k);
         weft_mutex_lock(&k->m);
         atomic_store(&k->flag, 1);
         weft_cond_signal(&k->c);
@@ -312,30 +344,30 @@ static void wk_holder(void *p)
         break;
     case WK_SEM:
         atomic_store(&k->held, 1);
-        weft_sleep(5 * MS);
+        wk_gate(k);
         weft_sem_release(&k->sem);
         break;
     case WK_WAITGROUP:
         atomic_store(&k->held, 1);
-        weft_sleep(5 * MS);
+        wk_gate(k);
         weft_waitgroup_done(&k->wg);
         break;
     case WK_CHAN_SEND:
         if (weft_chan_send(k->ch, &v) != WEFT_OK)   /* fills the one slot */
             atomic_fetch_add(&k->bad, 1);
         atomic_store(&k->held, 1);
-        weft_sleep(5 * MS);
+        wk_gate(k);
         if (weft_chan_recv(k->ch, &v) != WEFT_OK || weft_chan_recv(k->ch, &v) != WEFT_OK)
             atomic_fetch_add(&k->bad, 1);
         break;
     case WK_WAIT_UNTIL:
         atomic_store(&k->held, 1);
-        weft_sleep(5 * MS);
+        wk_gate(k);
         atomic_store(&k->flag, 1);
         break;
     case WK_WAIT_FD:
         atomic_store(&k->held, 1);
-        weft_sleep(5 * MS);
+        wk_gate(k);
         if (write(k->pipe[1], "x", 1) != 1)
             atomic_fetch_add(&k->bad, 1);
         break;
@@ -397,7 +429,7 @@ static void wk_blocker(void *p)
         break;
     }
     case WK_CALL_BLOCKING:
-        rc = weft_call_blocking(k->s, wk_nap, NULL);
+        rc = weft_call_blocking(k->s, wk_nap, k);
         break;
     case WK_WAIT_FD: {
         int r = weft_wait_fd(k->pipe[0], POLLIN, UINT64_MAX);
@@ -410,6 +442,29 @@ static void wk_blocker(void *p)
     if (rc != WEFT_OK)
         atomic_fetch_add(&k->bad, 1);
     weft_waitgroup_done(&k->done);
+}
+
+/* Until s's state lists the task named name as blocked in a wait (not a
+ * sleep): a line "fiber ...: waits on ...; runs task "name" ...". */
+static void wait_task_blocked(weft_sched *s, const char *name)
+{
+    char want[96];
+    snprintf(want, sizeof want, "task \"%s\"", name);
+    for (;;) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        WT_ASSERT(f != NULL);
+        weft__sched_dump(s, f);
+        fclose(f);
+        bool found = false;
+        for (char *line = strtok(text, "\n"); line && !found; line = strtok(NULL, "\n"))
+            found = strstr(line, ": waits on ") && strstr(line, want);
+        free(text);
+        if (found)
+            return;
+        WT_ASSERT_EQ(weft_sleep(100 * US), WEFT_OK);   /* runs the tasks on a bound thread */
+    }
 }
 
 WT_TEST(trace, wait_kinds, .timeout = 300)
@@ -430,11 +485,14 @@ WT_TEST(trace, wait_kinds, .timeout = 300)
             weft_waitgroup_init(&k->done, kind == WK_YIELD ? 3 : 2);
             WT_ASSERT_EQ(weft_chan_create(&k->ch, sizeof(int), 1), WEFT_OK);
             WT_ASSERT_EQ(weft_graph_create(&k->g), WEFT_OK);
-            WT_ASSERT(weft_graph_add(k->g, wk_graph_task, NULL) != NULL);
+            WT_ASSERT(weft_graph_add(k->g, wk_graph_task, k) != NULL);
             WT_ASSERT_EQ(pipe(k->pipe), 0);
             start_ok(s, BIG);
             WT_ASSERT_EQ(spawn_named(s, wk_holder, k, "wk-holder"), WEFT_OK);
             WT_ASSERT_EQ(spawn_named(s, wk_blocker, k, "wk-blocker"), WEFT_OK);
+            if (kind != WK_YIELD)   /* a yield is a stretch of its own */
+                wait_task_blocked(s, "wk-blocker");
+            atomic_store(&k->go, 1);
             WT_ASSERT_EQ(weft_waitgroup_wait(&k->done), WEFT_OK);
             stop_ok(s);
             WT_ASSERT(atomic_load(&k->bad) == 0, "%u workers, %s: a call failed", w, wk_names[kind]);

@@ -274,7 +274,19 @@ WT_TEST(trace, observer_counts, .timeout = 300)
             WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
         }
-        nap_ns(30 * MS);   /* the workers park */
+        /* The workers park: waited for, not napped for 30 ms (a worker
+         * still spinning then on a loaded machine left no park hook).
+         * parks > wakeups: past its park count, not yet woken (no timers
+         * or fd waits are left here). A worker that never parks is a
+         * hang, caught by the test's timeout. */
+        for (bool asleep = w == 0; !asleep; nap_ns(20 * US)) {
+            asleep = true;
+            for (unsigned i = 0; i < w; i++) {
+                weft_worker_stats st;
+                WT_ASSERT_EQ(weft_sched_stats(s, i, &st), WEFT_OK);
+                asleep = asleep && st.parks > st.wakeups;
+            }
+        }
         weft_waitgroup_add(&work->wg, LATE_N);
         for (int i = 0; i < LATE_N; i++)
             WT_ASSERT_EQ(spawn_named(s, obs_task, work, "obs-late"), WEFT_OK);
@@ -333,7 +345,7 @@ WT_TEST(trace, observer_counts, .timeout = 300)
         WT_ASSERT_EQ(atomic_load(&o->fn_send), P);
         WT_ASSERT_EQ(atomic_load(&o->fn_recv), P);
         if (w > 0)
-            WT_ASSERT(parks > 0, "%u workers: no park hook after 30 ms idle", w);
+            WT_ASSERT(parks > 0, "%u workers: no park hook, every worker seen parked", w);
 
         for (int i = 0; i < P; i++)
             weft_chan_destroy(work->ch[i]);

@@ -72,6 +72,30 @@ static void blocked_task(void *p)
     weft_waitgroup_done(&x->wg);
 }
 
+void weft__sched_dump(weft_sched *s, FILE *out);   /* core.h: the state of s, as the watchdog prints it */
+
+/* Until s's state lists a fiber waiting on ev: the harness has every
+ * scheduler track its blocked fibers (wtest_watchdog.c). A fiber that
+ * never blocks is a hang, caught by the test's timeout. */
+static void wait_blocked_on(weft_sched *s, weft_event *ev)
+{
+    char line[64];
+    snprintf(line, sizeof line, "waits on event %p", (void *)ev);
+    for (;;) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        WT_ASSERT(f != NULL);
+        weft__sched_dump(s, f);
+        fclose(f);
+        bool found = strstr(text, line) != NULL;
+        free(text);
+        if (found)
+            return;
+        nap_ns(100 * US);
+    }
+}
+
 WT_TEST(trace, in_flight_at_write, .timeout = 120)
 {
     for (size_t wi = 1; wi < NWCOUNTS; wi++) {
@@ -85,7 +109,7 @@ WT_TEST(trace, in_flight_at_write, .timeout = 120)
          * which records nothing while it spins. */
         start_ok(s, BIG);
         WT_ASSERT_EQ(spawn_named(s, spin_task, &x, "spinning"), WEFT_OK);
-        WT_ASSERT(spin_until(&x.started, 1, 10000 * MS));
+        WT_ASSERT(spin_until(&x.started, 1, 60000 * MS));
         nap_ns(5 * MS);
         stop_ok(s);
         atomic_store(&x.release, 1);
@@ -112,9 +136,19 @@ WT_TEST(trace, in_flight_at_write, .timeout = 120)
         weft_waitgroup_add(&x.wg, 1);
         start_ok(s, BIG);
         WT_ASSERT_EQ(spawn_named(s, blocked_task, &x, "blocked"), WEFT_OK);
-        WT_ASSERT(spin_until(&x.started, 1, 10000 * MS));
-        nap_ns(20 * MS);
-        CAPTURE(s, &t);
+        WT_ASSERT(spin_until(&x.started, 1, 60000 * MS));
+        /* Blocked by now: seen, not slept for (20 ms proved short for a
+         * task starved between its flag and its wait). The fiber is
+         * listed a few instructions before its suspend is recorded, so a
+         * write that lacks it is taken again (for up to 60 s). */
+        wait_blocked_on(s, &x.ev);
+        for (uint64_t end = wt_now_ns() + 60000 * MS;; nap_ns(1 * MS)) {
+            CAPTURE(s, &t);
+            if ((tr_runs_named(&t, "blocked", &r, 1) == 1 && streq(slice(&t, r, r->nslices - 1)->wait, "event")) ||
+                wt_now_ns() > end)
+                break;
+            tr_free(&t);
+        }
         WT_ASSERT(tr_runs_named(&t, "blocked", &r, 1) == 1, "%u workers: a blocked task is missing from a write", w);
         WT_ASSERT(streq(slice(&t, r, r->nslices - 1)->wait, "event"),
                   "%u workers: a task blocked at the write has no args.wait \"event\" on its last slice", w);

@@ -302,6 +302,30 @@ static void timed_task(void *p)
     weft_waitgroup_done(&x->wg);
 }
 
+/* Every worker of s asleep: past its park count (3d of park.c) and not
+ * yet woken. In a scheduler with no timers and no fd waits, as here, a
+ * worker leaves that state only through a wake-up, which it records. */
+static bool all_asleep(weft_sched *s)
+{
+    for (unsigned i = 0; i < weft_sched_workers(s); i++) {
+        weft_worker_stats st;
+        WT_ASSERT_EQ(weft_sched_stats(s, i, &st), WEFT_OK);
+        if (st.parks <= st.wakeups)
+            return false;
+    }
+    return true;
+}
+
+/* Waits for that state: the workers' parks are waited for, not slept
+ * for, so that a loaded machine (a worker still spinning after 20 ms)
+ * cannot leave the recording without them. A worker that never parks is
+ * a hang, caught by the test's timeout. */
+static void wait_all_asleep(weft_sched *s)
+{
+    while (!all_asleep(s))
+        nap_ns(20 * US);
+}
+
 WT_TEST(trace, units, .timeout = 120)
 {
     for (size_t wi = 0; wi < NWCOUNTS; wi++) {
@@ -311,7 +335,7 @@ WT_TEST(trace, units, .timeout = 120)
          * from a thread of s, wherever it is recorded. */
         weft_sched *s = sched_new(w, NULL);
         WT_ASSERT_EQ(weft_sched_bind_ex(s, w ? WEFT_BIND_NO_HELP : 0), WEFT_OK);
-        nap_ns(5 * MS);   /* the workers park */
+        wait_all_asleep(s);   /* the spawn below wakes a parked worker */
         struct timed x;
         weft_waitgroup_init(&x.wg, 1);
         uint64_t a0 = wt_now_ns();
@@ -322,7 +346,8 @@ WT_TEST(trace, units, .timeout = 120)
         WT_ASSERT_EQ(spawn_named(s, timed_task, &x, "timed"), WEFT_OK);
         WT_ASSERT_EQ(weft_waitgroup_wait(&x.wg), WEFT_OK);
         uint64_t done = wt_now_ns();
-        nap_ns(20 * MS);
+        wait_all_asleep(s);   /* the worker that ran it parked again */
+        nap_ns(20 * MS);      /* (its park event follows its count at once) */
         stop_ok(s);
         uint64_t a3 = wt_now_ns();
 
@@ -353,7 +378,7 @@ WT_TEST(trace, units, .timeout = 120)
                   w, last, (double)(a3 - a0) / 1e3);
         if (w > 0) {
             /* A parked worker woke for the task and parked again after it. */
-            WT_ASSERT(tr_count(&t, 'i', "sched", "park") >= 1, "%u workers: no park event after 20 ms idle", w);
+            WT_ASSERT(tr_count(&t, 'i', "sched", "park") >= 1, "%u workers: no park event after the task", w);
             WT_ASSERT(tr_count(&t, 'i', "sched", "wake") >= 1, "%u workers: no wake event for a parked worker", w);
         }
         if (w > 0)

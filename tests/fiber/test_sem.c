@@ -20,6 +20,7 @@
 #include "wtest.h"
 #include "../core/sched_util.h"
 #include "sem_util.h"
+#include "sem.h"   /* weft__sem_tickets: a waiter has joined the line (a test seam) */
 
 /* The run's seed, read once before any party starts (wt_seed is not
  * thread-safe on its first call). */
@@ -31,6 +32,16 @@ static void sleep_ns(uint64_t ns)
 {
     struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
     nanosleep(&ts, NULL);
+}
+
+/* Waits until n waiters have joined s's line since its init. No call of
+ * weft.h says "queued"; a pause stood in for it and proved short on a
+ * loaded machine (a waiter not yet in line when the next came). A waiter
+ * that never queues is a hang, caught by the test's timeout. */
+static void wait_queued(weft_sem *s, uint64_t n)
+{
+    while (weft__sem_tickets(s) < n)
+        sleep_ns(100000);
 }
 
 /* ---- running one body on tasks, plain threads and bound threads ----------------- */
@@ -297,11 +308,11 @@ static void fifo_body(unsigned id)
         atomic_store(&fifo_order[atomic_fetch_add(&fifo_next, 1)], (int)id);
 }
 
-/* Waiters queue one at a time (a pause after each start lets it queue),
+/* Waiters queue one at a time (each is seen in line before the next starts),
  * alternating tasks, plain threads and a bound thread. Each release then
  * goes to the oldest, and a try_acquire right after a release finds
  * nothing: the unit was handed over, not left for a newcomer. */
-WT_TEST(sem, fifo_across_fibers_and_threads_no_barging, .timeout = 60)
+WT_TEST(sem, fifo_across_fibers_and_threads_no_barging, .timeout = 300)
 {
     static const unsigned workers[] = { 1, 2, 8 };
     static const enum kind kinds[FIFO_N] = { TASK, THREAD, THREAD, TASK, BOUND, THREAD };
@@ -317,14 +328,13 @@ WT_TEST(sem, fifo_across_fibers_and_threads_no_barging, .timeout = 60)
         unsigned nth = 0;
         for (unsigned id = 0; id < FIFO_N; id++) {
             launch(kinds[id], id, th, &nth);
-            while (atomic_load(&fifo_started) <= (int)id)
-                sched_yield();
-            sleep_ns(30000000);   /* it is queued by then */
+            wait_queued(&fifo_sem, id + 1);
         }
         for (int i = 0; i < FIFO_N; i++) {
             weft_sem_release(&fifo_sem);
             WT_ASSERT(!weft_sem_try_acquire(&fifo_sem), "release %d: a newcomer barged in", i);
-            uint64_t until = wt_now_ns() + 10ull * 1000000000u;
+            /* (60 s: only a waiter never woken takes this long) */
+            uint64_t until = wt_now_ns() + 60ull * 1000000000u;
             while (atomic_load(&fifo_order[i]) < 0 && wt_now_ns() < until)
                 sched_yield();   /* the i-th to get a unit has written its id */
             WT_ASSERT_EQ(atomic_load(&fifo_next), i + 1);
@@ -433,7 +443,7 @@ static void destroy_with_waiter(void *arg)
     weft_sem_init(&mis_sem, 0);
     pthread_t th;
     pthread_create(&th, NULL, mis_waiter, NULL);
-    sleep_ns(50000000);
+    wait_queued(&mis_sem, 1);   /* it waits: the destroy is misuse */
     weft_sem_destroy(&mis_sem);
 }
 

@@ -238,9 +238,14 @@ WT_TEST(attr, sem_unit_comes_back_after_failure, .timeout = 60)
     }
 }
 
+uint64_t weft__sem_tickets(weft_sem *s);   /* sem.h, included below: a test seam */
+
 /* The test holds the only unit; t waits for it; the graph (how 0) or t
  * (how 1) is cancelled meanwhile, then the unit released: t is skipped
- * and the unit comes back; after a reset t runs. */
+ * and the unit comes back; after a reset t runs. t is seen in the
+ * semaphore's line before the cancel (a 20 ms sleep stood in for that: on
+ * a loaded machine t might not have queued yet, and the case tested was
+ * a cancel before t ran, not while it waited). */
 WT_TEST(attr, sem_cancel_while_waiting_gives_the_unit_back, .timeout = 60)
 {
     for (size_t k = 0; k < NW; k++) {
@@ -252,7 +257,8 @@ WT_TEST(attr, sem_cancel_while_waiting_gives_the_unit_back, .timeout = 60)
             weft_task *after = add(x.g, count_task, NULL);
             WT_ASSERT_EQ(weft_task_precede(t, after), WEFT_OK);
             WT_ASSERT_EQ(weft_graph_run(x.s, x.g), WEFT_OK);
-            WT_ASSERT_EQ(weft_sleep(20000000), WEFT_OK);   /* t queues on the semaphore (w = 0: runs it here) */
+            while (weft__sem_tickets(&x.sem) < 1)
+                WT_ASSERT_EQ(weft_sleep(1000000), WEFT_OK);   /* t queues on the semaphore (w = 0: runs it here) */
             WT_ASSERT_EQ(weft_task_get_state(t), WEFT_TASK_PENDING);
             if (how == 0)
                 WT_ASSERT(weft_graph_cancel(x.g));

@@ -474,7 +474,7 @@ WT_TEST(block, wait_until_inline_children_block_on_siblings, .timeout = 60)
  * root that sleeps on after SLEEPER_NAPS naps stops: had sleepers kept
  * others from starting, the peak stays below 64 and the test fails
  * instead of hanging. */
-#define SLEEPER_NAPS 5000
+#define SLEEPER_NAPS 30000   /* 30 s at least: the 64 starting is not timed */
 struct sleepers { atomic_int now, peak; };
 
 static void sleeper(void *p)
@@ -505,7 +505,7 @@ static int graph_sleepers(weft_sched *s, void *unused)
     return atomic_load(&z.peak) == 64 ? 0 : __LINE__;
 }
 
-WT_TEST(block, sleeping_graph_roots_all_sleep_at_once, .timeout = 60)
+WT_TEST(block, sleeping_graph_roots_all_sleep_at_once, .timeout = 300)
 {
     for (unsigned w = 1; w <= 2; w++)
         WT_ASSERT_EQ(run_at(w, PLAIN, graph_sleepers, NULL), 0);

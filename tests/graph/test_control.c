@@ -959,9 +959,9 @@ static void pf_chunk(size_t b, size_t e, void *arg)
     }
     /* On the task's own worker: keep it busy, without blocking (a chunk
      * that blocks lets this worker take the rest), until another worker
-     * has taken a chunk, or for 2 ms at most. */
+     * has taken a chunk, or for 20 ms at most. */
     uint64_t t0 = wt_now_ns();
-    while (!atomic_load(&c->elsewhere) && wt_now_ns() - t0 < 2000000)
+    while (!atomic_load(&c->elsewhere) && wt_now_ns() - t0 < 20000000)
         ;
 }
 
@@ -974,8 +974,13 @@ static void pf_task(void *arg)
         flaw("parallel_for: %s", weft_err_name(rc));
 }
 
+/* A chunk on another worker is the scenario, which a loaded machine may
+ * not grant (no other worker got a CPU while the first spun): a count
+ * where it never arose in 200 runs is reported, and the test skipped if
+ * it arose at neither. */
 WT_TEST(graph_control, bad_fail_from_parallel_chunks_elsewhere, .timeout = 120)
 {
+    int arose = 0;
     for (unsigned workers = 2; workers <= 8; workers += 6) {
         weft_sched *s = make_sched(workers);
         bi.s = s;
@@ -993,11 +998,16 @@ WT_TEST(graph_control, bad_fail_from_parallel_chunks_elsewhere, .timeout = 120)
             WT_ASSERT_EQ(atomic_load(&c.bad_cur), 0);
             elsewhere = atomic_load(&c.elsewhere);
         }
-        WT_ASSERT(elsewhere > 0, "no chunk ran on another worker in 200 runs");
+        if (elsewhere > 0)
+            arose++;
+        else
+            fprintf(stderr, "%u workers: no chunk ran on another worker in 200 runs\n", workers);
         CHECK_FLAWS("parallel chunks");
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
+    if (!arose)
+        WT_SKIP("no chunk ran on another worker in 200 runs at 2 and 8 workers");
 }
 
 WT_TEST(graph_control, bad_null_arguments, .timeout = 30)
@@ -2039,7 +2049,9 @@ static bool between_pred(void *ctx)
         atomic_store(&bw.go, 1);
         uint64_t t0 = wt_now_ns();
         while (!atomic_load(&bw.cancelled)) {
-            if (wt_now_ns() - t0 > 10ull * 1000 * 1000 * 1000) {
+            /* 60 s: only a cancel blocked on us takes this long, not a
+             * canceller thread starved on a loaded machine. */
+            if (wt_now_ns() - t0 > 60ull * 1000 * 1000 * 1000) {
                 atomic_store(&bw.timed_out, 1);   /* cancel blocked on us */
                 break;
             }
@@ -2059,7 +2071,7 @@ static void *between_canceller(void *p)
     return NULL;
 }
 
-WT_TEST(graph_control, series_cancel_between_two_runs, .timeout = 120)
+WT_TEST(graph_control, series_cancel_between_two_runs, .timeout = 300)
 {
     for (size_t k = 0; k < NW; k++) {
         unsigned workers = wcounts[k];

@@ -953,7 +953,8 @@ WT_TEST(graph, renaming_keeps_memory_bounded, .timeout = 300)
 }
 
 /* A stream that takes its time: each write waits until released (or
- * 10 s, then notes it timed out and stops waiting). */
+ * 60 s, then notes it timed out and stops waiting: only a graph that
+ * waits for the stream takes that long, never a loaded machine). */
 struct slow_stream {
     atomic_int in_write, release, timed_out;
     char text[4096];
@@ -965,7 +966,7 @@ static ssize_t slow_write(void *cookie, const char *buf, size_t n)
     struct slow_stream *ss = cookie;
     atomic_store(&ss->in_write, 1);
     for (int ms = 0; !atomic_load(&ss->release) && !atomic_load(&ss->timed_out); ms++) {
-        if (ms == 10000)
+        if (ms == 60000)
             atomic_store(&ss->timed_out, 1);
         struct timespec ts = { 0, 1000 * 1000 };
         nanosleep(&ts, NULL);
@@ -993,7 +994,7 @@ static void *dump_thread(void *p)
  * it sits in a slow write, the graph runs to its end (which takes the
  * lock), is waited for, renamed and sized. It used to fprintf under the
  * lock, so all of these waited for the stream. */
-WT_TEST(graph, dot_dump_writes_without_the_lock, .timeout = 60)
+WT_TEST(graph, dot_dump_writes_without_the_lock, .timeout = 240)
 {
     weft_sched *s = make_sched(2);
     weft_graph *g = new_graph();
@@ -1009,7 +1010,7 @@ WT_TEST(graph, dot_dump_writes_without_the_lock, .timeout = 60)
     pthread_t th;
     WT_ASSERT_EQ(pthread_create(&th, NULL, dump_thread, &d), 0);
     for (int ms = 0; !atomic_load(&ss.in_write); ms++) {
-        WT_ASSERT(ms < 10000, "the dump never wrote");
+        WT_ASSERT(ms < 60000, "the dump never wrote");
         struct timespec ts = { 0, 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
@@ -1139,7 +1140,7 @@ static bool stall_report_try(struct stall_capture *c)
     weft__graph_lock(g);
     bool early = atomic_load(&c->reports) != 0;
     int waited = 0;
-    while (!early && atomic_load(&c->reports) == 0 && waited < 5000) {
+    while (!early && atomic_load(&c->reports) == 0 && waited < 30000) {   /* 30 s: a report due in 100 ms */
         struct timespec ts = { 0, 1000 * 1000 };
         nanosleep(&ts, NULL);
         waited++;
@@ -1147,7 +1148,7 @@ static bool stall_report_try(struct stall_capture *c)
     int reports = atomic_load(&c->reports);
     weft__graph_unlock(g);
     if (!early) {
-        WT_ASSERT(reports > 0, "no stall report in 5 s while the graph's lock was held");
+        WT_ASSERT(reports > 0, "no stall report in 30 s while the graph's lock was held");
         pthread_mutex_lock(&c->lock);
         bool busy = strstr(c->text, "graph task #0, name not read: graph busy") != NULL;
         pthread_mutex_unlock(&c->lock);
@@ -1161,7 +1162,7 @@ static bool stall_report_try(struct stall_capture *c)
     return !early;
 }
 
-WT_TEST(graph, stall_report_does_not_wait_for_the_graph_lock, .timeout = 120)
+WT_TEST(graph, stall_report_does_not_wait_for_the_graph_lock, .timeout = 240)
 {
     static struct stall_capture c = { .lock = PTHREAD_MUTEX_INITIALIZER };
     int tries = 0;

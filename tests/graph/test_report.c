@@ -424,7 +424,8 @@ static void wait_graph(void *arg)
 
 static void wait_for_report(capture *c)
 {
-    WT_ASSERT(wait_reports(c, 1, 10000), "no stall report in 10 s");
+    /* 30 s (at least): only a report that never comes takes that long. */
+    WT_ASSERT(wait_reports(c, 1, 30000), "no stall report in 30 s");
 }
 
 /* link fails with a code of its own that equals WEFT_ETIMEDOUT, after_link
@@ -432,7 +433,7 @@ static void wait_for_report(capture *c)
  * the graph. The report names link and its code beside the blocked task
  * and beside the wait, as a plain number ("code -6"): a user's code is
  * not named after a weft code it equals. */
-WT_TEST(report, stall_report_names_the_failed_task_and_its_code, .timeout = 60)
+WT_TEST(report, stall_report_names_the_failed_task_and_its_code, .timeout = 120)
 {
     static capture c = { .lock = PTHREAD_MUTEX_INITIALIZER };
     weft_sched *s = make_watched(2, 100 * MS, &c);
@@ -472,7 +473,7 @@ WT_TEST(report, stall_report_names_the_failed_task_and_its_code, .timeout = 60)
 
 /* Inside a module: the blocked task's own graph has nothing to say; the
  * outer graph's failure (a code of the user's own) is named after it. */
-WT_TEST(report, stall_report_names_the_outer_graphs_failure, .timeout = 60)
+WT_TEST(report, stall_report_names_the_outer_graphs_failure, .timeout = 120)
 {
     static capture c = { .lock = PTHREAD_MUTEX_INITIALIZER };
     weft_sched *s = make_watched(2, 100 * MS, &c);
@@ -598,8 +599,10 @@ WT_TEST(report, stall_wait_destroyed_while_reported, .timeout = 120)
         WT_ASSERT_EQ(weft_spawn(s, wait_graph, &x), WEFT_OK);
         /* The spawned task must be blocked in its wait before the run can
          * end (weft.h: no wait may race the destroy). */
-        for (int ms = 0; !wait_listed(s, g); ms++) {
-            WT_ASSERT(ms < 10000, "round %d: the waiter never showed in a report", round);
+        uint64_t t0 = wt_now_ns();   /* 60 s: only a waiter never listed takes that long */
+        while (!wait_listed(s, g)) {
+            WT_ASSERT(wt_now_ns() - t0 < 60000000000ull, "round %d: the waiter never showed in a report",
+                      round);
             usleep(100);
         }
         atomic_store(&gate_open, 1);

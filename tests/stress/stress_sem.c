@@ -224,8 +224,14 @@ static long units;
 static void timed_body(unsigned id)
 {
     uint64_t rng = seed ^ (id + 77);
+    /* Gives up after 120 s without a unit taken by anyone (a hang, not
+     * a loaded machine: the whole run may take longer there). */
     uint64_t give_up = wt_now_ns() + 120ull * 1000000000u;
-    while (atomic_load(&got) < units && wt_now_ns() < give_up) {
+    for (long seen = -1, now; (now = atomic_load(&got)) < units && wt_now_ns() < give_up; ) {
+        if (now != seen) {
+            seen = now;
+            give_up = wt_now_ns() + 120ull * 1000000000u;
+        }
         int rc = weft_sem_acquire_for(&sem, timeouts[wt_rand(&rng) % 3]);
         if (rc == WEFT_OK)
             atomic_fetch_add(&got, 1);   /* kept: each unit is taken once */
