@@ -174,19 +174,14 @@ static void *ev_outside_setter(void *p)
     return NULL;
 }
 
-void weft__sched_dump(weft_sched *s, FILE *out);   /* core.h: the state of s, as the watchdog prints it */
 
 /* Whether s's state lists a fiber waiting on ev. The harness has every
  * scheduler track its blocked fibers (wtest_watchdog.c), so a wait shows
  * there once the fiber is blocked in it. */
 static bool waits_listed(weft_sched *s, weft_event *ev)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    WT_ASSERT(f != NULL);
-    weft__sched_dump(s, f);
-    fclose(f);
+    char *text = wt_sched_state(s);
+    WT_ASSERT(text != NULL);
     char line[64];
     snprintf(line, sizeof line, "waits on event %p", (void *)ev);
     bool found = strstr(text, line) != NULL;
@@ -451,12 +446,8 @@ static void wait_task_blocked(weft_sched *s, const char *name)
     char want[96];
     snprintf(want, sizeof want, "task \"%s\"", name);
     for (;;) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&text, &len);
-        WT_ASSERT(f != NULL);
-        weft__sched_dump(s, f);
-        fclose(f);
+        char *text = wt_sched_state(s);
+        WT_ASSERT(text != NULL);
         bool found = false;
         for (char *line = strtok(text, "\n"); line && !found; line = strtok(NULL, "\n"))
             found = strstr(line, ": waits on ") && strstr(line, want);

@@ -72,7 +72,6 @@ static void blocked_task(void *p)
     weft_waitgroup_done(&x->wg);
 }
 
-void weft__sched_dump(weft_sched *s, FILE *out);   /* core.h: the state of s, as the watchdog prints it */
 
 /* Until s's state lists a fiber waiting on ev: the harness has every
  * scheduler track its blocked fibers (wtest_watchdog.c). A fiber that
@@ -82,12 +81,8 @@ static void wait_blocked_on(weft_sched *s, weft_event *ev)
     char line[64];
     snprintf(line, sizeof line, "waits on event %p", (void *)ev);
     for (;;) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&text, &len);
-        WT_ASSERT(f != NULL);
-        weft__sched_dump(s, f);
-        fclose(f);
+        char *text = wt_sched_state(s);
+        WT_ASSERT(text != NULL);
         bool found = strstr(text, line) != NULL;
         free(text);
         if (found)

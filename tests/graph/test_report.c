@@ -570,12 +570,8 @@ static void gate(void *arg)
 /* Whether a report on s now shows a fiber waiting for g. */
 static bool wait_listed(weft_sched *s, weft_graph *g)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    WT_ASSERT(f != NULL);
-    weft__sched_dump(s, f);
-    fclose(f);
+    char *text = wt_sched_state(s);
+    WT_ASSERT(text != NULL);
     char line[64];
     snprintf(line, sizeof line, "waits on graph %p (0 failed", (void *)g);
     bool found = strstr(text, line) != NULL;

@@ -43,6 +43,15 @@ void wt_watchdog_arm(const char *suite, const char *name, double timeout_s);
 void wt__watchdog_pause(void);
 void wt__watchdog_resume(void);
 
+/* The state of scheduler s as the watchdog prints it (blocked fibers,
+ * what they wait on, their tasks, the workers), as a string the caller
+ * frees; NULL without memory or in a build without the scheduler. Tests
+ * wait for a fiber to show as blocked by polling it ("waits on event
+ * 0x..."), which the harness makes possible by having every scheduler
+ * track its blocked fibers. */
+struct weft_sched;
+char *wt_sched_state(struct weft_sched *s);
+
 /* A test's options, as both runners take them. */
 struct wt_opts {
     int unused_;

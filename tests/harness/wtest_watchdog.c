@@ -37,6 +37,21 @@
  * creates one does not link that part of weft. */
 extern bool weft__stall_track_all __attribute__((weak));
 extern void weft__sched_dump_all(FILE *out) __attribute__((weak));
+extern void weft__sched_dump(struct weft_sched *s, FILE *out) __attribute__((weak));
+
+char *wt_sched_state(struct weft_sched *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (!weft__sched_dump)
+        return NULL;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    weft__sched_dump(s, f);
+    fclose(f);
+    return text;
+}
 
 static struct {
     pthread_mutex_t lock;
