@@ -18,7 +18,8 @@
  *                units in the order they came
  *
  *   destroy_*    weft_sched_destroy ends a task's wait as a cancel does
- *                (also when a task of s waits for that task's run), also
+ *                (also when a task of s waits for that task's run; the
+ *                threads waiting around the task keep their order), also
  *                while a release hands a task its unit (held there by
  *                weft__attr_grant_seam) or a thread keeps releasing
  *
@@ -553,6 +554,50 @@ WT_TEST(promise_sem, destroy_ends_a_wait_that_a_task_of_s_waits_on, .timeout = 1
         WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
         give_all(&sem, 1);
+        expect_units(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        weft_sem_destroy(&sem);
+    }
+}
+
+/* Thread A queues on the semaphore, then two graph tasks, then thread
+ * B. destroy takes the tasks out of the line; A and B keep their
+ * places: the unit released goes to A, the next to B. */
+WT_TEST(promise_sem, destroy_leaves_the_waiters_around_the_tasks_in_order, .timeout = 120)
+{
+    for (size_t k = 0; k < NW; k++) {
+        unsigned w = wcounts[k];
+        weft_sched *s = open_sched(w);
+        weft_sem sem;
+        weft_sem_init(&sem, 1);
+        fo_sem = &sem;
+        weft_graph *g = new_graph();
+        (void)build_waiters(g, &sem, 2);
+        for (int i = 0; i < 2; i++) {
+            atomic_store(&fo_got[i], 0);
+            atomic_store(&fo_go[i], 0);
+            atomic_store(&fo_done[i], 0);
+        }
+        take_all(&sem, 1);
+        pthread_t a, b;
+        WT_ASSERT_EQ(pthread_create(&a, NULL, fo_thread, (void *)(intptr_t)0), 0);
+        WT_ASSERT(wait_queued(&sem, 1), "w=%u: A never queued", w);
+        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+        WT_ASSERT(wait_queued(&sem, 3), "w=%u: the tasks never queued", w);
+        WT_ASSERT_EQ(pthread_create(&b, NULL, fo_thread, (void *)(intptr_t)1), 0);
+        WT_ASSERT(wait_queued(&sem, 4), "w=%u: B never queued", w);
+        close_sched(s, w);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
+        WT_ASSERT_EQ(weft__sem_waiting(&sem), 2);   /* A and B */
+        weft_sem_release(&sem);
+        fo_wait_flag(&fo_got[0]);
+        WT_ASSERT(!atomic_load(&fo_got[1]), "B got a unit before A gave it back");
+        WT_ASSERT(!weft_sem_try_acquire(&sem), "a newcomer took the unit from the line");
+        atomic_store(&fo_go[0], 1);
+        fo_wait_flag(&fo_got[1]);
+        atomic_store(&fo_go[1], 1);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
         expect_units(&sem, 1);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         weft_sem_destroy(&sem);
