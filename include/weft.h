@@ -293,14 +293,22 @@ WEFT_API int  weft_sched_create(weft_sched **out, const weft_config *cfg);
 WEFT_API const char *weft_config_check(const weft_config *cfg);
 /* Finishes all queued work and every suspended fiber, joins the workers,
  * frees everything. With workers = 0 the queued tasks run on the calling
- * thread (bound to s for the while if it is not already). A bound
+ * thread (bound to s for the while if it is not already). Graph tasks
+ * of s waiting for a semaphore unit (weft_task_set_semaphore) end their
+ * waits at once, as a cancel of those tasks ends them: they leave the
+ * semaphore's line (the waiters behind keep their order), are skipped
+ * with their dependents, and their runs end (weft_graph_wait:
+ * WEFT_ECANCELED); a graph task that becomes ready during destroy runs
+ * if a unit is free at once, else is skipped. A release racing destroy
+ * that hands such a task a unit is waited for: the task runs before
+ * destroy returns. A bound
  * thread of s may destroy it, and is unbound by it. Refused with
  * WEFT_EBUSY (and a message on stderr), at once and changing nothing (no
  * queued task runs, nothing is waited for): from a worker of s or a task
  * of s; while threads other than the caller are bound to s (with
  * workers = 0 too, whatever is queued or pinned); with workers = 0,
- * queued tasks and a caller that is a thread of another scheduler (it
- * cannot run them). External spawns racing it
+ * queued tasks (or tasks waiting for semaphore units) and a caller that
+ * is a thread of another scheduler (it cannot run them). External spawns racing it
  * return WEFT_ESHUTDOWN or run; so does weft_sched_bind. Retrying it on
  * WEFT_EBUSY while other threads unbind is safe: it goes on only once
  * each of them has stopped touching s. Once it has returned, s is
@@ -889,7 +897,9 @@ WEFT_API int  weft_task_set_pin(weft_task *t, int thread);
  * its run is cancelled (weft_task_cancel, weft_graph_cancel, fail-fast,
  * a cancel of the run a module's graph runs inside), so such a run ends
  * even while every unit is held elsewhere (by the thread that waits for
- * it, too). Whatever ends t (done, failed, skipped, its pinned thread
+ * it, too). weft_sched_destroy of the run's scheduler ends the wait the
+ * same way (t skipped), and from then on t, if it becomes ready, runs
+ * only with a unit free at once, else is skipped. Whatever ends t (done, failed, skipped, its pinned thread
  * gone) gives back the unit it was handed. NULL clears it. EINVAL: t
  * NULL; EBUSY during a run. sem must outlive every run of t's graph.
  * Callable from: any thread. */

@@ -261,6 +261,17 @@ static inline weft__fstate *weft__fstate_cur(weft__worker *w)
 
 /* ---- the scheduler ------------------------------------------------------ */
 
+/* A wait parked outside every queue of s, holding no fiber (a graph
+ * task's record in a semaphore's FIFO, attr.c). s's destroy calls end,
+ * under parked_lock, to take it off what it waits on and queue its task
+ * on s (sched.c, "Waits parked outside s"). Links under parked_lock. */
+typedef struct weft__parked {
+    struct weft__parked *next, *prev;
+    /* true: ended, its task queued; false: not now (not queued yet, or
+     * being handed what it waits for): destroy asks again. */
+    bool (*end)(struct weft__parked *p);
+} weft__parked;
+
 struct weft_sched {
     weft_config cfg;                     /* checked; cfg.allocator resolved at
                                             create: every allocation of s,
@@ -326,6 +337,13 @@ struct weft_sched {
                                             unbinds: a count for tests, under bound_lock */
 
     atomic_bool shutdown;                /* destroy started: external spawn refused */
+    /* Waits parked outside the queues (weft__parked): under parked_lock. */
+    pthread_mutex_t parked_lock;
+    weft__parked *parked;                /* the list */
+    bool parked_closed;                  /* destroy ended them: none may park now */
+    atomic_uint parked_handoffs;         /* threads queueing a task whose wait they
+                                            ended (weft__parked_handoff); destroy
+                                            waits for 0 */
     atomic_bool exiting;                 /* workers may leave their loops */
 
     /* fd and pid waits (poller.c), the blocking pool (blocking.c): made
@@ -550,6 +568,24 @@ void weft__futex_wake(atomic_uint *word, int n);
 bool weft__work_visible(weft__worker *w);
 /* Is a task queued anywhere (global ring, any deque or LIFO slot)? */
 bool weft__work_queued(weft_sched *s);
+
+/* sched.c: waits parked outside s's queues ("Waits parked outside s").
+ * Parks p: false once destroy has ended the parked waits (then p must
+ * not wait: nothing would end it). Callable from: a thread of s (a visit
+ * on a worker or bound thread). */
+bool weft__parked_add(weft_sched *s, weft__parked *p);
+/* Unlinks p, whose wait ended on the thread that parked it (it did not
+ * have to wait after all). Callable from: as weft__parked_add. */
+void weft__parked_remove(weft_sched *s, weft__parked *p);
+/* Unlinks p, whose wait another thread ended (a unit handed, a cancel),
+ * and counts that thread in parked_handoffs: s is not freed before its
+ * weft__parked_handoff_done, so it may queue p's task on s meanwhile
+ * (with no worker of s: weft__submit with w NULL). Callable from: any
+ * thread. */
+void weft__parked_handoff(weft_sched *s, weft__parked *p);
+/* Ends what weft__parked_handoff began: the caller's last touch of s.
+ * Callable from: its caller. */
+void weft__parked_handoff_done(weft_sched *s);
 
 /* pin.c: thread ids, pinned tasks, priorities, bound threads pumping. */
 /* Queues t (a record the caller owns, filled in: a task record or a hook

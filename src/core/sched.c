@@ -49,6 +49,38 @@
  * others, then unbound, and that unbind ran the queue or waited for
  * tasks pinned to the others), and no thread can bind between the check
  * and shutdown.
+ *
+ * Waits parked outside s. A graph task waiting for a semaphore unit
+ * (weft_task_set_semaphore) sits in the semaphore's FIFO, on no queue of
+ * s and holding no fiber: s's idle test cannot see it, and a release
+ * from any thread, at any time, queues it on s. So such waits are listed
+ * here (weft__parked, core.h): parked, parked_closed under parked_lock;
+ * parked_handoffs by RMW (its increment under parked_lock too).
+ *   the waiting side                       destroy (after shutdown is
+ *   1. lock; closed? unlock, false: do        set)
+ *      not wait (skipped, or a unit        a. lock; closed = true
+ *      taken at once); else link; unlock   b. for each listed p: end(p)
+ *   2. queue on what it waits for             (withdraw it, queue its task
+ *      (the semaphore), or not (a unit        on s): ended, unlinked; not
+ *      was free: weft__parked_remove)         now (not queued yet, or
+ *   3. handed its unit (or cancelled) by      being handed off): kept
+ *      another thread: lock; unlink;       c. unlock; any kept? yield, a
+ *      handoffs += 1; unlock. Queue its       again
+ *      task on s; handoffs -= 1            d. wait until handoffs == 0
+ *      (weft__parked_handoff, _done).      e. drain s again: the tasks
+ *                                             ended are skipped there
+ * Every step of both sides is under parked_lock, so no fence is needed:
+ * a wait that links before (a) is seen by (b) and stays listed until it
+ * is ended there, by its own thread (2) or by a handoff (3), whose
+ * increment (under the lock) (d) then waits out; one that comes after
+ * (a) sees closed and does not wait. (b) retries only while a wait is
+ * between 1 and 2, or between its hand-off under the semaphore's lock
+ * and 3: both short and never blocked on destroy. After (d) nothing
+ * waits outside s and nobody will queue on it but its own tasks, which
+ * (e) finishes. destroy ends the waits before its drain, not after one:
+ * a task of s may wait for the run of a task parked here, and then s
+ * would not go idle while the wait lasts. Lock order: a graph's lock,
+ * parked_lock, a semaphore's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -198,6 +230,7 @@ static void destroy_partial(weft_sched *s, unsigned inited)
     weft__spares_fini(s);
     pthread_mutex_destroy(&s->spare_lock);
     pthread_mutex_destroy(&s->bound_lock);
+    pthread_mutex_destroy(&s->parked_lock);
     pthread_mutex_destroy(&s->io_lock);
     pthread_mutex_destroy(&s->trace_lock);
     weft__free_with(&a, s, sizeof *s);
@@ -245,6 +278,7 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
      * brief, so waiters spin before they sleep. */
     weft__mutex_init_brief(&s->spare_lock);
     pthread_mutex_init(&s->bound_lock, NULL);
+    pthread_mutex_init(&s->parked_lock, NULL);
     pthread_mutex_init(&s->io_lock, NULL);
     size_t n = s->nworkers ? s->nworkers : 1;
     s->workers = weft__alloc_with(&s->cfg.allocator, sizeof(weft__worker) * n);
@@ -312,6 +346,103 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
 static bool idle_pred(void *ctx)
 {
     return weft__sched_is_idle(ctx);
+}
+
+/* ---- waits parked outside s ---------------------------------------------------- */
+
+/* Caller holds parked_lock. */
+static void parked_link(weft_sched *s, weft__parked *p)
+{
+    p->prev = NULL;
+    p->next = s->parked;
+    if (s->parked)
+        s->parked->prev = p;
+    s->parked = p;
+}
+
+/* Caller holds parked_lock. */
+static void parked_unlink(weft_sched *s, weft__parked *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        s->parked = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->next = p->prev = NULL;
+}
+
+bool weft__parked_add(weft_sched *s, weft__parked *p)
+{
+    pthread_mutex_lock(&s->parked_lock);
+    bool open = !s->parked_closed;   /* step 1; under parked_lock */
+    if (open)
+        parked_link(s, p);
+    pthread_mutex_unlock(&s->parked_lock);
+    return open;
+}
+
+void weft__parked_remove(weft_sched *s, weft__parked *p)
+{
+    pthread_mutex_lock(&s->parked_lock);
+    parked_unlink(s, p);
+    pthread_mutex_unlock(&s->parked_lock);
+}
+
+void weft__parked_handoff(weft_sched *s, weft__parked *p)
+{
+    pthread_mutex_lock(&s->parked_lock);
+    parked_unlink(s, p);
+    atomic_fetch_add_explicit(&s->parked_handoffs, 1, memory_order_relaxed);   /* relaxed (step 3): under parked_lock, which orders it before the load of a destroy that finds the list without p */
+    pthread_mutex_unlock(&s->parked_lock);
+}
+
+void weft__parked_handoff_done(weft_sched *s)
+{
+    atomic_fetch_sub_explicit(&s->parked_handoffs, 1, memory_order_release);   /* release: our last touch of s; pairs with destroy's acquire (step d) */
+}
+
+/* Steps a-d: ends every wait parked outside s and waits out the threads
+ * handing one off. Their tasks are queued on s (and skipped there).
+ * Callable from: destroy, after it set shutdown. */
+static void end_parked(weft_sched *s)
+{
+    for (;;) {
+        pthread_mutex_lock(&s->parked_lock);
+        s->parked_closed = true;   /* step a */
+        weft__parked *kept = NULL;
+        /* Step b. Unlinked before end: once end has queued its task, p
+         * may be gone (the run can end and its graph be destroyed). One
+         * that cannot end now goes back after the pass. */
+        for (weft__parked *p; (p = s->parked) != NULL;) {
+            parked_unlink(s, p);
+            if (!p->end(p)) {
+                p->next = kept;
+                kept = p;
+            }
+        }
+        bool any = kept != NULL;
+        while (kept) {
+            weft__parked *p = kept;
+            kept = p->next;
+            parked_link(s, p);
+        }
+        pthread_mutex_unlock(&s->parked_lock);
+        if (!any)
+            break;
+        sched_yield();   /* step c */
+    }
+    while (atomic_load_explicit(&s->parked_handoffs, memory_order_acquire) != 0)   /* acquire, step d: pairs with the release in weft__parked_handoff_done */
+        sched_yield();
+}
+
+/* Are waits parked outside s? A look, for destroy's refusal. */
+static bool parked_any(weft_sched *s)
+{
+    pthread_mutex_lock(&s->parked_lock);
+    bool any = s->parked != NULL;
+    pthread_mutex_unlock(&s->parked_lock);
+    return any;
 }
 
 /* Waits on a thread that cannot run tasks: the workers bump idle_gen when
@@ -391,9 +522,10 @@ int weft_sched_destroy(weft_sched *s)
                             "it would destroy; refused (WEFT_EBUSY)\n", w->index);
         return WEFT_EBUSY;
     }
-    if (!own && w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
-        /* Nobody could run what is queued: this thread is taken by
-         * another scheduler, so it cannot bind to s to run it. */
+    if (!own && w && s->nworkers == 0 && (!weft__sched_is_idle(s) || parked_any(s))) {
+        /* Nobody could run what is queued (or the tasks of the parked
+         * waits destroy ends): this thread is taken by another
+         * scheduler, so it cannot bind to s to run them. */
         fprintf(stderr, "weft: weft_sched_destroy of a scheduler with no workers and queued "
                         "tasks, called from a thread of another scheduler; refused (WEFT_EBUSY)\n");
         return WEFT_EBUSY;
@@ -403,9 +535,10 @@ int weft_sched_destroy(weft_sched *s)
      * bound_lock, where bind checks shutdown: none can bind after. The
      * refusal comes first, before anything runs or waits: a refused
      * destroy changes nothing. */
-    if (!w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
+    if (!w && s->nworkers == 0 && (!weft__sched_is_idle(s) || parked_any(s))) {
         /* Single-threaded mode from an unbound thread: bind for the while,
-         * so that what is queued runs here (nobody else would run it).
+         * so that what is queued runs here (nobody else would run it, nor
+         * the tasks of the parked waits destroy ends).
          * The bind itself refuses while another thread is bound, and
          * sets shutdown in the same hold of bound_lock. */
         int rc = bind_thread(s, BIND_DESTROY_FIRST, 0);
@@ -435,6 +568,12 @@ int weft_sched_destroy(weft_sched *s)
      * wait: "finish every task" must not hang on input that never comes.
      * Blocking calls are waited for (weft__bpool_fini, below). */
     weft__poller_shutdown(s);
+    /* Graph tasks waiting for semaphore units ("Waits parked outside
+     * s") end now, as a cancel ends them: their tasks are skipped by the
+     * drain below. Not after a first drain: a task of s may wait for
+     * their runs, and s would never go idle. destroy waits out the
+     * releases that handed one a unit meanwhile and are queueing it. */
+    end_parked(s);
     if (!own && !w && s->nworkers == 0 && !weft__sched_is_idle(s)) {
         /* Spawned by other threads since the first look. */
         if (bind_thread(s, BIND_DESTROY_LATE, 0) == WEFT_OK)
@@ -470,6 +609,7 @@ int weft_sched_destroy(weft_sched *s)
     weft__bound_fini(s);
     pthread_mutex_destroy(&s->spare_lock);
     pthread_mutex_destroy(&s->bound_lock);
+    pthread_mutex_destroy(&s->parked_lock);
     pthread_mutex_destroy(&s->io_lock);
     pthread_mutex_destroy(&s->trace_lock);
     weft__free_with(&a, s->workers, sizeof(weft__worker) * (s->nworkers ? s->nworkers : 1));

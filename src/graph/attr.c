@@ -70,6 +70,9 @@
  *             second record of the same task, with condition tasks, does
  *             not queue it twice: that pick merges into the waiting
  *             one); cleared by grant (release) before it queues the task.
+ *   ended     set (relaxed) by destroy's park_end before it queues the
+ *             task, which publishes it; taken by exchange at an arrival
+ *             (take_unit), or cleared by one that fails the task.
  *   granted   units handed to rec and not yet taken by an arrival:
  *             fetch_add (release) by grant, CAS - 1 (acquire) by the
  *             arrival that takes it; pairs so the arrival sees what the
@@ -100,6 +103,24 @@
  *   after W3 queued it: grant (or C3) may run it, and the run may end.
  *   A cancel of g's run ends the waits of the graphs running as its
  *   modules too, parent before child (module.c's lock order).
+ *
+ * Destroy. A waiting task is on no queue of the scheduler, so its
+ * destroy would not see it, and a release after it would queue the task
+ * on freed memory. So the record is also listed with the scheduler
+ * (park; sched.c, "Waits parked outside s", has the protocol):
+ *   D1. take_unit lists it (weft__parked_add) before it queues on the
+ *       semaphore, and unlists it if it did not queue after all.
+ *   D2. destroy, once it has set its shutdown mark, closes the list
+ *       and calls park_end for each record: withdrawn as end_wait does,
+ *       `ended` set, the task queued again with no unit; its arrival
+ *       takes the mark and skips it. Not queued (not yet, or being
+ *       handed a unit): destroy asks again. A task that would start a
+ *       wait once the list is closed finds it closed: it takes a unit
+ *       free at once and runs, else is skipped (nothing would end its
+ *       wait).
+ *   D3. grant and end_wait, which queue the task from another thread,
+ *       unlist it and announce themselves (weft__parked_handoff) before
+ *       they queue it, and leave after: destroy waits for them.
  */
 #include <stddef.h>
 #include <string.h>
@@ -109,6 +130,7 @@
 
 typedef struct weft__attr {
     weft__sem_rec rec;          /* on sem's queue while the task waits for a unit */
+    weft__parked park;          /* on the scheduler's list meanwhile (core.h) */
     weft_task *t;
     weft_sem *sem;              /* NULL: none */
     weft_sem *module_unit;      /* a module task's unit, held until its graph's run ends */
@@ -117,6 +139,7 @@ typedef struct weft__attr {
     bool spread;                /* a root that spread and went to its place or semaphore */
     atomic_bool placed;
     atomic_bool waiting;
+    atomic_bool ended;          /* its scheduler's destroy ended its wait (D2) */
     atomic_uint granted;
 } weft__attr;
 
@@ -134,6 +157,7 @@ static inline bool needs_place(const weft__attr *a)
 
 static void grant(weft__sem_rec *r);
 static bool drop(weft__sem_rec *r);
+static bool park_end(weft__parked *p);
 
 /* Makes room for index i in g->attrs. Caller holds the lock, no run in
  * flight. false: out of memory, nothing changed. */
@@ -198,10 +222,12 @@ static int attr_set(weft_task *t, int what, int value, weft_sem *sem)
         memset(a, 0, sizeof *a);
         a->rec.grant = grant;
         a->rec.drop = drop;
+        a->park.end = park_end;
         a->t = t;
         a->thread = -1;
         atomic_init(&a->placed, false);
         atomic_init(&a->waiting, false);
+        atomic_init(&a->ended, false);
         atomic_init(&a->granted, 0);
     }
     g->npinned += (thread >= 0) - (a->thread >= 0);
@@ -335,6 +361,11 @@ static bool take_unit(weft__visiting *vis, weft_graph *g, weft__attr *a)
         vis->unit = a->sem;
         return true;
     }
+    if (WEFT_UNLIKELY(atomic_load_explicit(&a->ended, memory_order_relaxed)) &&
+        atomic_exchange_explicit(&a->ended, false, memory_order_relaxed)) {   /* relaxed: the queue that delivered t ordered park_end's store */
+        vis->skip = true;   /* its wait was ended by destroy (D2): skipped as a cancelled task */
+        return true;
+    }
     if (would_skip(g, a->t)) {
         vis->skip = true;
         return true;
@@ -350,14 +381,25 @@ static bool take_unit(weft__visiting *vis, weft_graph *g, weft__attr *a)
      * (Ending a wait, step W2); pairs with the fence in end_wait's
      * callers (step C2). */
     atomic_thread_fence(memory_order_seq_cst);
-    weft__sem_took took = weft__sem_take_or_queue(a->sem, &a->rec);
-    if (took == WEFT__SEM_QUEUED)
-        return false;   /* grant (or withdraw) queues it again; t and g are not ours to touch now */
+    /* Listed with the scheduler before it queues (Destroy, D1): its
+     * destroy ends the wait if no unit comes first. */
+    weft_sched *s = g->sched;
+    weft__sem_took took;
+    if (weft__parked_add(s, &a->park)) {
+        took = weft__sem_take_or_queue(a->sem, &a->rec);
+        if (took == WEFT__SEM_QUEUED)
+            return false;   /* grant (or withdraw) queues it again; t and g are not ours to touch now */
+        weft__parked_remove(s, &a->park);
+    } else {
+        /* s is being destroyed and has ended the waits (D2): nothing
+         * would end this one. A unit free now is taken; else skipped. */
+        took = weft_sem_try_acquire(a->sem) ? WEFT__SEM_TAKEN : WEFT__SEM_DROPPED;
+    }
     atomic_store_explicit(&a->waiting, false, memory_order_relaxed);   /* never queued: nothing to publish */
     if (g->has_cond)
         atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);
     if (took == WEFT__SEM_DROPPED) {
-        vis->skip = true;   /* a cancel landed since would_skip: skipped without a unit */
+        vis->skip = true;   /* a cancel landed since would_skip, or s is going: skipped without a unit */
         return true;
     }
     vis->unit = a->sem;
@@ -377,6 +419,7 @@ bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool f
                  * meanwhile) is given back by the visit, as after a run. */
                 if (a->sem && take_granted(a))
                     vis->unit = a->sem;
+                atomic_store_explicit(&a->ended, false, memory_order_relaxed);   /* failed: the mark is moot */
                 a->spread = false;
                 return true;
             }
@@ -390,6 +433,8 @@ bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool f
     return true;
 }
 
+void (*weft__attr_grant_seam)(void);
+
 /* A release handed a unit to t's rec. Callable from: the releasing
  * thread, any thread, after its last access to the semaphore. t's run is
  * in flight (t has not been visited), so t and g are valid. */
@@ -397,12 +442,17 @@ static void grant(weft__sem_rec *r)
 {
     weft__attr *a = WEFT_CONTAINER_OF(r, weft__attr, rec);
     weft_task *t = a->t;
+    weft_sched *s = t->g->sched;
+    weft__parked_handoff(s, &a->park);   /* D3: off s's list; s stays until _done */
+    if (WEFT_UNLIKELY(weft__attr_grant_seam != NULL))
+        weft__attr_grant_seam();   /* tests: hold a hand-off here */
     atomic_fetch_add_explicit(&a->granted, 1, memory_order_release);   /* release: pairs with take_granted */
     atomic_store_explicit(&a->waiting, false, memory_order_release);   /* release: rec is free again; pairs with take_unit's exchange */
     weft__worker *w = weft__tls_worker;
-    if (w && w->s != t->g->sched)
+    if (w && w->s != s)
         w = NULL;   /* a thread of another scheduler queues from outside */
     weft__graph_queue(w, t, true);
+    weft__parked_handoff_done(s);   /* t, g and a may be gone now: s only */
 }
 
 /* ---- ending a wait: cancel, fail-fast ---------------------------------------------- */
@@ -425,13 +475,37 @@ static void end_wait(weft__attr *a)
     if (!atomic_load_explicit(&a->waiting, memory_order_relaxed))   /* after the caller's fence: step C2 */
         return;   /* not waiting, or not yet queued: its drop sees the mark */
     if (!weft__sem_withdraw(a->sem, &a->rec))
-        return;   /* a release handed it a unit (grant queues it: its visit skips it and gives the unit back), or drop kept it out */
+        return;   /* a release handed it a unit (grant queues it: its visit skips it and gives the unit back), drop kept it out, or destroy withdrew it */
     weft_task *t = a->t;
+    weft_sched *s = t->g->sched;
+    weft__parked_handoff(s, &a->park);   /* D3, as grant */
+    atomic_store_explicit(&a->waiting, false, memory_order_release);   /* release: rec is free again; pairs with take_unit's exchange */
+    weft__worker *w = weft__tls_worker;
+    if (w && w->s != s)
+        w = NULL;   /* a thread of another scheduler queues from outside */
+    weft__graph_queue(w, t, true);   /* counted in `pending` by take_unit, as for grant */
+    weft__parked_handoff_done(s);
+}
+
+/* The scheduler's destroy ends t's wait (D2): called under its
+ * parked_lock, p unlinked. Takes t's record off its semaphore if it is
+ * queued there and queues t again with no unit, as end_wait does, marked
+ * `ended`: its arrival skips it (take_unit). false: not queued (not yet, or a
+ * release is handing it a unit: grant's handoff takes it off the list);
+ * destroy asks again. Callable from: destroy's thread. */
+static bool park_end(weft__parked *p)
+{
+    weft__attr *a = WEFT_CONTAINER_OF(p, weft__attr, park);
+    if (!weft__sem_withdraw(a->sem, &a->rec))
+        return false;
+    weft_task *t = a->t;
+    atomic_store_explicit(&a->ended, true, memory_order_relaxed);   /* published with t by the queue below */
     atomic_store_explicit(&a->waiting, false, memory_order_release);   /* release: rec is free again; pairs with take_unit's exchange */
     weft__worker *w = weft__tls_worker;
     if (w && w->s != t->g->sched)
-        w = NULL;   /* a thread of another scheduler queues from outside */
-    weft__graph_queue(w, t, true);   /* counted in `pending` by take_unit, as for grant */
+        w = NULL;   /* destroy from a plain thread: the global ring */
+    weft__graph_queue(w, t, true);   /* counted in `pending` by take_unit; t, g and a are not ours after this */
+    return true;
 }
 
 void weft__attr_end_waits(weft_graph *g)

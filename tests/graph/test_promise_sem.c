@@ -17,8 +17,11 @@
  *                (threads, or a fiber in weft_sem_acquire first) get the
  *                units in the order they came
  *
- *   destroy_*    DISABLED, not fixed: weft_sched_destroy with a task
- *                waiting for its unit (see the case)
+ *   destroy_*    weft_sched_destroy ends a task's wait as a cancel does
+ *                (also when a task of s waits for that task's run; the
+ *                threads waiting around the task keep their order), also
+ *                while a release hands a task its unit (held there by
+ *                weft__attr_grant_seam) or a thread keeps releasing
  *
  * After each run the semaphore has exactly its count free (expect_units).
  * Schedulers run at 0 workers (this thread bound), 1, 2 and 8. */
@@ -32,6 +35,7 @@
 #include "../core/sched_util.h"
 #include "../fiber/sem_util.h"
 #include "graph_util.h"
+#include "graph.h" /* weft__attr_grant_seam: a test seam */
 #include "sem.h"   /* weft__sem_waiting: the test seam */
 
 static const unsigned wcounts[] = { 0, 1, 2, 8 };
@@ -57,6 +61,18 @@ static bool wait_queued(weft_sem *s, size_t n)
     return false;
 }
 
+/* Waits until nothing is queued on s; false after about 20 s. For a
+ * thread that is not bound. */
+static bool wait_queued_down(weft_sem *s)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (weft__sem_waiting(s) == 0)
+            return true;
+        weft_sleep(1000000);
+    }
+    return false;
+}
+
 static void take_all(weft_sem *s, int n)
 {
     for (int i = 0; i < n; i++)
@@ -69,12 +85,17 @@ static void give_all(weft_sem *s, int n)
         weft_sem_release(s);
 }
 
+/* The tasks the last build_waiters added (the first 8). */
+static weft_task *waiters_of[8];
+
 /* A graph of `n` tasks on sem, all before one plain task. */
 static weft_task *build_waiters(weft_graph *g, weft_sem *sem, int n)
 {
     weft_task *after = add(g, count_task, NULL);
     for (int i = 0; i < n; i++) {
         weft_task *t = add(g, count_task, NULL);
+        if (i < 8)
+            waiters_of[i] = t;
         WT_ASSERT_EQ(weft_task_set_semaphore(t, sem), WEFT_OK);
         WT_ASSERT_EQ(weft_task_precede(t, after), WEFT_OK);
     }
@@ -466,35 +487,268 @@ WT_TEST(promise_sem, fifo_a_fiber_before_cancelled_tasks_keeps_its_place, .timeo
 
 /* ---- scheduler destroy with a task waiting for its unit ------------------------------ */
 
-/* DISABLED: not fixed (issue 30, left open by this change). The run's
- * task waits on the semaphore, outside every queue of s, so
- * weft_sched_destroy does not see it: destroy returns WEFT_OK and frees
- * s, and the release below hands the unit to the task, whose grant
- * queues it on the freed scheduler (ASan: heap-use-after-free in
- * weft__submit_global, from weft_sem_release). What it should do is the
- * lead's call; this test asks for the reading closest to "destroy
- * finishes all work and every wait ends": destroy ends such a wait as a
- * cancel does (the task skipped, its run ECANCELED) and the unit count
- * stays exact. Enable once core keeps a list of waits parked outside its
- * queues that destroy can end. */
-WT_TEST(promise_sem, destroy_ends_a_task_waiting_for_its_unit, .timeout = 60, .disabled = true)
+/* The run's task waits on the semaphore, outside every queue of s, while
+ * this thread holds the unit. weft_sched_destroy ends that wait as a
+ * cancel of the task does: it leaves the FIFO, is skipped (so is its
+ * dependent), the run ends ECANCELED, and a release after destroy finds
+ * nobody to hand the unit to. Before the fix destroy did not see the
+ * task and freed s; the release below then queued it on the freed
+ * scheduler (ASan: heap-use-after-free in weft__submit_global). */
+WT_TEST(promise_sem, destroy_ends_a_task_waiting_for_its_unit, .timeout = 60)
 {
-    for (size_t k = 1; k < NW; k++) {
+    for (size_t k = 0; k < NW; k++) {
         unsigned w = wcounts[k];
         weft_sched *s = open_sched(w);
         weft_sem sem;
         weft_sem_init(&sem, 1);
         weft_graph *g = new_graph();
-        (void)build_waiters(g, &sem, 1);
+        weft_task *after = build_waiters(g, &sem, 1);
+        atomic_store(&ran_count, 0);
         take_all(&sem, 1);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WT_ASSERT(wait_queued(&sem, 1), "w=%u: the task never queued", w);
         close_sched(s, w);
         WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);   /* over before the unit comes back */
+        WT_ASSERT_EQ(atomic_load(&ran_count), 0);
+        WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
         give_all(&sem, 1);
-        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
         expect_units(&sem, 1);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         weft_sem_destroy(&sem);
+    }
+}
+
+/* A task of s waits for a run whose task waits for its unit (held by
+ * this thread). destroy must end that wait first: its drain waits for
+ * the task of s, which waits for the run. Hung before the fix (destroy
+ * waited for s to go idle, which it never did). With workers = 0 the
+ * task runs on this thread inside destroy (called while bound). */
+static weft_graph *nested_g;
+static atomic_int nested_rc;
+
+static void wait_for_the_run(void *arg)
+{
+    (void)arg;
+    atomic_store(&nested_rc, weft_graph_wait(nested_g) + 1000);
+}
+
+WT_TEST(promise_sem, destroy_ends_a_wait_that_a_task_of_s_waits_on, .timeout = 120)
+{
+    for (size_t k = 0; k < NW; k++) {
+        unsigned w = wcounts[k];
+        weft_sched *s = open_sched(w);
+        weft_sem sem;
+        weft_sem_init(&sem, 1);
+        weft_graph *g = new_graph();
+        weft_task *after = build_waiters(g, &sem, 1);
+        nested_g = g;
+        atomic_store(&nested_rc, 0);
+        atomic_store(&ran_count, 0);
+        take_all(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+        WT_ASSERT(wait_queued(&sem, 1), "w=%u: the task never queued", w);
+        WT_ASSERT_EQ(weft_spawn(s, wait_for_the_run, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);   /* from the bound thread too: it unbinds */
+        WT_ASSERT_EQ(atomic_load(&nested_rc), WEFT_ECANCELED + 1000);
+        WT_ASSERT_EQ(atomic_load(&ran_count), 0);
+        WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
+        give_all(&sem, 1);
+        expect_units(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        weft_sem_destroy(&sem);
+    }
+}
+
+/* Thread A queues on the semaphore, then two graph tasks, then thread
+ * B. destroy takes the tasks out of the line; A and B keep their
+ * places: the unit released goes to A, the next to B. */
+WT_TEST(promise_sem, destroy_leaves_the_waiters_around_the_tasks_in_order, .timeout = 120)
+{
+    for (size_t k = 0; k < NW; k++) {
+        unsigned w = wcounts[k];
+        weft_sched *s = open_sched(w);
+        weft_sem sem;
+        weft_sem_init(&sem, 1);
+        fo_sem = &sem;
+        weft_graph *g = new_graph();
+        (void)build_waiters(g, &sem, 2);
+        for (int i = 0; i < 2; i++) {
+            atomic_store(&fo_got[i], 0);
+            atomic_store(&fo_go[i], 0);
+            atomic_store(&fo_done[i], 0);
+        }
+        take_all(&sem, 1);
+        pthread_t a, b;
+        WT_ASSERT_EQ(pthread_create(&a, NULL, fo_thread, (void *)(intptr_t)0), 0);
+        WT_ASSERT(wait_queued(&sem, 1), "w=%u: A never queued", w);
+        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+        WT_ASSERT(wait_queued(&sem, 3), "w=%u: the tasks never queued", w);
+        WT_ASSERT_EQ(pthread_create(&b, NULL, fo_thread, (void *)(intptr_t)1), 0);
+        WT_ASSERT(wait_queued(&sem, 4), "w=%u: B never queued", w);
+        close_sched(s, w);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
+        WT_ASSERT_EQ(weft__sem_waiting(&sem), 2);   /* A and B */
+        weft_sem_release(&sem);
+        fo_wait_flag(&fo_got[0]);
+        WT_ASSERT(!atomic_load(&fo_got[1]), "B got a unit before A gave it back");
+        WT_ASSERT(!weft_sem_try_acquire(&sem), "a newcomer took the unit from the line");
+        atomic_store(&fo_go[0], 1);
+        fo_wait_flag(&fo_got[1]);
+        atomic_store(&fo_go[1], 1);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+        expect_units(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        weft_sem_destroy(&sem);
+    }
+}
+
+/* Destroy while a release is handing a unit to one of two waiting tasks:
+ * the release has taken the task off the semaphore before destroy ends
+ * the waits, and is held (weft__attr_grant_seam) before it queues the
+ * task on s. destroy withdraws the other task, then must wait for that
+ * release: it returns only after the task it handed the unit to has run.
+ * Without the wait, the release would queue on a freed scheduler. */
+static atomic_int seam_in, seam_go, destroy_done;
+
+static void hold_grant(void)
+{
+    atomic_store(&seam_in, 1);
+    while (!atomic_load(&seam_go))
+        sched_yield();
+}
+
+static void *release_one(void *p)
+{
+    weft_sem_release(p);
+    return NULL;
+}
+
+static void *destroy_async(void *p)
+{
+    int rc = weft_sched_destroy(p);
+    atomic_store(&destroy_done, rc == WEFT_OK ? 1 : 2);
+    return NULL;
+}
+
+/* How many of g's first n tasks (by the order build_waiters added them,
+ * after `after`) ended in state st. */
+static int count_state(weft_graph *g, int n, weft_task_state st)
+{
+    (void)g;
+    int c = 0;
+    for (int i = 0; i < n; i++)
+        c += weft_task_get_state(waiters_of[i]) == st;
+    return c;
+}
+
+WT_TEST(promise_sem, destroy_waits_for_a_release_handing_a_unit_over, .timeout = 120)
+{
+    for (size_t k = 0; k < NW; k++) {
+        unsigned w = wcounts[k];
+        weft_sched *s = open_sched(w);
+        weft_sem sem;
+        weft_sem_init(&sem, 1);
+        weft_graph *g = new_graph();
+        weft_task *after = build_waiters(g, &sem, 2);
+        atomic_store(&ran_count, 0);
+        take_all(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+        WT_ASSERT(wait_queued(&sem, 2), "w=%u: the tasks never queued", w);
+        if (w == 0)
+            weft_sched_unbind();   /* destroy binds the thread it runs on */
+        atomic_store(&seam_in, 0);
+        atomic_store(&seam_go, 0);
+        atomic_store(&destroy_done, 0);
+        weft__attr_grant_seam = hold_grant;
+        pthread_t rel, des;
+        WT_ASSERT_EQ(pthread_create(&rel, NULL, release_one, &sem), 0);
+        while (!atomic_load(&seam_in))
+            sched_yield();
+        WT_ASSERT_EQ(weft__sem_waiting(&sem), 1);   /* the first is off the semaphore, not yet queued */
+        WT_ASSERT_EQ(pthread_create(&des, NULL, destroy_async, s), 0);
+        WT_ASSERT(wait_queued_down(&sem), "w=%u: destroy never withdrew the other task", w);
+        WT_ASSERT_EQ(atomic_load(&destroy_done), 0);   /* it waits for the release */
+        atomic_store(&seam_go, 1);
+        pthread_join(rel, NULL);
+        pthread_join(des, NULL);
+        weft__attr_grant_seam = NULL;
+        WT_ASSERT_EQ(atomic_load(&destroy_done), 1);
+        int done = count_state(g, 2, WEFT_TASK_DONE), skipped = count_state(g, 2, WEFT_TASK_SKIPPED);
+        WT_ASSERT(done >= 1 && done + skipped == 2, "w=%u: done %d skipped %d", w, done, skipped);
+        WT_ASSERT_EQ(atomic_load(&ran_count), done + (skipped ? 0 : 1));
+        WT_ASSERT_EQ(weft_graph_wait(g), skipped ? WEFT_ECANCELED : WEFT_OK);
+        WT_ASSERT_EQ(weft_task_get_state(after), skipped ? WEFT_TASK_SKIPPED : WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
+        expect_units(&sem, 1);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        weft_sem_destroy(&sem);
+    }
+}
+
+/* A thread releases units, then keeps taking and giving one back, while
+ * destroy runs, for many rounds: whatever the interleaving (a release
+ * hands a task its unit before destroy ends the waits, during it, or
+ * after), destroy returns, no task is lost (each ran or was skipped, and
+ * the run ended), nothing waits on the semaphore and its units are
+ * exact. ASan and TSAN find what the assertions cannot. */
+#define RACE_UNITS 2
+#define RACE_TASKS 6
+
+static void *release_loop(void *p)
+{
+    weft_sem *sem = p;
+    for (int i = 0; i < RACE_UNITS; i++) {
+        weft_sem_release(sem);
+        sched_yield();
+    }
+    for (int i = 0; i < 100000 && !atomic_load(&destroy_done); i++) {
+        if (weft_sem_try_acquire(sem))
+            weft_sem_release(sem);
+        sched_yield();
+    }
+    return NULL;
+}
+
+WT_TEST(promise_sem, destroy_races_a_thread_releasing_units, .timeout = 600)
+{
+    int rounds = (int)(20 * wt_scale());
+    if (rounds < 4)
+        rounds = 4;
+    for (size_t k = 0; k < NW; k++) {
+        unsigned w = wcounts[k];
+        for (int r = 0; r < rounds; r++) {
+            weft_sched *s = open_sched(w);
+            weft_sem sem;
+            weft_sem_init(&sem, RACE_UNITS);
+            weft_graph *g = new_graph();
+            weft_task *after = build_waiters(g, &sem, RACE_TASKS);
+            atomic_store(&ran_count, 0);
+            atomic_store(&destroy_done, 0);
+            take_all(&sem, RACE_UNITS);
+            WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+            WT_ASSERT(wait_queued(&sem, RACE_TASKS), "w=%u: the tasks never queued", w);
+            if (w == 0)
+                weft_sched_unbind();
+            pthread_t rel;
+            WT_ASSERT_EQ(pthread_create(&rel, NULL, release_loop, &sem), 0);
+            for (int y = 0; y < r % 5; y++)
+                sched_yield();
+            WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+            atomic_store(&destroy_done, 1);
+            pthread_join(rel, NULL);
+            int done = count_state(g, RACE_TASKS, WEFT_TASK_DONE);
+            int skipped = count_state(g, RACE_TASKS, WEFT_TASK_SKIPPED);
+            WT_ASSERT(done + skipped == RACE_TASKS, "w=%u round %d: done %d skipped %d", w, r, done, skipped);
+            WT_ASSERT_EQ(weft_graph_wait(g), skipped ? WEFT_ECANCELED : WEFT_OK);
+            WT_ASSERT_EQ(weft_task_get_state(after), skipped ? WEFT_TASK_SKIPPED : WEFT_TASK_DONE);
+            WT_ASSERT_EQ(atomic_load(&ran_count), done + (skipped ? 0 : 1));
+            WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
+            expect_units(&sem, RACE_UNITS);
+            WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+            weft_sem_destroy(&sem);
+        }
     }
 }
