@@ -68,7 +68,6 @@ static const unsigned wcounts[] = { 0, 1, 2, 8 };
  * scenario is forced, not waited for. */
 enum { ROLE_NONE, ROLE_CHURN, ROLE_FORKER };
 static _Thread_local int tl_role;
-static int (*real_lock)(pthread_mutex_t *);
 static atomic_bool hold_armed;
 static atomic_int hold_skip;
 static _Atomic(pthread_mutex_t *) held;
@@ -86,6 +85,8 @@ __attribute__((constructor)) static void seam_init(void)
 /* Not under TSAN: its runtime intercepts pthread_mutex_lock, and a
  * definition here would hide every lock from it (the cases skip there). */
 #ifndef WEFT_TSAN
+static int (*real_lock)(pthread_mutex_t *);
+
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
     if (!real_lock)   /* the C library (or Criterion) may lock before our constructor runs */
