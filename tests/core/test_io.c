@@ -331,9 +331,11 @@ WT_TEST(io, waiting_fiber_leaves_worker_to_other_tasks, .timeout = 120)
 static int close_fd[2], sock_fd[2];
 static atomic_int close_rc, shut_rc;
 
+static atomic_bool close_in_wait;
+
 static void close_waiter(void *arg)
 {
-    atomic_store(&close_rc, weft_wait_fd(close_fd[0], POLLIN, 30 * MS));
+    atomic_store(&close_rc, weft_wait_fd(close_fd[0], POLLIN, 500 * MS));
 }
 
 static void shut_waiter(void *arg)
@@ -341,9 +343,25 @@ static void shut_waiter(void *arg)
     atomic_store(&shut_rc, weft_wait_fd(sock_fd[0], POLLIN, UINT64_MAX));
 }
 
+/* Closes close_fd[0] while close_waiter waits on it, never before its
+ * wait began (a wait on a closed descriptor is EINVAL, another case): it
+ * waits until the scheduler lists that wait (listed once registered),
+ * or until the wait has ended (timed out first, on a loaded machine; the
+ * close then comes after it, and the result is ETIMEDOUT all the same). */
 static void closer(void *arg)
 {
-    weft_sleep(2 * MS);
+    char want[48];
+    snprintf(want, sizeof want, "waits on fd %d (", close_fd[0]);
+    while (atomic_load(&close_rc) == 0) {
+        char *text = wt_sched_state(weft_sched_current());
+        bool listed = text && strstr(text, want);
+        free(text);
+        if (listed) {
+            atomic_store(&close_in_wait, true);
+            break;
+        }
+        weft_sleep(MS / 4);
+    }
     close(close_fd[0]);                  /* does not wake its waiter: it times out */
     shutdown(sock_fd[0], SHUT_RDWR);     /* wakes its waiter (POLLIN, POLLHUP) */
 }
@@ -362,8 +380,12 @@ WT_TEST(io, close_of_a_waited_fd, .timeout = 60)
         WT_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sock_fd), 0);
         atomic_store(&close_rc, 0);
         atomic_store(&shut_rc, 0);
+        atomic_store(&close_in_wait, false);
         run_on(counts[k], setup_close);
         WT_ASSERT_EQ(atomic_load(&close_rc), WEFT_ETIMEDOUT);
+        if (!atomic_load(&close_in_wait))
+            fprintf(stderr, "close_of_a_waited_fd: workers %u: the wait timed out before the close "
+                            "(a loaded machine); checked nothing more\n", counts[k]);
         int rc = atomic_load(&shut_rc);
         WT_ASSERT(rc > 0 && (rc & (POLLIN | POLLHUP)), "shutdown woke the wait with %d", rc);
         close(close_fd[1]);
