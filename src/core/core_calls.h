@@ -44,10 +44,14 @@ void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t);
  * that is not a worker of s. */
 int  weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint);
 
-/* worker.c, ready.c, block.c, waiting.c, timer.c */
+/* worker_life.c */
 void *weft__worker_thread(void *arg);
 int  weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound);
 void weft__worker_fini(weft__worker *w);
+/* worker.c, ready.c, block.c, waiting.c, timer.c */
+/* The loop every fiber of a worker runs (worker.c): returns only on the
+ * host fiber when the scheduler exits. Callable from: owner. */
+void weft__worker_loop(weft__worker *w);
 /* Work-first help for a waiting task: runs the calling fiber's own
  * newest children inline while !pred(ctx), and returns pred(ctx) once
  * none is on top of w's deque (the rest were stolen, or others' work is

@@ -69,10 +69,6 @@
 
 #include "worker.h"
 
-/* Deepest nesting of tasks run inline by wait_until before the waiting
- * fiber is switched out instead. */
-#define WEFT__INLINE_DEPTH 64
-
 /* CLOCK_MONOTONIC in ns: timer deadlines, spinning. Here, beside the
  * loop's calls (timers, weft__spin_for_work, park_deadline), which inline it. */
 uint64_t weft__now_ns(void)
@@ -512,7 +508,7 @@ bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, uns
 /* The loop every fiber of a worker runs. Returns only on the host fiber
  * when the scheduler exits (or, on a bound thread, never: it switches to
  * the host fiber once that is ready). */
-static void loop(weft__worker *w)
+void weft__worker_loop(weft__worker *w)
 {
     weft_sched *s = w->s;
     unsigned idle_rounds = 0;
@@ -666,7 +662,7 @@ void weft__fiber_main(void *arg)
     weft__worker *w = arg;
     weft__fstate st = { .w = w };
     w->cur->host = &st;
-    loop(w);
+    weft__worker_loop(w);
     weft__panic("fiber_main: a worker loop returned on a pooled fiber");
 }
 
@@ -696,109 +692,4 @@ __attribute__((noinline)) void weft__host_runs_one(weft__worker *w)
     }
     struct timespec ts = { 0, WEFT__RETRY_NS };
     nanosleep(&ts, NULL);
-}
-
-/* ---- worker threads ---------------------------------------------------------- */
-
-int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound)
-{
-    memset(w, 0, sizeof *w);
-    w->s = s;
-    w->index = index;
-    w->bound = bound;
-    w->placed = bound;
-    w->track = s->track;
-    atomic_init(&w->hooks, (unsigned char)weft__hooks_initial(s));
-    w->rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) + 0x632be59bd9b4e019ull * (index + 1);
-    w->shuffle_rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) ^ 0xd1b54a32d192ed03ull;
-    w->shuffle_rng += !w->shuffle_rng;   /* xorshift never leaves 0 */
-    w->deque_capacity = s->cfg.local_capacity;
-    w->lifo_budget = s->cfg.lifo_budget;
-    w->global_interval = s->cfg.global_interval;
-    w->global_left = w->global_interval;
-    w->prio_left = s->cfg.priority_interval;
-    w->shuffle = s->cfg.shuffle;
-    weft_event_init(&w->pin_ev, false, false);
-    /* Shuffle mode: a child takes its chances in the loop. A bound
-     * thread's children go to the workers; with none, its tasks' children
-     * go on its own deque, as on a worker (weft__bound_runs_tasks). */
-    w->inline_depth = (bound && s->nworkers > 0) || w->shuffle ? 0 : WEFT__INLINE_DEPTH;
-    int rc = weft__deque_init(&w->deque, s->cfg.local_capacity, &s->cfg.allocator);
-    if (rc != WEFT_OK)
-        return rc;
-    rc = weft__fiber_pool_init(&w->fibers, s->cfg.fiber_stack_size, 64);
-    if (rc != WEFT_OK) {
-        weft__deque_fini(&w->deque);
-        return rc;
-    }
-    /* The timer heap at a working size now (2 KiB), so that timed waits
-     * and sleeps allocate nothing, the first ones included, until more
-     * than 256 fibers on this worker wait with a deadline at once. */
-    w->timer_cap = 256;
-    w->timers = weft__alloc_with(&s->cfg.allocator, sizeof *w->timers * w->timer_cap);
-    if (!w->timers) {
-        weft__fiber_pool_fini(&w->fibers);
-        weft__deque_fini(&w->deque);
-        return WEFT_ENOMEM;
-    }
-    return WEFT_OK;
-}
-
-void weft__worker_fini(weft__worker *w)
-{
-    while (w->idle_fibers) {
-        weft__fiber *f = w->idle_fibers;
-        w->idle_fibers = f->next;
-        if (f != &w->host)
-            weft__fiber_release(&w->fibers, f);
-    }
-    weft__fiber_pool_fini(&w->fibers);
-    weft__deque_fini(&w->deque);
-    weft_event_destroy(&w->pin_ev);
-    weft__task_pool_fini(w->s, &w->pool);
-    if (w->timers)
-        weft__free_with(&w->s->cfg.allocator, w->timers, sizeof *w->timers * w->timer_cap);
-    w->timers = NULL;
-}
-
-void *weft__worker_thread(void *arg)
-{
-    weft__worker *w = arg;
-    weft_sched *s = w->s;
-    weft__tls_worker = w;
-    if (weft__fiber_thread_enter(&w->host) != WEFT_OK)
-        weft__panic("worker_thread: cannot set up worker %u (alternate signal stack)", w->index);
-    weft__fstate st = { .w = w };
-    w->host.host = &st;
-    w->host.name = "worker";
-    w->cur = &w->host;
-    weft__host_set(&weft__core_host);
-    weft__host_set_next(&w->run_next);
-    if (s->cfg.on_worker_start)
-        s->cfg.on_worker_start(w->index, s->cfg.hook_ctx);
-    /* Every fiber of this worker starts with the thread's FP control
-     * state as the start hook left it. */
-    weft__fiber_pool_take_fp(&w->fibers);
-    /* The loop, and so every task, runs on fibers: a task's stack is the
-     * configured fiber_stack_size with the guard below it, so an
-     * overflow is reported, never a plain SIGSEGV on the thread's own
-     * stack. The host waits here until the scheduler exits (the loop
-     * switches back to it). If no fiber can be mapped now, the host runs
-     * the loop itself, as a worker once did, rather than fail. */
-    weft__fiber *first = weft__spare_fiber(w);
-    if (first) {
-        weft__switch_to(w, first);
-    } else {
-        loop(w);
-    }
-    /* The worker has left: from its stop hook, weft calls act as from an
-     * outside thread (a spawn returns WEFT_ESHUTDOWN instead of landing
-     * in a deque nobody will look at again). */
-    weft__host_set(NULL);
-    weft__host_set_next(NULL);
-    weft__fiber_thread_leave();
-    weft__tls_worker = NULL;
-    if (s->cfg.on_worker_stop)
-        s->cfg.on_worker_stop(w->index, s->cfg.hook_ctx);
-    return NULL;
 }
