@@ -1,0 +1,58 @@
+/*
+ * weft/errors.h: Error codes: every call that can fail returns 0 or a negative WEFT_E* code.
+ * Part of weft.h, the header users include; includable alone.
+ */
+#ifndef WEFT_PUBLIC_ERRORS_H
+#define WEFT_PUBLIC_ERRORS_H
+
+#include "defs.h"
+
+WEFT_BEGIN_DECLS
+
+/* XX(name, value, message): the one table behind the codes, weft_strerror
+ * and weft_err_name. */
+#define WEFT_ERRNO_MAP(XX)                                                   \
+    XX(EINVAL,     -1, "invalid argument")                                   \
+    XX(ENOMEM,     -2, "out of memory; nothing was changed")                 \
+    XX(EBUSY,      -3, "object or scheduler is in use")                      \
+    XX(ECYCLE,     -4, "the graph has a cycle; nothing was run")             \
+    XX(ECANCELED,  -5, "the run finished with cancelled tasks skipped")      \
+    XX(ETIMEDOUT,  -6, "timed wait expired")                                 \
+    XX(ECLOSED,    -7, "channel closed")                                     \
+    XX(EAGAIN,     -8, "operation would block")                              \
+    XX(ENOTBOUND,  -9, "calling thread is not a worker or bound thread")     \
+    XX(ESHUTDOWN, -10, "scheduler is being destroyed")                      \
+    XX(EIO,       -11, "writing the output failed")                         \
+    XX(EFAILED,   -12, "a task failed: weft_graph_fail_code gives its code")
+
+enum {
+    WEFT_OK = 0,
+#define WEFT__ERR_ENUM(name, value, msg) WEFT_##name = (value),
+    WEFT_ERRNO_MAP(WEFT__ERR_ENUM)
+#undef WEFT__ERR_ENUM
+};
+/* Each code is also a macro naming itself, as in the API contract, so
+ * that `#ifdef WEFT_ECYCLE` in user code sees it; the enum stays for
+ * debuggers and switch warnings. */
+#define WEFT_OK WEFT_OK
+#define WEFT_EINVAL WEFT_EINVAL
+#define WEFT_ENOMEM WEFT_ENOMEM
+#define WEFT_EBUSY WEFT_EBUSY
+#define WEFT_ECYCLE WEFT_ECYCLE
+#define WEFT_ECANCELED WEFT_ECANCELED
+#define WEFT_ETIMEDOUT WEFT_ETIMEDOUT
+#define WEFT_ECLOSED WEFT_ECLOSED
+#define WEFT_EAGAIN WEFT_EAGAIN
+#define WEFT_ENOTBOUND WEFT_ENOTBOUND
+#define WEFT_ESHUTDOWN WEFT_ESHUTDOWN
+#define WEFT_EIO WEFT_EIO
+#define WEFT_EFAILED WEFT_EFAILED
+
+/* A static English message for err (a WEFT_E* code or 0); never NULL. */
+WEFT_API const char *weft_strerror(int err);
+/* The code's name without prefix, e.g. "EINVAL"; "UNKNOWN" if not a code. */
+WEFT_API const char *weft_err_name(int err);
+
+WEFT_END_DECLS
+
+#endif /* WEFT_PUBLIC_ERRORS_H */
