@@ -1,19 +1,8 @@
-/*
+/**
+ * @file
  * weft/graph.h: Task graphs: build, run, wait, cancel, fail, inspect.
  * Part of weft.h, the header users include; includable alone.
- */
-#ifndef WEFT_PUBLIC_GRAPH_H
-#define WEFT_PUBLIC_GRAPH_H
-
-#include <stdio.h>
-
-#include "defs.h"
-#include "task.h"   /* weft_fn, weft_priority, weft_sched */
-#include "sync.h"   /* weft_sem */
-
-WEFT_BEGIN_DECLS
-
-/** @file
+ *
  * A graph is a DAG of tasks, built once and run any number of times: a
  * task runs when every task it succeeds has run, and a task whose function
  * is NULL is an empty task, a join point. Condition tasks add branches and
@@ -28,6 +17,16 @@ WEFT_BEGIN_DECLS
  * do-while idiom, modules, run_n/run_until series, waiting and timeouts,
  * destroy and use-after-destroy checks, and the DOT drawing.
  */
+#ifndef WEFT_PUBLIC_GRAPH_H
+#define WEFT_PUBLIC_GRAPH_H
+
+#include <stdio.h>
+
+#include "defs.h"   /* weft_sched, weft_fn, WEFT_API */
+#include "task.h"   /* weft_priority */
+#include "sync.h"   /* weft_sem */
+
+WEFT_BEGIN_DECLS
 
 /* ---- types ----------------------------------------------------------- */
 
