@@ -24,8 +24,8 @@ WEFT_BEGIN_DECLS
  * asked for. Both may be called from any thread at once, workers
  * included; neither may call into weft. */
 typedef struct weft_allocator {
-    void *(*alloc)(size_t size, void *ctx);           /**< a block of size bytes, or NULL */
-    void (*free)(void *ptr, size_t size, void *ctx);  /**< gives a block back */
+    void *(*alloc)(size_t size, void *ctx);           /**< a block, or NULL */
+    void (*free)(void *ptr, size_t size, void *ctx);  /**< a block back */
     void *ctx;                                        /**< passed to both */
 } weft_allocator;
 

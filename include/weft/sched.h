@@ -28,7 +28,8 @@ typedef struct weft_worker_stats {
     uint64_t stolen_runs;     /**< tasks it stole and ran */
     uint64_t steal_attempts;  /**< deques of other workers it tried */
     uint64_t steals;          /**< tries that took a task */
-    uint64_t offloads;        /**< times its full deque moved half to the global queue */
+    uint64_t offloads;        /**< times it moved half its full deque
+                                   to the global queue */
     uint64_t global_grabs;    /**< batches it took from the global queue */
     uint64_t parks;           /**< times it went to sleep with nothing to run */
     uint64_t wakeups;         /**< times it was woken for work */

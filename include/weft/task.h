@@ -4,8 +4,9 @@
  * A task is a function and its argument, run once by a thread of a
  * scheduler on a fiber, so it may block at any point and its thread goes
  * on with other work meanwhile. A spawn may carry a priority, a placement
- * hint, a name, or a pin to one thread (weft_thread_id). A task, or a
- * bound thread, waits for a predicate or for the scheduler to go idle; a
+ * hint, a name, or a pin to one thread (weft_thread_id). A task or a
+ * bound thread waits for a predicate (weft_wait_until); any thread but a
+ * scheduler's own tasks may wait for it to go idle (weft_wait_idle); a
  * bound thread also runs and waits for the tasks pinned to it.
  * See docs/reference/task.md for blocking anywhere, fibers bounded by the
  * work, floating-point state, priorities and pins, the starvation bound,
@@ -53,9 +54,9 @@ typedef struct weft_spawn_opts {
 /* ---- spawn ------------------------------------------------------------ */
 
 /** Queues fn(arg) to run as a task of s; returns 0. WEFT_EINVAL: s or fn
- * NULL; WEFT_ENOMEM: no task record could be had; WEFT_ESHUTDOWN: s is
- * being destroyed and the caller is not one of s's threads (s's own tasks
- * may still spawn then). Callable from: any thread. */
+ * NULL; WEFT_ENOMEM: no task record could be allocated; WEFT_ESHUTDOWN:
+ * s is being destroyed and the caller is not one of s's threads (s's own
+ * tasks may still spawn then). Callable from: any thread. */
 WEFT_API int  weft_spawn(weft_sched *s, weft_fn fn, void *arg);
 
 /** weft_spawn with a placement hint. Errors as weft_spawn, and
