@@ -46,7 +46,8 @@ typedef struct weft_worker_stats {
 /** Makes a scheduler from cfg (NULL: the defaults) and starts its
  * workers; *out is the new scheduler. WEFT_EINVAL: out NULL, or a value
  * of cfg that weft_config_check refuses (it says which); WEFT_ENOMEM:
- * memory, or a thread could not be started. On failure *out is NULL.
+ * memory, or a thread could not be started. On failure *out (if out is
+ * not NULL) is NULL.
  * Callable from: any thread. */
 WEFT_API int  weft_sched_create(weft_sched **out, const weft_config *cfg);
 
