@@ -10,16 +10,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** weft's version, major.minor.patch; 0.x: the API may still change. */
 #define WEFT_VERSION_MAJOR 0
 #define WEFT_VERSION_MINOR 1
 #define WEFT_VERSION_PATCH 0
 
+/** Marks each exported function: the library is built with hidden
+ * visibility, so only these are visible. Empty when WEFT_STATIC is
+ * defined (a static library) or the compiler is not GCC-compatible. */
 #if defined(WEFT_STATIC) || !defined(__GNUC__)
 # define WEFT_API
 #else
 # define WEFT_API __attribute__((visibility("default")))
 #endif
 
+/* C linkage for the declarations between them when included from C++. */
 #ifdef __cplusplus
 # define WEFT_BEGIN_DECLS extern "C" {
 # define WEFT_END_DECLS }
@@ -30,11 +35,11 @@
 
 WEFT_BEGIN_DECLS
 
-/* A scheduler: worker threads, their queues, and the threads bound to it
+/** A scheduler: worker threads, their queues, and the threads bound to it
  * (weft/sched.h). */
 typedef struct weft_sched weft_sched;
 
-/* A task's function: spawned tasks, graph tasks, blocking calls. */
+/** A task's function: spawned tasks, graph tasks, blocking calls. */
 typedef void (*weft_fn)(void *arg);
 
 WEFT_END_DECLS

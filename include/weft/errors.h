@@ -1,5 +1,13 @@
 /*
  * weft/errors.h: Error codes: every call that can fail returns 0 or a negative WEFT_E* code.
+ *
+ * Every weft call that can fail returns an int: 0 (WEFT_OK) on success, a
+ * negative WEFT_E* code on failure, and a call that fails changes nothing
+ * unless its contract names what it changes. One table, WEFT_ERRNO_MAP,
+ * gives each code its value and message; weft_strerror and weft_err_name
+ * turn a code into text for people and for logs.
+ * See docs/reference/errors.md for each code's meaning and the calls that
+ * return it.
  * Part of weft.h, the header users include; includable alone.
  */
 #ifndef WEFT_PUBLIC_ERRORS_H
@@ -9,7 +17,7 @@
 
 WEFT_BEGIN_DECLS
 
-/* XX(name, value, message): the one table behind the codes, weft_strerror
+/** XX(name, value, message): the one table behind the codes, weft_strerror
  * and weft_err_name. */
 #define WEFT_ERRNO_MAP(XX)                                                   \
     XX(EINVAL,     -1, "invalid argument")                                   \
@@ -25,8 +33,9 @@ WEFT_BEGIN_DECLS
     XX(EIO,       -11, "writing the output failed")                         \
     XX(EFAILED,   -12, "a task failed: weft_graph_fail_code gives its code")
 
+/** The codes: WEFT_OK, and WEFT_ followed by each name of the table. */
 enum {
-    WEFT_OK = 0,
+    WEFT_OK = 0,   /**< success */
 #define WEFT__ERR_ENUM(name, value, msg) WEFT_##name = (value),
     WEFT_ERRNO_MAP(WEFT__ERR_ENUM)
 #undef WEFT__ERR_ENUM
@@ -48,9 +57,14 @@ enum {
 #define WEFT_EIO WEFT_EIO
 #define WEFT_EFAILED WEFT_EFAILED
 
-/* A static English message for err (a WEFT_E* code or 0); never NULL. */
+/** A static English message for err (a WEFT_E* code or 0: "success");
+ * "unknown error" for any other value; never NULL.
+ * Callable from: any thread. */
 WEFT_API const char *weft_strerror(int err);
-/* The code's name without prefix, e.g. "EINVAL"; "UNKNOWN" if not a code. */
+
+/** The code's name without its WEFT_ prefix, e.g. "EINVAL" ("OK" for 0);
+ * "UNKNOWN" if err is not a code; never NULL.
+ * Callable from: any thread. */
 WEFT_API const char *weft_err_name(int err);
 
 WEFT_END_DECLS
