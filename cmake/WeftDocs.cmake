@@ -12,13 +12,22 @@ if(NOT WEFT_DOXYGEN OR NOT EXISTS "${WEFT_DOXYGEN}")
         "or configure without -DWEFT_DOCS=ON.")
 endif()
 
+# Python runs tools/doxygen-md-filter.py over the Markdown pages.
+find_package(Python3 COMPONENTS Interpreter)
+if(NOT Python3_Interpreter_FOUND)
+    message(FATAL_ERROR
+        "weft: WEFT_DOCS=ON needs python3 (the Debian package 'python3') for the pages under docs/.")
+endif()
+set(WEFT_DOCS_PYTHON ${Python3_EXECUTABLE})
+
 set(WEFT_DOCS_DIR ${PROJECT_BINARY_DIR}/docs)
 configure_file(${PROJECT_SOURCE_DIR}/docs/Doxyfile.in ${WEFT_DOCS_DIR}/Doxyfile @ONLY)
 file(GLOB WEFT_DOCS_INPUTS CONFIGURE_DEPENDS
     ${PROJECT_SOURCE_DIR}/include/weft.h
     ${PROJECT_SOURCE_DIR}/include/weft/*.h
     ${PROJECT_SOURCE_DIR}/docs/*.md
-    ${PROJECT_SOURCE_DIR}/docs/reference/*.md)
+    ${PROJECT_SOURCE_DIR}/docs/reference/*.md
+    ${PROJECT_SOURCE_DIR}/tools/doxygen-md-filter.py)
 
 # A stamp, so the target reruns Doxygen only when a header, a page or the
 # Doxyfile changed; a failed run leaves no stamp and fails again next time.

@@ -44,7 +44,7 @@ debian_packages=(
 )
 # The HTML API reference only (`docs`); not in the list above, so `deps`
 # and `test` never install it.
-docs_packages=(doxygen)
+docs_packages=(doxygen python3)
 all_presets=(release asan tsan aarch64)
 
 case ${CI:-} in
