@@ -39,7 +39,7 @@ shown() {
     if out=$("$@" 2>&1); then
         return 0
     fi
-    sed 's/^/    /' <<<"$out"
+    printf '    %s\n' "${out//$'\n'/$'\n'    }"
     return 1
 }
 
