@@ -12,7 +12,7 @@ section link, in-page or to another page under docs/, at that label. Lines
 are only edited in place, never added or removed, so Doxygen's line numbers
 in a warning are the file's own. Fenced code is left as it is.
 
-Usage (Doxygen runs it): doxygen-md-filter.py PAGE.md  -> the page on stdout
+Usage (Doxygen runs it): doxygen-md-filter.py <page>.md  -> the page on stdout
 """
 import os
 import re
@@ -31,7 +31,7 @@ def docs_dir(path):
 
 HEADING = re.compile(r"^(#{2,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 FENCE = re.compile(r"^[ \t]*(```|~~~)")
-# A Markdown link's target: (#anchor) or (path.md#anchor), no spaces.
+# A Markdown link's target: (#anchor) or (<page>.md#anchor), no spaces.
 LINK = re.compile(r"\]\(([^()\s#]*\.md)?#([^()\s]+)\)")
 
 
