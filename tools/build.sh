@@ -7,6 +7,9 @@
 #   tools/build.sh test           deps, then build and test every preset
 #   tools/build.sh install-check  install weft in a temporary prefix and use it
 #                                 through find_package, pkg-config, add_subdirectory
+#   tools/build.sh docs           the demo's deps and Doxygen, then the HTML API
+#                                 reference in build/docs/docs/html (opt-in: no other
+#                                 command needs Doxygen)
 #
 # Environment:
 #   CI=true       warnings are errors (-DWEFT_WERROR=ON), and a preset whose
@@ -39,6 +42,9 @@ debian_packages=(
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user   # the aarch64 preset
     spin                              # models/
 )
+# The HTML API reference only (`docs`); not in the list above, so `deps`
+# and `test` never install it.
+docs_packages=(doxygen python3)
 all_presets=(release asan tsan aarch64)
 
 case ${CI:-} in
@@ -50,15 +56,17 @@ note() { printf '%s\n' "build.sh: $*" >&2; }
 
 # ---- deps --------------------------------------------------------------------
 
-# deps [strict|soft|demo]: installs the missing packages when root: all of
-# them, or with "demo" only those the demo needs, with apt's output in a
+# deps [strict|soft|demo|docs]: installs the missing packages when root: all
+# of them, or with "demo" only those the demo needs, with "docs" those and
+# Doxygen, with apt's output in a
 # log shown only on failure. Without root it prints the command to run
-# and fails, or with "soft" or "demo" warns and goes on so that configure
+# and fails, or with "soft", "demo" or "docs" warns and goes on so that configure
 # can say what is missing.
 deps() {
     local mode=${1:-strict} missing=() p status
     local wanted=("${debian_packages[@]}")
     if [[ $mode == demo ]]; then wanted=("${demo_packages[@]}"); fi
+    if [[ $mode == docs ]]; then wanted=("${demo_packages[@]}" "${docs_packages[@]}"); fi
     if ! command -v dpkg-query >/dev/null 2>&1; then
         note "dpkg-query not found: this script installs Debian packages only; install these yourself:"
         note "  ${wanted[*]}"
@@ -82,7 +90,7 @@ deps() {
         return 1
     fi
     export DEBIAN_FRONTEND=noninteractive
-    if [[ $mode != demo ]]; then
+    if [[ $mode != demo && $mode != docs ]]; then
         note "installing: ${missing[*]}"
         apt-get update
         "${install[@]}"
@@ -320,6 +328,19 @@ install_check() {
     bash tests/consumer/run.sh
 }
 
+# ---- docs ------------------------------------------------------------------------
+
+# The API reference, generated from the public headers and docs/ by the
+# `docs` target (WEFT_DOCS=ON); any Doxygen warning fails it.
+docs() {
+    deps docs
+    local dir=build/docs
+    cmake --preset release -B "$dir" -DWEFT_DOCS=ON \
+        -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_BENCHMARKS=OFF -DWEFT_BUILD_EXAMPLES=OFF
+    cmake --build "$dir" --target docs
+    note "the API reference: $dir/docs/html/index.html"
+}
+
 # ---- main ------------------------------------------------------------------------
 
 usage() {
@@ -331,6 +352,7 @@ case ${1:-} in
     demo) demo ;;
     test) run_tests ;;
     install-check) install_check ;;
+    docs) docs ;;
     -h | --help | help) usage ;;
     *) usage; exit 2 ;;
 esac

@@ -11,9 +11,12 @@
 # It also runs the README's "Install and use" commands as written, each
 # into a fresh prefix, and checks that a DESTDIR-staged /usr install gets a
 # weft.pc with no rpath.
+# Each of find_package, pkg-config and add_subdirectory also builds and
+# runs use_graph.c, which includes a topic header, <weft/graph.h>, directly.
 # It also checks what the shared library exports (and that it wants no
-# executable stack), what the static one defines, and the installed header
-# under strict flags. Each check prints PASS or FAIL; the
+# executable stack), what the static one defines, and the installed
+# headers under strict flags (weft.h, and each topic header alone through
+# headers.sh, which also builds use_all.c against the installed libweft.a). Each check prints PASS or FAIL; the
 # last line is "N passed, N failed" and the exit status is non-zero if any
 # failed.
 #
@@ -90,9 +93,12 @@ fi
 pc=$(find "$prefix" -name weft.pc -print -quit)
 pcdir=$(dirname "${pc:-$prefix/lib/pkgconfig/weft.pc}")
 libdir=$(dirname "$pcdir")
-major=$(sed -n 's/^#define WEFT_VERSION_MAJOR \([0-9]*\)$/\1/p' "$root/include/weft.h")
-minor=$(sed -n 's/^#define WEFT_VERSION_MINOR \([0-9]*\)$/\1/p' "$root/include/weft.h")
-patch=$(sed -n 's/^#define WEFT_VERSION_PATCH \([0-9]*\)$/\1/p' "$root/include/weft.h")
+# The version macros live in one of the public headers (weft/defs.h since
+# the split into topic headers): take them from whichever defines them.
+vheader=$(grep -l '^#define WEFT_VERSION_MAJOR ' "$root/include/weft.h" "$root"/include/weft/*.h | head -n 1)
+major=$(sed -n 's/^#define WEFT_VERSION_MAJOR \([0-9]*\)$/\1/p' "$vheader")
+minor=$(sed -n 's/^#define WEFT_VERSION_MINOR \([0-9]*\)$/\1/p' "$vheader")
+patch=$(sed -n 's/^#define WEFT_VERSION_PATCH \([0-9]*\)$/\1/p' "$vheader")
 version="$major.$minor.$patch"
 
 # ---- layout: headers, both libraries, soname links, package files ---------
@@ -104,6 +110,10 @@ check_layout() {
              "$libdir/cmake/weft/weftConfigVersion.cmake" \
              "$libdir/cmake/weft/weftTargets.cmake" "$pcdir/weft.pc"; do
         [[ -e $f ]] || missing+=" ${f#"$prefix"/}"
+    done
+    # Every topic header of the checkout, under include/weft/.
+    for f in "$root"/include/weft/*.h; do
+        [[ -e $prefix/include/weft/${f##*/} ]] || missing+=" include/weft/${f##*/}"
     done
     if [[ -n $missing ]]; then
         fail layout "not installed:$missing"
@@ -198,17 +208,28 @@ check_header() {
     pass "header (weft.h clean as C11 and C++11 under -Wall -Wextra -Wpedantic -Werror)"
 }
 
+# The installed topic headers, each alone, as C11 and C++17, and use_all.c
+# (every topic through <weft.h>) linked with the installed libweft.a: the
+# source tree's `headers` test, pointed at the prefix.
+check_topic_headers() {
+    if ! CXX=$CXX quiet header-topics bash "$here/headers.sh" "$prefix/include" "$libdir/libweft.a"; then
+        fail topic-headers "tests/consumer/headers.sh failed on the installed headers"
+    else
+        pass "topic-headers (installed weft.h and $(find "$prefix/include/weft" -name '*.h' | wc -l) topic headers each alone as C11 and C++17 strict; use_all.c built both ways against the installed libweft.a and run)"
+    fi
+}
+
 # ---- versions agree: weft.h, weft.pc, the CMake package -------------------
 
 check_version() {
     local pcv
     pcv=$(PKG_CONFIG_PATH="$pcdir" pkg-config --modversion weft 2>/dev/null || echo "none")
     if [[ $pcv != "$version" ]]; then
-        fail version "weft.h says $version, weft.pc says $pcv"
+        fail version "${vheader#"$root"/} says $version, weft.pc says $pcv"
     elif ! grep -q "PACKAGE_VERSION \"$version\"" "$libdir/cmake/weft/weftConfigVersion.cmake"; then
         fail version "weftConfigVersion.cmake does not say $version"
     else
-        pass "version ($version in weft.h, weft.pc and weftConfigVersion.cmake)"
+        pass "version ($version in ${vheader#"$root"/}, weft.pc and weftConfigVersion.cmake)"
     fi
 }
 
@@ -247,6 +268,11 @@ check_find_package() {
         fail find_package-installed "the installed use_shared (INSTALL_RPATH_USE_LINK_PATH) failed to run"
     else
         pass "find_package-installed (use_shared installed with INSTALL_RPATH_USE_LINK_PATH runs, no LD_LIBRARY_PATH)"
+    fi
+    if ! quiet fp-run-graph "$b/use_graph"; then
+        fail find_package-topic "use_graph (<weft/graph.h> alone, weft::weft) failed to run"
+    else
+        pass "find_package-topic (use_graph.c includes <weft/graph.h> directly; builds with weft::weft and runs)"
     fi
 }
 
@@ -290,6 +316,14 @@ check_pkg_config() {
         fail pkg-config-static "the program needs libweft.so"
     else
         pass "pkg-config-static (-Wl,-Bstatic \$(pkg-config --static --libs weft): '$slibs', runs, no libweft.so needed)"
+    fi
+    # shellcheck disable=SC2086
+    if ! quiet pc-graph-build "$CC" "$here/use_graph.c" $cflags $libs -o "$tmp/pc_graph"; then
+        fail pkg-config-topic "cc use_graph.c (<weft/graph.h> alone) \$(pkg-config --cflags --libs weft) failed"
+    elif ! quiet pc-graph-run env -u LD_LIBRARY_PATH "$tmp/pc_graph"; then
+        fail pkg-config-topic "use_graph failed to run"
+    else
+        pass "pkg-config-topic (use_graph.c includes <weft/graph.h> directly; builds with \$(pkg-config --cflags --libs weft) and runs)"
     fi
     unset PKG_CONFIG_PATH
 }
@@ -398,6 +432,13 @@ check_subdir() {
     else
         pass "add_subdirectory-build (subdir_user.c, which trips -Wshadow/-Wstrict-prototypes, builds under its own -Wall -Werror and runs)"
     fi
+    if [[ ! -x $b/subdir_graph ]]; then
+        fail add_subdirectory-topic "subdir_graph (<weft/graph.h> alone) was not built"
+    elif ! quiet sub-run-graph "$b/subdir_graph"; then
+        fail add_subdirectory-topic "subdir_graph failed to run"
+    else
+        pass "add_subdirectory-topic (use_graph.c includes <weft/graph.h> directly; builds with the vendored weft::weft and runs)"
+    fi
 
     # The consumer's compile command carries none of weft's private flags,
     # while weft's own sources in the same build do (so the check has teeth).
@@ -479,6 +520,7 @@ check_symbols
 check_static_names
 check_exec_stack
 check_header
+check_topic_headers
 check_version
 check_find_package
 check_pkg_config
