@@ -15,6 +15,7 @@
 #define WEFT_PUBLIC_ALLOC_H
 
 #include "defs.h"
+#include "errors.h"
 
 WEFT_BEGIN_DECLS
 

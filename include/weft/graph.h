@@ -22,7 +22,8 @@
 
 #include <stdio.h>
 
-#include "defs.h"   /* weft_sched, weft_fn, WEFT_API */
+#include "defs.h"     /* weft_sched, weft_fn, WEFT_API */
+#include "errors.h"   /* WEFT_OK and the codes the calls return */
 #include "task.h"   /* weft_priority */
 #include "sync.h"   /* weft_sem */
 

@@ -15,6 +15,7 @@
 #define WEFT_PUBLIC_SCHED_H
 
 #include "defs.h"
+#include "errors.h"
 #include "config.h"
 
 WEFT_BEGIN_DECLS

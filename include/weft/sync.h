@@ -6,6 +6,7 @@
 #define WEFT_PUBLIC_SYNC_H
 
 #include "defs.h"
+#include "errors.h"
 
 WEFT_BEGIN_DECLS
 

@@ -17,6 +17,7 @@
 #define WEFT_PUBLIC_TASK_H
 
 #include "defs.h"
+#include "errors.h"
 
 WEFT_BEGIN_DECLS
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "defs.h"
+#include "errors.h"
 
 WEFT_BEGIN_DECLS
 
