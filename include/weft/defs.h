@@ -12,7 +12,7 @@
 
 /** weft's version, major.minor.patch; 0.x: the API may still change. */
 #define WEFT_VERSION_MAJOR 0
-#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_MINOR 2
 #define WEFT_VERSION_PATCH 0
 
 /** Marks each exported function: the library is built with hidden
