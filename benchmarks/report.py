@@ -59,7 +59,7 @@ UNITS = {
     "matmul": "ns per task", "parallel": "ns per task",
 }
 
-# DESIGN.md "Performance budget" and the issues' targets, in ns per item,
+# docs/design.md#performance-budget and the issues' targets, in ns per item,
 # for the cases they name.
 BUDGETS = {
     "oneway/weft_fiber_switch": 5.0,

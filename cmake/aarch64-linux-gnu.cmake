@@ -1,7 +1,8 @@
 # Cross toolchain: AArch64 Linux with Debian's cross gcc; tests run under
 # qemu-user. Used by the `aarch64` preset (which also turns on
 # WEFT_FIBER_ONLY: the host's Concurrency Kit headers are x86's, see
-# TOOLCHAIN.md, and must not be compiled for AArch64).
+# docs/toolchain.md#aarch64-cross-build, and must not be compiled for
+# AArch64).
 #
 #   apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 #   cmake --preset aarch64 && cmake --build --preset aarch64 && ctest --preset aarch64

@@ -1,4 +1,4 @@
-/* RELIABILITY.md test 27's canary: the suite's "0 sanitizer reports" means
+/* docs/reliability.md test 27's canary: the suite's "0 sanitizer reports" means
  * something only if the sanitizer is live in that build. This program
  * makes the mistake its build's sanitizer exists to catch; ctest passes
  * when the report appears. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-models.sh -- model-check the park/unpark protocol (models/park.pml)
 # with Spin: the protocol as implemented must verify, and every injected bug
-# must be caught.  RELIABILITY.md test 8; ctest runs it as `t08_spin_park_model`.
+# must be caught.  docs/reliability.md test 8; ctest runs it as `t08_spin_park_model`.
 #
 #   tools/check-models.sh            the standard set (about a minute or two)
 #   tools/check-models.sh --full     also the larger configurations (~8 min,
@@ -132,9 +132,10 @@ if [ "$full" = 1 ]; then
     run correct.nsub2                    3 pass -DNSUB=2 -DNSPAWN=0
 fi
 
-# Batched take from the global ring (DESIGN.md step 3): the item moved to
-# the taker's deque is invisible in transit, so the taker must notify after
-# publishing it.  Without that notify work is stranded: kept as a control.
+# Batched take from the global ring (docs/design.md#how-work-flows, step 3):
+# the item moved to the taker's deque is invisible in transit, so the taker
+# must notify after publishing it.  Without that notify work is stranded:
+# kept as a control.
 run batch.notify.parallel                2 pass -DBATCH -DBATCH_NOTIFY -DPARALLEL
 run batch.notify                         2 pass -DBATCH -DBATCH_NOTIFY
 run batch.without_notify.parallel        2 fail -DBATCH -DPARALLEL

@@ -66,8 +66,8 @@
  * StoreLoad fence in pop already drains its bottom store before its top
  * load, so a compiler barrier is enough there; weaker models need the full
  * fence. This keys on CK's CK_MD_TSO like every ck_pr fence does: a build
- * against the wrong ck_md.h (TOOLCHAIN.md, AArch64 cross builds) is wrong
- * everywhere, not only here. */
+ * against the wrong ck_md.h (AArch64 cross builds,
+ * docs/toolchain.md#concurrency-kit) is wrong everywhere, not only here. */
 #if defined(CK_MD_TSO)
 # define thief_fence() ck_pr_fence_load()
 #else

@@ -31,14 +31,14 @@
  * enqueue reserves a slot with a CAS on p_head, fills it, then spins
  * (pause, never yielding) until every earlier reservation has committed
  * p_tail. A producer preempted between reserving and committing stalls
- * every later producer, and hides everything behind it from consumers,
- * for as long as it stays off-CPU. With more runnable producers than
- * cores (workers offloading while oversubscribed, as RELIABILITY.md runs
- * on purpose), test 4 of stress_queues slowed to a crawl (a few hundred
- * items in tens of seconds, on 2 cores shared with other busy processes)
- * and tripped its 300 s watchdog. Under the mutex a waiting
- * producer sleeps instead, the ring has one producer at a time, and a
- * batch push costs one lock round trip for the whole batch.
+ * every later producer, and hides everything behind it from consumers, for
+ * as long as it stays off-CPU. With more runnable producers than cores
+ * (workers offloading while oversubscribed, as the tests of
+ * docs/reliability.md run on purpose), test 4 of stress_queues slowed to a
+ * crawl (a few hundred items in tens of seconds, on 2 cores shared with
+ * other busy processes) and tripped its 300 s watchdog. Under the mutex a
+ * waiting producer sleeps instead, the ring has one producer at a time, and
+ * a batch push costs one lock round trip for the whole batch.
  *
  * Invariant (FIFO): every item on the overflow list was pushed after every
  * item in the ring. Pushes are totally ordered by the lock, so the order

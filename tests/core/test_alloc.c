@@ -1,4 +1,4 @@
-/* Allocation failure: test 26 of RELIABILITY.md. The N-th allocation
+/* Allocation failure: test 26 of docs/reliability.md. The N-th allocation
  * fails, for N = 1, 2, ... until a whole run makes fewer than N (so none
  * failed), while creating and using schedulers (with the allocator in
  * weft_config, and with the process-wide one), graphs and channels. Each

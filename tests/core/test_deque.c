@@ -1,5 +1,5 @@
 /* Queues (src/core), one thread: the deque against a reference model at
- * every fill level (RELIABILITY.md test 1), and the global ring's FIFO
+ * every fill level (docs/reliability.md test 1), and the global ring's FIFO
  * order across ring -> overflow -> ring transitions. The concurrent tests
  * are in tests/stress/stress_queues.c. */
 #include "deque.h"

@@ -1,4 +1,4 @@
-/* Bounded memory (RELIABILITY.md test 29): 10^7 tasks, spawned in
+/* Bounded memory (docs/reliability.md test 29): 10^7 tasks, spawned in
  * bounded waves from tasks and from outside, some of them blocking, leave
  * the resident set where warm-up left it. */
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
 /* Parking, fairness, shutdown races and hot-path allocation: tests 5, 6,
- * 7, 9, 10, 11, 12, 17, 18 and 28 of RELIABILITY.md. */
+ * 7, 9, 10, 11, 12, 17, 18 and 28 of docs/reliability.md. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>

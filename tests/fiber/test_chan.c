@@ -1,4 +1,4 @@
-/* Channels on the scheduler: test 21 of RELIABILITY.md (4 producers x 4
+/* Channels on the scheduler: test 21 of docs/reliability.md (4 producers x 4
  * consumers, exactly once, FIFO per producer, close), try_ forms,
  * timeouts of 0, 1 us and 1 ms, rendezvous hand-off, close semantics,
  * close racing senders and receivers, try_ forms against blocked peers,

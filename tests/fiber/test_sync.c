@@ -1,5 +1,5 @@
 /* Fiber-aware synchronization on the scheduler: tests 19, 20 and 24 of
- * RELIABILITY.md (test 21, channels, is in test_chan.c), wait groups,
+ * docs/reliability.md (test 21, channels, is in test_chan.c), wait groups,
  * events, mutex trylock, every timed form at 0, 1 us and 1 ms, fairness
  * between ready fibers and tasks, single-threaded mode, freeing an object
  * right after a wait, wake-ups racing destroy, no allocation per wait,

@@ -1,4 +1,4 @@
-/* Graph stress, tests 13 and 16 of RELIABILITY.md: random DAGs with
+/* Graph stress, tests 13 and 16 of docs/reliability.md: random DAGs with
  * start/finish tickets, the large shapes (chain, fan-out, fan-in,
  * lattice), and cancellation racing execution. A plain program (it runs
  * under TSAN too), at 1, 2 and 4 workers; sizes follow WEFT_STRESS_SCALE

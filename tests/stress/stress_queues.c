@@ -1,4 +1,4 @@
-/* Queues under contention (RELIABILITY.md tests 2, 3 and 4): a plain C
+/* Queues under contention (docs/reliability.md tests 2, 3 and 4): a plain C
  * program, run in release, ASan and TSAN builds alike.
  *
  *   2. owner vs 3 thieves, tagged items, a full deque offloading its
