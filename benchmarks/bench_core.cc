@@ -80,7 +80,7 @@ weft_sched *make_sched(unsigned workers)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = workers ? workers : WEFT_WORKERS_NONE;
     weft_sched *s = nullptr;
     if (weft_sched_create(&s, &c) != WEFT_OK) {
         std::fprintf(stderr, "bench_core: weft_sched_create failed\n");

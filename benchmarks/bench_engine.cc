@@ -14,7 +14,7 @@
 //       two condition variables (as bench_fiber's roundtrip/pthread_condvar,
 //       timed per round trip by the pthread). An iteration is kRtBatch
 //       round trips. 2 workers (the driver pinned to worker 0, worker 1
-//       idle). The _spin0 rows set weft_config.spin_us = 0 (no spinning
+//       idle). The _spin0 rows set weft_config.spin_us = WEFT_SPIN_NONE (no spinning
 //       before a thread sleeps), the others keep the default 50 us: on an
 //       oversubscribed machine a spinning thread holds the CPU its partner
 //       needs, and each leg of the round trip then costs about one spin.
@@ -55,7 +55,7 @@
 //       global_control max_allowed_parallelism 3 (tbb_flow_graph: 2 TBB
 //       worker threads plus the main thread, which works in wait_for_all,
 //       3 threads as weft's bound main thread) or 2 (tbb_flow_graph_p2: 1
-//       worker plus the main thread). _spin0: weft_config.spin_us = 0, as
+//       worker plus the main thread). _spin0: weft_config.spin_us = WEFT_SPIN_NONE, as
 //       above. One iteration is kFrameCycles cycles, after 1000 untimed
 //       ones. Counters: ns_per_cycle (mean), s_per_1e6 (the same mean as
 //       seconds per 10^6 cycles, ResubmitGraph's figure), p50_ns and
@@ -143,9 +143,9 @@ weft_sched *make_sched(unsigned workers, int spin_us = -1)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = workers ? workers : WEFT_WORKERS_NONE;
     if (spin_us >= 0)
-        c.spin_us = unsigned(spin_us);
+        c.spin_us = spin_us == 0 ? WEFT_SPIN_NONE : unsigned(spin_us);
     weft_sched *s = nullptr;
     weft_bench_check(kProg, weft_sched_create(&s, &c), "weft_sched_create");
     return s;

@@ -316,7 +316,7 @@ void weft_node(void *p) {
 weft_sched *make_sched(benchmark::State &st, unsigned threads) {
     weft_config cfg;
     weft_config_init(&cfg);
-    cfg.workers = threads;
+    cfg.workers = threads ? threads : WEFT_WORKERS_NONE;
     weft_sched *s = nullptr;
     if (weft_sched_create(&s, &cfg) != WEFT_OK) {
         st.SkipWithError("weft_sched_create failed");

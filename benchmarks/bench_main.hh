@@ -26,7 +26,7 @@ inline weft_sched *weft_bench_sched(const char *prog, unsigned workers)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = workers ? workers : WEFT_WORKERS_NONE;
     weft_sched *s = nullptr;
     weft_bench_check(prog, weft_sched_create(&s, &c), "weft_sched_create");
     return s;

@@ -81,9 +81,11 @@ weft_sched *sched_for(unsigned workers)
         return it->second;
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = workers ? workers : WEFT_WORKERS_NONE;
     if (const char *spin = std::getenv("WEFT_BENCH_SPIN_US"))   // for experiments only
         c.spin_us = unsigned(std::strtoul(spin, nullptr, 10));
+    if (c.spin_us == 0)   // 0: never spin, as before WEFT_SPIN_NONE
+        c.spin_us = WEFT_SPIN_NONE;
     weft_sched *s = nullptr;
     if (weft_sched_create(&s, &c) != WEFT_OK) {
         std::fprintf(stderr, "bench_parallel: weft_sched_create failed\n");

@@ -115,7 +115,7 @@ weft_sched *bench_sched(unsigned workers)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = workers ? workers : WEFT_WORKERS_NONE;
     if (pin_wanted())
         c.on_worker_start = pin_worker;
     weft_sched *s = nullptr;

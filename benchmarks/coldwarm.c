@@ -277,7 +277,7 @@ int main(int argc, char **argv)
     uint64_t t0 = now_ns();
     weft_config c;
     weft_config_init(&c);
-    c.workers = (unsigned)threads;
+    c.workers = threads > 0 ? (unsigned)threads : WEFT_WORKERS_NONE;
     check(weft_sched_create(&g_s, &c), "sched_create");
     uint64_t create_ns = now_ns() - t0;
 

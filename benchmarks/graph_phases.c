@@ -246,7 +246,7 @@ int main(int argc, char **argv)
     }
     weft_config cfg;
     weft_config_init(&cfg);
-    cfg.workers = threads;
+    cfg.workers = threads ? threads : WEFT_WORKERS_NONE;
     weft_sched *s;
     check(weft_sched_create(&s, &cfg), "sched_create");
     ran_at = calloc(n, sizeof *ran_at);

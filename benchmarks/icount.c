@@ -203,7 +203,7 @@ static void make_sched(unsigned workers)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = workers ? workers : WEFT_WORKERS_NONE;
     check(weft_sched_create(&g_s, &c), "sched_create");
     /* WEFT_ICOUNT_TRACE=1: recording on (2^16 events per thread, the ring
      * wrapping), for the instructions an event costs. */

@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     }
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = workers ? workers : WEFT_WORKERS_NONE;
     weft_sched *s;
     check(weft_sched_create(&s, &c), "weft_sched_create");
     pair p;

@@ -227,7 +227,10 @@ int main(int argc, char **argv)
     if (argc > 1) conns = (unsigned)strtoul(argv[1], NULL, 10);
     if (argc > 2) rounds = (unsigned)strtoul(argv[2], NULL, 10);
     if (argc > 3) size = (unsigned)strtoul(argv[3], NULL, 10);
-    if (argc > 4 && strcmp(argv[4], "auto") != 0) cfg.workers = (unsigned)strtoul(argv[4], NULL, 10);
+    if (argc > 4 && strcmp(argv[4], "auto") != 0) {
+        unsigned n = (unsigned)strtoul(argv[4], NULL, 10);
+        cfg.workers = n ? n : WEFT_WORKERS_NONE;   /* 0: no workers */
+    }
     if (argc > 5) use_threads = atoi(argv[5]) != 0;
     if (!conns || !rounds || !size || size > (1u << 20)) {
         fputs("usage: echo_server [conns [rounds [size (1..1048576) [workers|auto [threads]]]]]\n", stderr);
@@ -266,7 +269,7 @@ int main(int argc, char **argv)
     } else {
         weft_sched *s = NULL;
         int rc = weft_sched_create(&s, &cfg);
-        if (rc == WEFT_OK && cfg.workers == 0)
+        if (rc == WEFT_OK && cfg.workers == WEFT_WORKERS_NONE)
             rc = weft_sched_bind(s);   /* no workers: this thread runs the tasks while it waits */
         if (rc == WEFT_OK)
             rc = weft_spawn(s, acceptor, s);
@@ -277,7 +280,7 @@ int main(int argc, char **argv)
             return 1;
         }
         weft_wait_idle(s);
-        if (cfg.workers == 0)
+        if (cfg.workers == WEFT_WORKERS_NONE)
             weft_sched_unbind();
         weft_sched_destroy(s);
     }

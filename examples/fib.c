@@ -118,7 +118,7 @@ int main(int argc, char **argv)
     weft_config cfg;
     weft_config_init(&cfg);
     if (argc > 2)
-        cfg.workers = (unsigned)atoi(argv[2]);
+        cfg.workers = atoi(argv[2]) > 0 ? (unsigned)atoi(argv[2]) : WEFT_WORKERS_NONE;
     int cut = argc > 3 ? atoi(argv[3]) : 20;
     cut = cut < 2 ? 2 : cut;
 

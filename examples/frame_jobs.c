@@ -309,7 +309,7 @@ int main(int argc, char **argv)
     weft_config cfg;
     weft_config_init(&cfg);
     if (argc > 2)
-        cfg.workers = (unsigned)atoi(argv[2]);
+        cfg.workers = atoi(argv[2]) > 0 ? (unsigned)atoi(argv[2]) : WEFT_WORKERS_NONE;
     weft_sched *s;
     check(weft_sched_create(&s, &cfg), "scheduler");
     /* The main thread joins the scheduler: while it waits in weft it helps

@@ -59,7 +59,8 @@ int main(int argc, char **argv)
     size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000000;
     weft_config cfg;
     weft_config_init(&cfg);
-    cfg.workers = argc > 2 ? (unsigned)atoi(argv[2]) : cfg.workers;
+    if (argc > 2)
+        cfg.workers = atoi(argv[2]) > 0 ? (unsigned)atoi(argv[2]) : WEFT_WORKERS_NONE;
     weft_sched *s;
     int rc = weft_sched_create(&s, &cfg);
     double *x = n < SIZE_MAX / sizeof *x ? malloc(n ? n * sizeof *x : 1) : NULL;

@@ -161,10 +161,10 @@ int main(int argc, char **argv)
     weft_config cfg;
     weft_config_init(&cfg);
     if (argc > 2)
-        cfg.workers = (unsigned)atoi(argv[2]);
+        cfg.workers = atoi(argv[2]) > 0 ? (unsigned)atoi(argv[2]) : WEFT_WORKERS_NONE;
     weft_sched *sched;
     check(weft_sched_create(&sched, &cfg), "sched_create");
-    if (cfg.workers == 0 && argc > 2)
+    if (cfg.workers == WEFT_WORKERS_NONE && argc > 2)
         check(weft_sched_bind(sched), "bind");   /* no workers: this thread runs the tasks while it waits */
 
     /* The module: one sweep. */
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 
     weft_graph_destroy(loop);
     weft_graph_destroy(sweep);
-    if (cfg.workers == 0 && argc > 2)
+    if (cfg.workers == WEFT_WORKERS_NONE && argc > 2)
         weft_sched_unbind();
     weft_sched_destroy(sched);
     free(want);

@@ -339,7 +339,7 @@ int main(int argc, char **argv)
     weft_config cfg;
     weft_config_init(&cfg);
     if (argc > 1)
-        cfg.workers = (unsigned)atoi(argv[1]);
+        cfg.workers = atoi(argv[1]) > 0 ? (unsigned)atoi(argv[1]) : WEFT_WORKERS_NONE;
     cfg.observer = &hooks;
     weft_sched *s;
     check(weft_sched_create(&s, &cfg), "scheduler");

@@ -11,7 +11,7 @@
  *                 suspend before the fiber leaves, and by no_fiber before
  *                 a failed wait returns (weft_yield and thread_sleep do
  *                 the same: waiting.c, timer.c).
- *   a bound thread's deque and LIFO slot (workers = 0): owner only, and
+ *   a bound thread's deque and LIFO slot (no workers): owner only, and
  *                 nobody else looks at them (no workers, no stealing);
  *                 filled only by its tasks' spawns, and empty whenever its
  *                 own code runs (bound_hand_back on every host resume).

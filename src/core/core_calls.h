@@ -195,6 +195,16 @@ bool weft__work_visible(weft__worker *w);
 /* Is a task queued anywhere (global ring, any deque or LIFO slot)? */
 bool weft__work_queued(weft_sched *s);
 
+/* config.c: a config as a scheduler takes it.
+ * The CPUs this thread may run on (its affinity mask, which a cpuset or
+ * taskset narrows), else the online count. Callable from: any thread. */
+unsigned weft__cpu_count(void);
+/* Replaces c's zeros by their defaults (workers AUTO by ncpu), checks
+ * it (WEFT_EINVAL: a rule of WEFT_CONFIG_TABLE broken), then stores
+ * WEFT_WORKERS_NONE and WEFT_SPIN_NONE as 0, what src/core reads, and
+ * resolves the allocator. Callable from: any thread. */
+int  weft__config_take(weft_config *c, unsigned ncpu);
+
 /* sched.c: waits parked outside s's queues ("Waits parked outside s").
  * Parks p: false once destroy has ended the parked waits (then p must
  * not wait: nothing would end it). Callable from: a thread of s (a visit

@@ -9,7 +9,7 @@
  *   (relaxed: any thread may find it out again).
  *
  * Which path:
- *   - a worker, or a bound thread with workers = 0 (their threads have
+ *   - a worker, or a bound thread with no workers (their threads have
  *     weft's host installed, as for the sync primitives): the fiber is
  *     suspended on the poller, the thread runs other work;
  *   - a bound thread beside workers, any other thread, and every timeout
@@ -78,7 +78,7 @@ static int thread_wait_fd(int fd, short events, uint64_t timeout_ns, uint64_t de
 /* ---- weft_wait_fd ------------------------------------------------------------------ */
 
 /* Does the calling thread suspend a fiber to wait (a worker, or a bound
- * thread with workers = 0), rather than wait itself? */
+ * thread with no workers), rather than wait itself? */
 static weft__worker *fiber_waiter(void)
 {
     weft__worker *w = weft__tls_worker;

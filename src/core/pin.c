@@ -151,7 +151,7 @@ static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int threa
     weft__count_spawn(s, w);
     if (to == w) {
         /* A task this thread runs while its own code waits in
-         * weft_wait_pinned (helping, or any task with workers = 0): that
+         * weft_wait_pinned (helping, or any task with no workers): that
          * wait sleeps on pin_ev and must hear of the pin as it would from
          * another thread. Owner only on both sides: no fence. */
         pin_append(w, &t->node);

@@ -1,5 +1,5 @@
-/* This file is private to weft: scheduler life cycle, binding, config,
- * stats and wait_idle.
+/* This file is private to weft: scheduler life cycle, binding, stats and
+ * wait_idle (the config: config.c).
  *
  * Synchronization
  *   shutdown   set once by destroy (seq_cst), under bound_lock; external
@@ -41,7 +41,7 @@
  * destroy's frees. If (a) comes first, the thread is still counted:
  * EBUSY, and s is left as it was.
  *
- * Destroy refuses first. With workers = 0 and tasks queued, a destroy
+ * Destroy refuses first. With no workers (WEFT_WORKERS_NONE) and tasks queued, a destroy
  * from a plain thread binds to run them; its bind (BIND_DESTROY_FIRST)
  * does (a) and (b) in the same hold of bound_lock in which it lists the
  * caller, after everything that can fail: a refusal leaves s as it was,
@@ -91,111 +91,6 @@
 
 #include "core.h"
 #include "trace.h"
-
-void weft_config_init(weft_config *cfg)
-{
-    if (!cfg)
-        return;
-    memset(cfg, 0, sizeof *cfg);
-    cfg->workers = WEFT_WORKERS_AUTO;
-    cfg->fiber_stack_size = WEFT_FIBER_STACK_DEFAULT;
-    cfg->local_capacity = 256;
-    cfg->global_interval = 61;
-    cfg->lifo_budget = 3;
-    cfg->spin_us = 50;
-    cfg->max_searching = 0;
-    cfg->seed = 0;
-    cfg->blocking_threads = 64;
-    cfg->priority_interval = 16;
-}
-
-/* CPUs this thread may run on (its affinity mask, which a cpuset or
- * taskset narrows), else the online count. */
-static unsigned cpu_count(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
-}
-
-static bool pow2(unsigned v)
-{
-    return v >= 2 && (v & (v - 1)) == 0;
-}
-
-/* Largest fiber stack accepted: beyond it a size is a unit mistake (or
- * past the address space). The fiber layer refuses the same bound. */
-#define STACK_SIZE_MAX ((size_t)1 << 32)
-
-/* Every value weft_sched_create refuses, with the reason
- * weft_config_check gives: the one list of rules, in field order.
- * X(refused, reason); c is the config, nw its worker count with
- * WEFT_WORKERS_AUTO resolved. The reasons are what include/weft.h lists
- * beside each field. */
-#define WEFT__CONFIG_RULES(X)                                                     \
-    X(nw > 4096,                                                                  \
-      "workers: must be at most 4096 (WEFT_WORKERS_AUTO counts the CPUs)")        \
-    X(c->fiber_stack_size != 0 && (c->fiber_stack_size < WEFT_FIBER_STACK_MIN ||  \
-                                   c->fiber_stack_size > STACK_SIZE_MAX),         \
-      "fiber_stack_size: must be 0 (the default) or from 16 KiB "                 \
-      "(WEFT_FIBER_STACK_MIN) to 4 GiB")                                          \
-    X(!pow2(c->local_capacity) || c->local_capacity > (1u << 20),                 \
-      "local_capacity: must be a power of two from 2 to 2^20")                    \
-    X(c->global_interval == 0,                                                    \
-      "global_interval: must be at least 1")                                      \
-    X(c->lifo_budget == 0,                                                        \
-      "lifo_budget: must be at least 1")                                          \
-    X(c->spin_us > 1000000,                                                       \
-      "spin_us: must be at most 1000000 (1 s)")                                   \
-    X(c->shuffle && nw > 1, /* more threads would add their own order */          \
-      "shuffle: needs workers 0 or 1")                                            \
-    X(c->watchdog_ns != 0 && c->watchdog_ns < 1000000,                            \
-      "watchdog_ns: must be 0 (off) or at least 1000000 (1 ms)")                  \
-    X((c->allocator.alloc == NULL) != (c->allocator.free == NULL),                \
-      "allocator: set both hooks (alloc and free) or neither")                    \
-    X(c->blocking_threads > 4096,                                                 \
-      "blocking_threads: must be at most 4096 (0 is the default, 64)")            \
-    X(c->priority_interval > 1000000,                                             \
-      "priority_interval: must be at most 1000000 (0 is the default, 16)")
-
-/* The first rule c breaks, NULL if none. nw: c->workers resolved. */
-static const char *config_reason(const weft_config *c, unsigned nw)
-{
-#define WEFT__RULE(refused, reason) \
-    if (refused)                    \
-        return reason;
-    WEFT__CONFIG_RULES(WEFT__RULE)
-#undef WEFT__RULE
-    return NULL;
-}
-
-const char *weft_config_check(const weft_config *cfg)
-{
-    if (!cfg)
-        return NULL;   /* the defaults */
-    unsigned nw = cfg->workers == WEFT_WORKERS_AUTO ? cpu_count() : cfg->workers;
-    return config_reason(cfg, nw);
-}
-
-/* Checks c (the rules above) and fills in what its zeros and
- * WEFT_WORKERS_AUTO stand for. ncpu: cpu_count(). */
-static int check_config(weft_config *c, unsigned ncpu)
-{
-    if (c->workers == WEFT_WORKERS_AUTO)
-        c->workers = ncpu;
-    if (config_reason(c, c->workers) != NULL)
-        return WEFT_EINVAL;
-    if (c->fiber_stack_size == 0)
-        c->fiber_stack_size = WEFT_FIBER_STACK_DEFAULT;
-    if (c->blocking_threads == 0)
-        c->blocking_threads = 64;
-    if (c->priority_interval == 0)
-        c->priority_interval = 16;
-    weft_allocator user = c->allocator;
-    return weft__allocator_resolve(&c->allocator, &user);
-}
 
 static unsigned gcd(unsigned a, unsigned b)
 {
@@ -254,14 +149,14 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         c = *cfg;
     else
         weft_config_init(&c);
-    unsigned ncpu = cpu_count();
-    int rc = check_config(&c, ncpu);
+    unsigned ncpu = weft__cpu_count();
+    int rc = weft__config_take(&c, ncpu);
     if (rc != WEFT_OK)
         return rc;
 
     weft__park_setup_fences();
     /* From here on every allocation goes through c.allocator (resolved by
-     * check_config), which s keeps in s->cfg for destroy. */
+     * weft__config_take), which s keeps in s->cfg for destroy. */
     weft_sched *s = weft__calloc_with(&c.allocator, sizeof *s);
     if (!s)
         return WEFT_ENOMEM;
@@ -488,7 +383,7 @@ int weft_wait_idle(weft_sched *s)
 }
 
 /* How bind_thread binds: for the caller (weft_sched_bind_ex), or for
- * destroy with workers = 0, which runs queued tasks on the caller: at its
+ * destroy with no workers, which runs queued tasks on the caller: at its
  * start (DESTROY_FIRST: refused with EBUSY while any thread is bound, and
  * shutdown set under the same hold of bound_lock, so that no thread binds
  * between the refusal check and destroy's decision) or once shutdown is

@@ -16,7 +16,7 @@
  *                 pops; a worker takes a batch at a time, runs the first,
  *                 puts the second in its LIFO slot if that is empty and
  *                 the rest on its deque, where others may steal them.
- *   a bound thread's deque and LIFO slot (workers = 0): owner only, and
+ *   a bound thread's deque and LIFO slot (no workers): owner only, and
  *                 nobody else looks at them (block.c); a bound thread
  *                 beside workers keeps none and takes one global task at
  *                 a time.

@@ -10,7 +10,7 @@ static inline weft_sched *make_sched(unsigned workers)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     weft_sched *s = NULL;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
     WT_ASSERT(s != NULL);

@@ -234,7 +234,7 @@ static weft_sched *race_sched(race *r, unsigned workers)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     c.allocator.alloc = ra_alloc;
     c.allocator.free = ra_free;
     c.allocator.ctx = &r->ra;
@@ -434,7 +434,7 @@ WT_TEST(extspawn, bound_thread, .timeout = 200)
         for (unsigned flags = 0; flags <= WEFT_BIND_NO_HELP; flags += WEFT_BIND_NO_HELP) {
             weft_config c;
             weft_config_init(&c);
-            c.workers = workers;
+            c.workers = wt_workers(workers);
             weft_sched *s = NULL;
             WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
             atomic_store(&bound_ran, 0);
@@ -494,7 +494,7 @@ static void fork_child_main(void)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = 0;
+    c.workers = WEFT_WORKERS_NONE;
     weft_sched *s = NULL;
     if (weft_sched_create(&s, &c) != WEFT_OK)
         _exit(2);

@@ -105,7 +105,7 @@ static void *binder_main(void *arg)
             WT_ASSERT_EQ(weft_waitgroup_wait(&wg), WEFT_OK);
             weft_waitgroup_destroy(&wg);
         } else {
-            /* Left queued: unbind runs them (workers = 0) or the workers do. */
+            /* Left queued: unbind runs them (no workers) or the workers do. */
             for (unsigned i = 0; i < n; i++) {
                 weft_hint h = mode == 1 ? WEFT_HINT_NONE : WEFT_HINT_YIELD;
                 WT_ASSERT_EQ(weft_spawn_hint(r->s, count_task, r, h), WEFT_OK);
@@ -185,7 +185,7 @@ static void run_round(unsigned workers, unsigned binders, unsigned iterations, b
     pthread_mutex_init(&r.gate, NULL);
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     WT_ASSERT_EQ(weft_sched_create(&r.s, &c), WEFT_OK);
 
     binder b[MAX_BINDERS];

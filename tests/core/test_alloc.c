@@ -159,7 +159,7 @@ static void sched_body(void *arg)
     const struct sched_case *k = arg;
     weft_config c;
     weft_config_init(&c);
-    c.workers = k->workers;
+    c.workers = wt_workers(k->workers);
     if (k->in_config)
         c.allocator = k->a->hooks;
     else
@@ -507,7 +507,7 @@ static void no_fiber_child(void *arg)
     unsigned workers = (unsigned)(uintptr_t)arg;
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     weft_sched *s;
     if (weft_sched_create(&s, &c) != WEFT_OK)
         _exit(3);

@@ -35,7 +35,7 @@ static weft_config base(void)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = 0;   /* cheap to create: no threads, no fibers until bound */
+    c.workers = WEFT_WORKERS_NONE;   /* cheap to create: no threads, no fibers until bound */
     return c;
 }
 
@@ -53,7 +53,8 @@ WT_TEST(config, defaults_accepted)
 
 WT_TEST(config, workers)
 {
-    const char *why = "workers: must be at most 4096 (WEFT_WORKERS_AUTO counts the CPUs)";
+    const char *why = "workers: must be at most 4096 or WEFT_WORKERS_NONE "
+                      "(WEFT_WORKERS_AUTO counts the CPUs)";
     weft_config c = base();
     c.workers = 4097;
     refused(&c, why);
@@ -81,18 +82,24 @@ WT_TEST(config, fiber_stack_size)
     c.fiber_stack_size = WEFT_FIBER_STACK_MIN;
     accepted(&c, true);
     c.fiber_stack_size = (size_t)1 << 32;
-    accepted(&c, true);              /* workers 0: nothing is mapped until a bind */
+    accepted(&c, true);              /* no workers: nothing is mapped until a bind */
 }
 
 WT_TEST(config, local_capacity)
 {
-    const char *why = "local_capacity: must be a power of two from 2 to 2^20";
+    const char *why = "local_capacity: must be 0 (the default) or from 2 to 2^20";
     weft_config c = base();
-    const unsigned bad[] = { 0, 1, 3, 100, 1u << 21, 1u << 30, 1u << 31, ~0u };
+    const unsigned bad[] = { 1, 1u << 21, 1u << 30, 1u << 31, ~0u };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         c.local_capacity = bad[i];
         refused(&c, why);
     }
+    c.local_capacity = 3;
+    refused(&c, "local_capacity: must be a power of two");
+    c.local_capacity = 100;
+    refused(&c, "local_capacity: must be a power of two");
+    c.local_capacity = 0;   /* the default */
+    accepted(&c, true);
     c.local_capacity = 2;
     accepted(&c, true);
     c.local_capacity = 1u << 20;
@@ -101,24 +108,28 @@ WT_TEST(config, local_capacity)
 
 WT_TEST(config, global_interval_and_lifo_budget)
 {
-    weft_config c = base();
-    c.global_interval = 0;
-    refused(&c, "global_interval: must be at least 1");
-    c.global_interval = 1;
-    accepted(&c, true);
-    c = base();
-    c.lifo_budget = 0;
-    refused(&c, "lifo_budget: must be at least 1");
-    c.lifo_budget = 1;
-    accepted(&c, true);
+    /* Every value is accepted: 0 is the default (61, 3). */
+    const unsigned any[] = { 0, 1, ~0u };
+    for (size_t i = 0; i < sizeof any / sizeof any[0]; i++) {
+        weft_config c = base();
+        c.global_interval = any[i];
+        accepted(&c, true);
+        c = base();
+        c.lifo_budget = any[i];
+        accepted(&c, true);
+    }
 }
 
 WT_TEST(config, spin_us)
 {
     weft_config c = base();
     c.spin_us = 1000001;
-    refused(&c, "spin_us: must be at most 1000000 (1 s)");
+    refused(&c, "spin_us: must be at most 1000000 (1 s) or WEFT_SPIN_NONE");
     c.spin_us = 1000000;
+    accepted(&c, true);
+    c.spin_us = WEFT_SPIN_NONE;   /* never spin */
+    accepted(&c, true);
+    c.spin_us = 0;                /* the default */
     accepted(&c, true);
 }
 
@@ -127,7 +138,7 @@ WT_TEST(config, shuffle)
     weft_config c = base();
     c.shuffle = true;
     c.workers = 2;
-    refused(&c, "shuffle: needs workers 0 or 1");
+    refused(&c, "shuffle: needs WEFT_WORKERS_NONE or 1 worker");
     c.workers = 1;
     accepted(&c, true);
 }
@@ -161,15 +172,16 @@ WT_TEST(config, allocator)
 WT_TEST(config, first_rule_named_and_cfg_unchanged)
 {
     weft_config c = base();
-    c.lifo_budget = 0;
+    c.blocking_threads = 5000;
     c.local_capacity = 3;
     c.spin_us = 2000000;
+    c.lifo_budget = 0;
     WT_ASSERT(strncmp(weft_config_check(&c), "local_capacity:", 15) == 0);
     WT_ASSERT(c.local_capacity == 3 && c.lifo_budget == 0 && c.spin_us == 2000000 &&
-              c.workers == 0 && c.fiber_stack_size == WEFT_FIBER_STACK_DEFAULT,
+              c.workers == WEFT_WORKERS_NONE && c.fiber_stack_size == WEFT_FIBER_STACK_DEFAULT,
               "weft_config_check changed cfg");
     c.local_capacity = 256;
-    WT_ASSERT(strncmp(weft_config_check(&c), "lifo_budget:", 12) == 0);
-    c.lifo_budget = 3;
     WT_ASSERT(strncmp(weft_config_check(&c), "spin_us:", 8) == 0);
+    c.spin_us = 50;
+    WT_ASSERT(strncmp(weft_config_check(&c), "blocking_threads:", 17) == 0);
 }

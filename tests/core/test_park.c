@@ -324,7 +324,7 @@ WT_TEST(park, fiber_woken_from_outside_is_not_starved_by_local_wakes, .timeout =
         atomic_store(&inbox_rounds, 0);
         weft_config c;
         weft_config_init(&c);
-        c.workers = workers;
+        c.workers = wt_workers(workers);
         c.seed = 1;
         WT_ASSERT_EQ(weft_sched_create(&cur, &c), WEFT_OK);
         WT_ASSERT_EQ(weft_spawn(cur, inbox_waiter, NULL), WEFT_OK);

@@ -68,7 +68,7 @@ static weft_sched *sched_with(unsigned workers, unsigned priority_interval)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     c.priority_interval = priority_interval;
     weft_sched *s = NULL;
     int rc = weft_sched_create(&s, &c);

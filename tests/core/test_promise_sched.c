@@ -5,7 +5,7 @@
  *     goes on while its worker spins, whether the spin is a channel
  *     waiter's in place or the worker loop's own; a spin that hid it
  *     would cost a second a round, 200 s a case, against its timeout;
- *   - weft_sched_destroy with workers = 0 refuses at once, running
+ *   - weft_sched_destroy with no workers refuses at once, running
  *     nothing, while another thread is bound;
  *   - binding is O(log n) in the threads bound and gives the smallest
  *     free id (3,000 threads bound at once).
@@ -135,7 +135,7 @@ static void spin_case(unsigned by, bool chan)
         spinrig r = { .workers = workers, .by = by, .chan = chan };
         weft_config c;
         weft_config_init(&c);
-        c.workers = workers;
+        c.workers = wt_workers(workers);
         c.spin_us = 1000000;
         WT_ASSERT_EQ(weft_sched_create(&r.s, &c), WEFT_OK);
         if (workers == 0)
@@ -254,13 +254,13 @@ static void *br_writer(void *arg)
 
 WT_TEST(promise_sched, a_bound_threads_fd_wait_is_seen_while_every_worker_is_busy, .timeout = 60)
 {
-    static const unsigned spins[] = { 0, 50 };
+    static const unsigned spins[] = { WEFT_SPIN_NONE, 50 };
     for (unsigned k = 0; k < 2; k++)
         for (unsigned workers = 1; workers <= 2; workers++) {
             busyrig b = { 0 };
             weft_config c;
             weft_config_init(&c);
-            c.workers = workers;
+            c.workers = wt_workers(workers);
             c.spin_us = spins[k];
             weft_sched *s = NULL;
             WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
@@ -326,7 +326,7 @@ static void destroy_refused_case(bool pinned)
     bound_peer p = { .id = -1, .ran_on = -2 };
     weft_config c;
     weft_config_init(&c);
-    c.workers = 0;
+    c.workers = WEFT_WORKERS_NONE;
     WT_ASSERT_EQ(weft_sched_create(&p.s, &c), WEFT_OK);
     pthread_t t;
     WT_ASSERT_EQ(pthread_create(&t, NULL, bp_thread, &p), 0);
@@ -365,7 +365,7 @@ WT_TEST(promise_sched, destroy_at_0_workers_runs_the_queue_when_nobody_else_is_b
     bound_peer p = { .id = -1, .ran_on = -2 };
     weft_config c;
     weft_config_init(&c);
-    c.workers = 0;
+    c.workers = WEFT_WORKERS_NONE;
     WT_ASSERT_EQ(weft_sched_create(&p.s, &c), WEFT_OK);
     for (int i = 0; i < 3; i++)
         WT_ASSERT_EQ(weft_spawn(p.s, bp_task, &p), WEFT_OK);
@@ -462,7 +462,7 @@ static void many_binds(unsigned workers)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     weft_sched *s = NULL;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
     peer *ps = calloc(NTHREADS, sizeof *ps);
@@ -497,7 +497,7 @@ static void many_binds(unsigned workers)
     WT_ASSERT(n <= (uint64_t)ops * 32, "%llu steps for %u binds and unbinds",
               (unsigned long long)n, ops);
     /* 5. A pin reaches the new holder of a reused id, which runs it as
-     *    it unbinds. (Pinned just before: with workers = 0 an unbind
+     *    it unbinds. (Pinned just before: with no workers an unbind
      *    waits for every queued task, those pinned to threads that are
      *    not in weft included.) */
     for (unsigned k = 0; k <= freed; k++) {
@@ -531,7 +531,7 @@ WT_TEST(promise_sched, ids_restart_and_stale_pins_refused, .timeout = 60)
     for (unsigned workers = 0; workers <= 8; workers += 4) {
         weft_config c;
         weft_config_init(&c);
-        c.workers = workers;
+        c.workers = wt_workers(workers);
         weft_sched *s = NULL;
         WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
         peer a = { 0 }, b = { 0 };

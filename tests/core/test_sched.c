@@ -322,7 +322,7 @@ WT_TEST(sched, bound_thread_destroys_and_is_unbound, .timeout = 120)
     }
 }
 
-/* With workers = 0, destroy from an unbound thread runs what is queued
+/* With no workers, destroy from an unbound thread runs what is queued
  * (on that thread), and leaves the thread unbound. */
 WT_TEST(sched, destroy_without_workers_runs_queued_tasks, .timeout = 120)
 {
@@ -534,8 +534,13 @@ WT_TEST(sched, bad_config_and_arguments)
     c.fiber_stack_size = 1024;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_EINVAL);
     weft_config_init(&c);
-    c.global_interval = 0;
+    c.spin_us = 1000001;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_EINVAL);
+    c.spin_us = 0;   /* the default */
+    c.global_interval = 0;
+    c.lifo_budget = 0;
+    c.local_capacity = 0;
+    WT_ASSERT(weft_config_check(&c) == NULL);
     WT_ASSERT_EQ(weft_spawn(NULL, mark, NULL), WEFT_EINVAL);
     cur = make_sched(1);
     WT_ASSERT_EQ(weft_spawn(cur, NULL, NULL), WEFT_EINVAL);

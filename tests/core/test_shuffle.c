@@ -15,7 +15,7 @@ static weft_sched *make_shuffled(unsigned workers, uint64_t seed)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     c.shuffle = true;
     c.seed = seed;
     weft_sched *s = NULL;

@@ -26,7 +26,7 @@ static weft_sched *sched_with(unsigned workers, unsigned spin_us)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     c.spin_us = spin_us;
     weft_sched *s = NULL;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
@@ -118,7 +118,7 @@ WT_TEST(chan_handoff, pingpong_sizes_capacities_placements, .timeout = 600)
             for (unsigned z = 0; z < 3; z++)
                 for (size_t cap = 0; cap < 2; cap++)
                     for (unsigned thread_peer = 0; thread_peer < 2; thread_peer++) {
-                        weft_sched *s = sched_with(workers[k], spin ? 50 : 0);
+                        weft_sched *s = sched_with(workers[k], spin ? 50 : WEFT_SPIN_NONE);
                         pingpong p = { .size = sizes[z], .rounds = thread_peer ? 300 : 3000 };
                         WT_ASSERT_EQ(weft_chan_create(&p.ping, p.size, cap), WEFT_OK);
                         WT_ASSERT_EQ(weft_chan_create(&p.pong, p.size, cap), WEFT_OK);

@@ -50,7 +50,7 @@ static int run_at(unsigned workers, enum where where, scenario_fn fn, void *arg)
         return -1;
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     weft_sched *s = NULL;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
     int rc;
@@ -538,7 +538,7 @@ WT_TEST(fibers, yield_storm_is_bounded, .timeout = 120)
     for (unsigned w = 0; w <= 2; w++) {
         weft_config c;
         weft_config_init(&c);
-        c.workers = w;
+        c.workers = wt_workers(w);
         weft_sched *s;
         WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
         if (w == 0)
@@ -633,7 +633,7 @@ static void fib_case(unsigned workers, int n, weft_hint hint)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     weft_sched *s;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
@@ -685,7 +685,7 @@ static void overflow_child(void *arg)
     unsigned workers = (unsigned)(uintptr_t)arg;
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     weft_sched *s;
     if (weft_sched_create(&s, &c) != WEFT_OK)
         exit(3);

@@ -176,7 +176,7 @@ WT_TEST(parallel, plain_thread_without_workers_runs_the_loop, .timeout = 60)
 }
 
 /* With no workers, a plain thread's loop is refused once destroy has
- * begun, as with workers (it ran the loop anyway). With workers = 0 a
+ * begun, as with workers (it ran the loop anyway). With no workers a
  * destroy from outside never waits, so the test sets the flag destroy
  * sets first, and clears it again to destroy for real. */
 static void nop_task(void *arg)

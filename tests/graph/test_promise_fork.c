@@ -161,7 +161,7 @@ static void child_body(unsigned w)
     tl_role = ROLE_NONE;
     weft_config cfg;
     weft_config_init(&cfg);
-    cfg.workers = w;
+    cfg.workers = wt_workers(w);
     weft_sched *s = NULL;
     if (weft_sched_create(&s, &cfg) != WEFT_OK)
         _exit(10);

@@ -237,7 +237,7 @@ static void prio_open(struct prio_world *x, unsigned w)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = w;
+    c.workers = wt_workers(w);
     c.priority_interval = 1000000;   /* no starvation pick inside a run */
     x->w = w;
     x->s = NULL;

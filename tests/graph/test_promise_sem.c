@@ -522,7 +522,7 @@ WT_TEST(promise_sem, destroy_ends_a_task_waiting_for_its_unit, .timeout = 60)
 /* A task of s waits for a run whose task waits for its unit (held by
  * this thread). destroy must end that wait first: its drain waits for
  * the task of s, which waits for the run. Hung before the fix (destroy
- * waited for s to go idle, which it never did). With workers = 0 the
+ * waited for s to go idle, which it never did). With no workers the
  * task runs on this thread inside destroy (called while bound). */
 static weft_graph *nested_g;
 static atomic_int nested_rc;

@@ -33,6 +33,14 @@
 #include <string.h>
 #include <time.h>
 
+/* A worker count of a test's loop as weft_config.workers: 0, the mode
+ * with no workers, is WEFT_WORKERS_NONE there (a config's 0 is the
+ * default, one worker per CPU). */
+static inline unsigned wt_workers(unsigned n)
+{
+    return n ? n : ~0u;   /* WEFT_WORKERS_NONE */
+}
+
 /* Starts the calling process's watchdog for test suite::name (timeout_s
  * <= 0: the default) and makes schedulers created from now on track
  * their blocked fibers for its dump. The runners call it; a test may call

@@ -233,7 +233,7 @@ static void stress_at(unsigned workers, uint64_t rounds)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     c.seed = wt_seed();
     weft_sched *s;
     WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);

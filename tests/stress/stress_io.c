@@ -82,7 +82,7 @@ WT_TEST(stress, io_waits_race_readiness_timeouts_destroy, .timeout = 600)
         unsigned workers = counts[c % 3];
         weft_config cfg;
         weft_config_init(&cfg);
-        cfg.workers = workers;
+        cfg.workers = wt_workers(workers);
         cfg.blocking_threads = 1 + c % 3;
         weft_sched *s = NULL;
         WT_ASSERT_EQ(weft_sched_create(&s, &cfg), WEFT_OK);

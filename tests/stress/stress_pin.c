@@ -49,7 +49,7 @@ static weft_sched *new_sched(unsigned workers)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     weft_sched *s = NULL;
     int rc = weft_sched_create(&s, &c);
     WT_ASSERT(rc == WEFT_OK, "create: %s", weft_err_name(rc));

@@ -162,7 +162,7 @@ static weft_graph *open_at(unsigned w, int units, int limit)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = w;
+    c.workers = wt_workers(w);
     cur = NULL;
     WT_ASSERT_EQ(weft_sched_create(&cur, &c), WEFT_OK);
     if (w == 0)

@@ -139,7 +139,7 @@ WT_TEST(stress_trace, bind_churn, .timeout = 600)
     for (size_t wi = 0; wi < 3; wi++) {
         weft_config cfg;
         weft_config_init(&cfg);
-        cfg.workers = ws[wi];
+        cfg.workers = wt_workers(ws[wi]);
         struct churn c = { 0 };
         pthread_mutex_init(&c.lock, NULL);
         WT_ASSERT_EQ(weft_sched_create(&c.s, &cfg), WEFT_OK);
@@ -191,7 +191,7 @@ WT_TEST(stress_trace, restart_cycles, .timeout = 900)
         unsigned w = ws[wi];
         weft_config cfg;
         weft_config_init(&cfg);
-        cfg.workers = w;
+        cfg.workers = wt_workers(w);
         weft_sched *s = NULL;
         WT_ASSERT_EQ(weft_sched_create(&s, &cfg), WEFT_OK);
         if (w == 0)

@@ -61,7 +61,7 @@ static inline weft_sched *make_watched(unsigned workers, uint64_t period_ns, cap
 {
     weft_config cfg;
     weft_config_init(&cfg);
-    cfg.workers = workers;
+    cfg.workers = wt_workers(workers);
     cfg.watchdog_ns = period_ns;
     cfg.on_stall = c ? on_stall : NULL;
     cfg.hook_ctx = c;

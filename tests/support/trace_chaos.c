@@ -471,7 +471,7 @@ bool trace_chaos_round(unsigned workers, uint64_t duration_ns, uint64_t seed, tr
     c->W = workers;
     weft_config cfg;
     weft_config_init(&cfg);
-    cfg.workers = workers;
+    cfg.workers = workers ? workers : WEFT_WORKERS_NONE;
     int rc = weft_sched_create(&c->s, &cfg);
     if (rc != WEFT_OK) {
         chaos_fail(c, "sched_create: %s", weft_err_name(rc));

@@ -11,7 +11,7 @@ weft_sched *sched_new(unsigned workers, const weft_observer *obs)
 {
     weft_config c;
     weft_config_init(&c);
-    c.workers = workers;
+    c.workers = wt_workers(workers);
     c.observer = obs;
     weft_sched *s = NULL;
     int rc = weft_sched_create(&s, &c);
