@@ -6,6 +6,7 @@
 #define WEFT_PUBLIC_CONFIG_H
 
 #include "defs.h"
+#include "errors.h"
 #include "alloc.h"
 
 WEFT_BEGIN_DECLS
