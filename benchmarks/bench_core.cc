@@ -146,7 +146,7 @@ void BM_fib_weft(benchmark::State &st, int n, unsigned threads, bool traced = fa
         if (root.fib.r != want)
             st.SkipWithError("wrong result");
     }
-    weft_wait_idle(g_sched);
+    weft_sched_wait_idle(g_sched);
     uint64_t fibers = 0;
     for (unsigned w = 0; w < threads; w++) {
         weft_worker_stats s;
@@ -243,7 +243,7 @@ void BM_spawn_weft_worker(benchmark::State &st, unsigned threads)
     for (auto _ : st) {
         Fan f{kTasks, nullptr};
         weft_spawn(g_sched, fan_out, &f);
-        weft_wait_idle(g_sched);
+        weft_sched_wait_idle(g_sched);
     }
     st.SetItemsProcessed(int64_t(st.iterations()) * kTasks);
     weft_sched_destroy(g_sched);
@@ -255,7 +255,7 @@ void BM_spawn_weft_external(benchmark::State &st, unsigned threads)
     for (auto _ : st) {
         for (long i = 0; i < kTasks; i++)
             weft_spawn(g_sched, empty_task, nullptr);
-        weft_wait_idle(g_sched);
+        weft_sched_wait_idle(g_sched);
     }
     st.SetItemsProcessed(int64_t(st.iterations()) * kTasks);
     weft_sched_destroy(g_sched);
@@ -443,7 +443,7 @@ void BM_idle_cpu(benchmark::State &st, unsigned threads)
     for (auto _ : st) {
         for (long i = 0; i < 100000; i++)
             weft_spawn(g_sched, empty_task, nullptr);
-        weft_wait_idle(g_sched);
+        weft_sched_wait_idle(g_sched);
         timespec ms = {0, 1000000};
         nanosleep(&ms, nullptr);   // "after 1 ms without work"
         double c0 = cpu_seconds();

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Echo server at 1,000 connections: weft tasks (each connection a task
-# blocking in weft_wait_fd) against a thread per connection on each side
+# blocking in weft_fd_wait_for) against a thread per connection on each side
 # with blocking sockets, in the same run, on the same machine.
 #
 #   benchmarks/bench_echo.sh BUILD_DIR [conns [rounds [size]]]

@@ -7,7 +7,7 @@
 //       A task on worker 0 pins a task to the main thread and waits on a
 //       weft_event that the pinned task signals. The main thread is bound
 //       (weft_sched_bind, or weft_sched_bind_ex with WEFT_BIND_NO_HELP)
-//       and pumps: weft_wait_pinned(forever), then weft_run_pinned. Each
+//       and pumps: weft_pinned_wait_for(forever), then weft_pinned_run. Each
 //       round trip is timed by the task that starts it, from before
 //       weft_spawn_ex to after the wait returns. The baseline is the same
 //       round trip between a pthread and the main thread under a mutex and
@@ -35,7 +35,7 @@
 //       literal "HIGH tasks spawned at NORMAL priority"); weft_no_priority:
 //       every task NORMAL through plain weft_spawn, no priority anywhere,
 //       the baseline that shows what priorities buy. 2 workers; the main
-//       thread is not bound and sleeps in weft_wait_idle. Counters: p50_ns,
+//       thread is not bound and sleeps in weft_sched_wait_idle. Counters: p50_ns,
 //       p99_ns, mean_ns, max_ns, over_1ms of the foreground latency
 //       (over every iteration's tasks), fg_tasks (foreground
 //       tasks per iteration), period_ns (the producer's achieved mean
@@ -227,12 +227,12 @@ void bm_pinned_weft(benchmark::State &st, unsigned bind_flags, int spin_us, cons
         r.done = false;
         weft_bench_check(kProg, weft_spawn_ex(s, pin_driver, &r, &on0), "weft_spawn_ex (driver)");
         while (!r.done) {
-            int rc = weft_wait_pinned(UINT64_MAX);
+            int rc = weft_pinned_wait_for(UINT64_MAX);
             if (rc != WEFT_OK)
-                weft_bench_check(kProg, rc, "weft_wait_pinned");
-            rc = weft_run_pinned(UINT64_MAX);
+                weft_bench_check(kProg, rc, "weft_pinned_wait_for");
+            rc = weft_pinned_run(UINT64_MAX);
             if (rc < 0)
-                weft_bench_check(kProg, rc, "weft_run_pinned");
+                weft_bench_check(kProg, rc, "weft_pinned_run");
         }
     };
     batch();   // untimed: the workers' first run, the fibers mapped
@@ -495,7 +495,7 @@ void bm_priority_mix(benchmark::State &st, weft_priority bg, weft_priority fg, b
         }
         std::thread producer(mix_producer, &m);
         producer.join();
-        weft_bench_check(kProg, weft_wait_idle(s), "weft_wait_idle");
+        weft_bench_check(kProg, weft_sched_wait_idle(s), "weft_sched_wait_idle");
         weft_bench_check(kProg, m.err, "spawning a foreground task");
         expect(m.low_done.load() == kMixLow, row, "a background task did not run once");
         expect(m.fg_ran.load() == m.fg_spawned, row, "a foreground task did not run once");

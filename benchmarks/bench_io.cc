@@ -1,4 +1,4 @@
-// Blocking without blocking a worker (issue 19): weft_wait_fd,
+// Blocking without blocking a worker (issue 19): weft_fd_wait_for,
 // weft_call_blocking and an idle poller, next to the same work done by
 // threads in blocking calls, in the same run. Public API only.
 //
@@ -7,7 +7,7 @@
 //
 //   pipe_pingpong/  items = round trips of one byte through two pipes.
 //       weft_1_worker: two tasks on one worker, each reading with
-//       O_NONBLOCK and weft_wait_fd on EAGAIN (so each round trip is two
+//       O_NONBLOCK and weft_fd_wait_for on EAGAIN (so each round trip is two
 //       suspends, two epoll registrations and two wakes through the
 //       poller). weft_2_workers: the same tasks on 2 workers.
 //       threads_blocking_read (baseline): two threads in blocking
@@ -60,14 +60,14 @@ struct pp {
     long n;
 };
 
-// Reads one byte, waiting with weft_wait_fd when none is there.
+// Reads one byte, waiting with weft_fd_wait_for when none is there.
 void read_byte(int fd)
 {
     char c;
     for (;;) {
         if (read(fd, &c, 1) == 1)
             return;
-        weft_wait_fd(fd, POLLIN, UINT64_MAX);
+        weft_fd_wait_for(fd, POLLIN, UINT64_MAX);
     }
 }
 
@@ -75,7 +75,7 @@ void write_byte(int fd)
 {
     char c = 1;
     while (write(fd, &c, 1) != 1)
-        weft_wait_fd(fd, POLLOUT, UINT64_MAX);
+        weft_fd_wait_for(fd, POLLOUT, UINT64_MAX);
 }
 
 void ping(void *arg)
@@ -118,7 +118,7 @@ void weft_pipe_pingpong(benchmark::State &state, unsigned workers)
         p.n = n;
         check(weft_spawn(s, ping, &p), "spawn");
         check(weft_spawn(s, pong, &p), "spawn");
-        check(weft_wait_idle(s), "wait_idle");
+        check(weft_sched_wait_idle(s), "wait_idle");
     }
     state.SetItemsProcessed(state.iterations() * n);
     close_pipes(p);
@@ -185,7 +185,7 @@ void weft_call_blocking_tasks(benchmark::State &state)
     for (auto _ : state) {
         for (int t = 0; t < 64; t++)
             check(weft_spawn(s, cb_task, &c), "spawn");
-        check(weft_wait_idle(s), "wait_idle");
+        check(weft_sched_wait_idle(s), "wait_idle");
     }
     state.SetItemsProcessed(state.iterations() * 64 * c.n);
     check(weft_sched_destroy(s), "destroy");
@@ -225,7 +225,7 @@ void idle_waiter(void *arg)
 {
     int fd = static_cast<int>(reinterpret_cast<intptr_t>(arg));
     idle_registered.fetch_add(1, std::memory_order_relaxed);
-    weft_wait_fd(fd, POLLIN, UINT64_MAX);   // until destroy: WEFT_ESHUTDOWN
+    weft_fd_wait_for(fd, POLLIN, UINT64_MAX);   // until destroy: WEFT_ESHUTDOWN
 }
 
 double cpu_seconds()

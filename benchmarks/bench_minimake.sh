@@ -3,7 +3,7 @@
 # targets whose commands sleep 10 ms, target i depending on targets
 # i - 64 and i - 97 (when they exist), so the build runs in waves of up
 # to 64 commands. minimake runs on its default scheduler (one worker per
-# CPU: 2 on the CI machine) and awaits each command with weft_wait_pid,
+# CPU: 2 on the CI machine) and awaits each command with weft_pid_wait_for,
 # so 64 commands are in flight on 2 workers, as with make. Each tool runs
 # 5 times, alternating; the medians are printed. GNU make comes with
 # build-essential (tools/build.sh installs it).

@@ -178,12 +178,12 @@ void BM_weft(benchmark::State &st, Src src, unsigned workers, long n, long frame
                 weft_bench_check(kProg, weft_spawn(g_sched, fan_out, &fan), "weft_spawn");
                 // The fan's own task counts until it returns: wait_idle
                 // covers it and everything it spawned.
-                weft_wait_idle(g_sched);
+                weft_sched_wait_idle(g_sched);
                 spawn_ns += fan.ns;
                 spawn_cpu += fan.cpu;
             } else {
                 spawn_ns += spawn_n(n, &spawn_cpu);
-                weft_wait_idle(g_sched);
+                weft_sched_wait_idle(g_sched);
             }
         }
     }

@@ -192,7 +192,7 @@ void weft_pingpong(benchmark::State &state, unsigned workers, bool apart, int pi
         pp.started = 0;
         spawn(ponger, pin_ponger);
         spawn(pinger, pin_pinger);
-        check(weft_wait_idle(s), "weft_wait_idle");
+        check(weft_sched_wait_idle(s), "weft_sched_wait_idle");
     }
     round_trip_counters(state);
     // On a shared machine the wall clock also counts the time the worker
@@ -331,7 +331,7 @@ void weft_mutex_contention(benchmark::State &state, unsigned workers)
     for (auto _ : state) {
         for (int i = 0; i < kContenders; i++)
             check(weft_spawn(s, fiber_incrementer, &c), "weft_spawn");
-        check(weft_wait_idle(s), "weft_wait_idle");
+        check(weft_sched_wait_idle(s), "weft_sched_wait_idle");
     }
     cpu_per_increment(state, process_cpu_ns() - cpu0);
     if (c.n != static_cast<uint64_t>(state.iterations()) * kContenders * kIncrements) {
@@ -439,7 +439,7 @@ void fan_in(benchmark::State &state, bool pthread_version)
     weft_waitgroup_init(&f.wg, 0);
     for (auto _ : state) {
         check(weft_spawn(f.s, pthread_version ? cv_root : wg_root, &f), "weft_spawn");
-        check(weft_wait_idle(f.s), "weft_wait_idle");
+        check(weft_sched_wait_idle(f.s), "weft_sched_wait_idle");
     }
     state.SetItemsProcessed(state.iterations() * kFanIn);
     if (pthread_version)
@@ -531,7 +531,7 @@ void skynet(benchmark::State &state, int64_t leaves, bool each_blocks)
             std::fprintf(stderr, "bench_sync: skynet sum %lld\n", static_cast<long long>(sum));
             std::abort();
         }
-        check(weft_wait_idle(s), "weft_wait_idle");
+        check(weft_sched_wait_idle(s), "weft_sched_wait_idle");
     }
     weft_worker_stats after = total_stats(s, kWorkers);
     double nodes = static_cast<double>(state.iterations()) * nodes_of(leaves);

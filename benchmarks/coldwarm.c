@@ -4,7 +4,7 @@
  *
  *   coldwarm fib N THREADS WARM           fib(N), one spawn per call (bench_core's fibN_tT/weft)
  *   coldwarm spawn N THREADS WARM         a task spawns N empty tasks; the main
- *                                         thread waits with weft_wait_idle
+ *                                         thread waits with weft_sched_wait_idle
  *                                         (bench_core's spawn_tT/weft_from_worker)
  *   coldwarm chain N THREADS WARM         a graph, a linear chain of N tasks
  *                                         (bench_graph's chain_N_tT/weft)
@@ -215,7 +215,7 @@ static uint64_t run_once(void)
         break;
     case SPAWN:
         check(weft_spawn(g_s, fan_out, NULL), "spawn");
-        check(weft_wait_idle(g_s), "wait_idle");
+        check(weft_sched_wait_idle(g_s), "wait_idle");
         break;
     case CHAIN:
     case INDEPENDENT:

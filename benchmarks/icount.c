@@ -125,7 +125,7 @@ typedef struct steal_state {
 static void stolen_child(void *arg)
 {
     steal_state *st = arg;
-    if (weft_worker_index() != st->thief)
+    if (weft_thread_worker_index() != st->thief)
         die("a child ran on the worker that spawned it");
     if (atomic_fetch_add_explicit(&st->ran, 1, memory_order_relaxed) + 1 == st->k) {   /* relaxed: only B counts; sem_post orders it for A */
         if (st->counted)
@@ -138,7 +138,7 @@ static void stolen_child(void *arg)
 static void gate(void *arg)
 {
     steal_state *st = arg;
-    st->thief = weft_worker_index();
+    st->thief = weft_thread_worker_index();
     sem_post(&st->ready);
     while (sem_wait(&st->go) != 0)
         ;
@@ -153,7 +153,7 @@ static void steal_round(steal_state *st, bool counted)
     check(weft_spawn(g_s, gate, st), "spawn gate");
     while (sem_wait(&st->ready) != 0)
         ;
-    if (st->thief == weft_worker_index())
+    if (st->thief == weft_thread_worker_index())
         die("the gate ran on the root's worker");
     for (long i = 0; i < st->k; i++)
         check(weft_spawn(g_s, stolen_child, st), "spawn");
@@ -263,7 +263,7 @@ int main(int argc, char **argv)
         check(weft_spawn(g_s, steal_root, &st), "spawn root");
         while (sem_wait(&g_finished) != 0)
             ;
-        check(weft_wait_idle(g_s), "wait_idle");
+        check(weft_sched_wait_idle(g_s), "wait_idle");
         /* Every child and every gate was stolen by B, one steal each. */
         weft_worker_stats b;
         check(weft_sched_stats(g_s, (unsigned)st.thief, &b), "stats");

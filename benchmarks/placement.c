@@ -6,7 +6,7 @@
  * Each run spawns, from the main thread (not a worker), a ponger and then
  * a pinger that exchange ROUNDS round trips over two rendezvous channels
  * (as bench_sync's pingpong/ rows), each task noting weft_thread_id(),
- * and waits with weft_wait_idle. Fibers never migrate, so the pair keeps
+ * and waits with weft_sched_wait_idle. Fibers never migrate, so the pair keeps
  * for its whole life the workers it first ran on. GAP_US: a sleep before
  * each spawn (0: the next pair comes while the workers still spin after
  * the last one; 5000: they have parked). One scheduler for all the runs.
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
         uint64_t t0 = now_ns();
         check(weft_spawn(s, ponger, &p), "weft_spawn");
         check(weft_spawn(s, pinger, &p), "weft_spawn");
-        check(weft_wait_idle(s), "weft_wait_idle");
+        check(weft_sched_wait_idle(s), "weft_sched_wait_idle");
         uint64_t ns = (now_ns() - t0) / (uint64_t)rounds;
         if (p.sum != expect) {
             printf("WRONG: run %d: sum %ld, expected %ld\n", r, p.sum, expect);

@@ -79,7 +79,7 @@ static uint64_t run_once(weft_sched *s, pingpong *pp)
     uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     check(weft_spawn(s, ponger, pp), "spawn");
     check(weft_spawn(s, pinger, pp), "spawn");
-    check(weft_wait_idle(s), "wait_idle");
+    check(weft_sched_wait_idle(s), "wait_idle");
     return clock_ns(CLOCK_MONOTONIC) - t0;
 }
 

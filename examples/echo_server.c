@@ -1,5 +1,5 @@
 /* echo_server: an echo server and its clients on one scheduler, each
- * connection a task that blocks in weft_wait_fd, not a thread.
+ * connection a task that blocks in weft_fd_wait_for, not a thread.
  *
  * The server listens on 127.0.0.1 (a port the kernel picks), accepts
  * `conns` connections and echoes each one until its client closes it.
@@ -7,7 +7,7 @@
  * after the echo of the last one has come back in full, and checks every
  * byte it gets back (a pattern of its connection, round and offset).
  * Sockets are non-blocking: a read or write that would block is followed
- * by weft_wait_fd, which suspends the task's fiber; the worker runs other
+ * by weft_fd_wait_for, which suspends the task's fiber; the worker runs other
  * connections meanwhile, and one idle worker sleeps in epoll_wait. A
  * thousand connections need a thousand fibers, not two thousand threads.
  *
@@ -64,7 +64,7 @@ static void fail(const char *what, unsigned conn)
         fprintf(stderr, "echo_server: connection %u: %s (%s)\n", conn, what, strerror(errno));
 }
 
-/* ---- I/O that waits with weft_wait_fd when it would block ------------------ */
+/* ---- I/O that waits with weft_fd_wait_for when it would block ------------------ */
 
 /* Reads up to n bytes: > 0, 0 at end of stream, -1 on error. */
 static ssize_t read_some(int fd, void *buf, size_t n)
@@ -73,7 +73,7 @@ static ssize_t read_some(int fd, void *buf, size_t n)
         ssize_t got = read(fd, buf, n);
         if (got >= 0 || (errno != EAGAIN && errno != EINTR))
             return got;
-        if (errno == EAGAIN && weft_wait_fd(fd, POLLIN, UINT64_MAX) < 0)
+        if (errno == EAGAIN && weft_fd_wait_for(fd, POLLIN, UINT64_MAX) < 0)
             return -1;
     }
 }
@@ -88,7 +88,7 @@ static bool write_all(int fd, const void *buf, size_t n)
             p += put;
             n -= (size_t)put;
         } else if (put < 0 && errno == EAGAIN) {
-            if (weft_wait_fd(fd, POLLOUT, UINT64_MAX) < 0)
+            if (weft_fd_wait_for(fd, POLLOUT, UINT64_MAX) < 0)
                 return false;
         } else if (put < 0 && errno != EINTR) {
             return false;
@@ -145,7 +145,7 @@ static void acceptor(void *arg)
     while (atomic_load(&accepted) < conns) {
         int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | (use_threads ? 0 : SOCK_NONBLOCK));
         if (fd < 0) {
-            if (errno == EAGAIN && weft_wait_fd(listen_fd, POLLIN, UINT64_MAX) > 0)
+            if (errno == EAGAIN && weft_fd_wait_for(listen_fd, POLLIN, UINT64_MAX) > 0)
                 continue;
             if (errno == EINTR || errno == EAGAIN)
                 continue;
@@ -180,7 +180,7 @@ static void client(void *arg)
     if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
         int err = 0;
         socklen_t len = sizeof err;
-        if (errno != EINPROGRESS || weft_wait_fd(fd, POLLOUT, UINT64_MAX) < 0 ||
+        if (errno != EINPROGRESS || weft_fd_wait_for(fd, POLLOUT, UINT64_MAX) < 0 ||
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
             errno = err ? err : errno;
             fail("connect", id);
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "echo_server: %s\n", weft_strerror(rc));
             return 1;
         }
-        weft_wait_idle(s);
+        weft_sched_wait_idle(s);
         if (cfg.workers == WEFT_WORKERS_NONE)
             weft_sched_unbind();
         weft_sched_destroy(s);

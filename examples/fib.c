@@ -106,7 +106,7 @@ static double run(weft_sched *s, int n, int cut, long want, bool *ok)
     cutoff = cut;
     double t0 = now_s();
     weft_spawn(s, fib, &root);
-    weft_wait_idle(s);
+    weft_sched_wait_idle(s);
     double t = now_s() - t0;
     *ok &= root.result == want;
     return t;

@@ -15,7 +15,7 @@
  *   the graphics context: weft_task_set_pin pins it to the main thread,
  *   which runs it while it waits in weft_graph_wait. No channel, no event,
  *   no hand-made pump: the main thread's waits in weft are the pump (a loop
- *   that does not wait in weft each frame calls weft_run_pinned instead).
+ *   that does not wait in weft each frame calls weft_pinned_run instead).
  * - audio is a NORMAL task of the same graph.
  * - streaming is background work: each frame spawns one LOW job
  *   (weft_spawn_ex) that loads a block of a made-up asset. It runs when
@@ -377,7 +377,7 @@ int main(int argc, char **argv)
         if (trace && f == trace_last)
             check(weft_trace_stop(s), "trace");
     }
-    check(weft_wait_idle(s), "streaming");   /* the last blocks may still be loading */
+    check(weft_sched_wait_idle(s), "streaming");   /* the last blocks may still be loading */
 
     unsigned bad = 0;
     while (bad < frames && w->hash[bad] == ref->hash[bad] && w->block[bad] == ref->block[bad])

@@ -23,7 +23,7 @@
  *     -j N     at most N commands at once (default: one per CPU). The
  *              scheduler keeps its default workers (one per CPU): a
  *              command is started with posix_spawn and awaited with
- *              weft_wait_pid, which suspends the target's task, not its
+ *              weft_pid_wait_for, which suspends the target's task, not its
  *              worker, so 64 commands that sleep run at once on 2 cores.
  *     -k       keep going: after a failure, build what does not depend on it
  *     -n       dry run: print the commands in an order that respects the
@@ -258,7 +258,7 @@ static int run_sh(const char *cmd)
     int status = -1, err = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ);
     if (err) {
         fprintf(stderr, "minimake: cannot start /bin/sh: %s\n", strerror(err));
-    } else if ((err = weft_wait_pid(pid, &status, UINT64_MAX)) != WEFT_OK) {
+    } else if ((err = weft_pid_wait_for(pid, &status, UINT64_MAX)) != WEFT_OK) {
         /* Out of memory or descriptors for the wait: block the worker. */
         while (waitpid(pid, &status, 0) < 0)
             if (errno != EINTR) {
@@ -327,7 +327,7 @@ static int report(void)
 {
     const char *sep = "minimake: failed:";
     for (size_t i = 0; i < ntargets; i++) {
-        if (weft_task_get_state(targets[i].task) == WEFT_TASK_FAILED) {
+        if (weft_task_state(targets[i].task) == WEFT_TASK_FAILED) {
             int st = targets[i].status;
             if (st > 0 && WIFEXITED(st))
                 fprintf(stderr, "%s %s (exit %d)", sep, targets[i].name, WEXITSTATUS(st));
@@ -343,7 +343,7 @@ static int report(void)
     sep = keep_going ? "\nminimake: skipped (a prerequisite failed):"
                      : "\nminimake: skipped (a prerequisite failed, or the build stopped):";
     for (size_t i = 0; i < ntargets; i++) {
-        if (weft_task_get_state(targets[i].task) == WEFT_TASK_SKIPPED) {
+        if (weft_task_state(targets[i].task) == WEFT_TASK_SKIPPED) {
             fprintf(stderr, "%s %s", sep, targets[i].name);
             sep = "";
         }

@@ -372,7 +372,7 @@ int main(int argc, char **argv)
         check(weft_graph_run(s, g), "run");
         check(weft_parallel_for(s, 0, sizeof data / sizeof data[0], 0, fill, NULL), "parallel_for");
         check(weft_graph_wait(g), "wait");
-        check(weft_wait_idle(s), "wait_idle");
+        check(weft_sched_wait_idle(s), "wait_idle");
     }
     check(weft_graph_destroy(g), "graph");
     unsigned workers = weft_sched_workers(s);

@@ -18,7 +18,7 @@ CHECK is one of:
   stop       without -k the first failure stops the build: a target not
              started yet is skipped; with -k it runs
   parallel   64 targets of `sleep 0.2` at -j 64 take well under 64 x 0.2 s
-             (commands awaited with weft_wait_pid, not a blocked worker);
+             (commands awaited with weft_pid_wait_for, not a blocked worker);
              -j 2 runs at most 2 commands at once
   trace      the shipped project with -t: valid JSON in weft_trace_write's
              layout, a task event for each of its 8 targets with commands
@@ -344,7 +344,7 @@ def check_stop(minimake):
 
 def check_parallel(minimake):
     # 64 targets that each sleep 0.2 s, at -j 64: the commands are awaited
-    # with weft_wait_pid, so they all run at once even on 2 cores (workers
+    # with weft_pid_wait_for, so they all run at once even on 2 cores (workers
     # blocked in waitpid would run 2 at a time: 6.4 s). Loose bound: the
     # point is "at once", not the exact time.
     import time

@@ -38,7 +38,7 @@ typedef struct weft_task weft_task;
 
 /** Where a task stands in the run in flight, or in the latest run once it
  * has ended. */
-typedef enum weft_task_state {
+typedef enum weft_task_status {
     WEFT_TASK_PENDING = 0,  /**< not reached yet in this run, or never run */
     WEFT_TASK_RUNNING,      /**< its function has started and not returned */
     WEFT_TASK_DONE,         /**< ran to completion (empty tasks too) */
@@ -46,7 +46,7 @@ typedef enum weft_task_state {
                                  cancelled, or a predecessor was skipped
                                  or failed */
     WEFT_TASK_FAILED        /**< ran, and called weft_task_fail */
-} weft_task_state;
+} weft_task_status;
 
 /** A condition task's function: returns the index of the one successor to
  * run next, in the order its edges were added; any other value runs none. */
@@ -221,9 +221,9 @@ WEFT_API int  weft_graph_fail_code(const weft_graph *g);
 /* ---- queries ----------------------------------------------------------- */
 
 /** Where t stands in the run in flight, or in the latest run
- * (weft_task_state); WEFT_TASK_PENDING for NULL.
+ * (weft_task_status); WEFT_TASK_PENDING for NULL.
  * Callable from: any thread. */
-WEFT_API weft_task_state weft_task_get_state(const weft_task *t);
+WEFT_API weft_task_status weft_task_state(const weft_task *t);
 
 /** t's name (weft_task_set_name), NULL if unnamed. The string is the
  * graph's: valid until t is renamed or its graph destroyed.

@@ -32,14 +32,14 @@ WEFT_BEGIN_DECLS
  * descriptors, epoll watches, or a fiber for the worker: nothing waited),
  * WEFT_ESHUTDOWN (from a task whose scheduler is being destroyed).
  * Callable from: any thread (a task suspends its fiber). */
-WEFT_API int  weft_wait_fd(int fd, short events, uint64_t timeout_ns);
+WEFT_API int  weft_fd_wait_for(int fd, short events, uint64_t timeout_ns);
 /** Waits for child process pid (a pid_t) to end and reaps it, like
  * waitpid(pid, status, 0); `*status` gets waitpid's status (status may be
  * NULL). Returns WEFT_OK, WEFT_ETIMEDOUT (the child runs on, not reaped),
  * WEFT_EINVAL (pid <= 0, or not a child of this process still to be
- * reaped), WEFT_ENOMEM or WEFT_ESHUTDOWN as for weft_wait_fd (not reaped).
+ * reaped), WEFT_ENOMEM or WEFT_ESHUTDOWN as for weft_fd_wait_for (not reaped).
  * Callable from: any thread (a task suspends its fiber). */
-WEFT_API int  weft_wait_pid(int pid, int *status, uint64_t timeout_ns);
+WEFT_API int  weft_pid_wait_for(int pid, int *status, uint64_t timeout_ns);
 /** Runs fn(arg) on a thread of s's blocking pool and returns once it has
  * (for file I/O, DNS, a library that blocks). Returns WEFT_OK, WEFT_EINVAL
  * (s or fn NULL), WEFT_ENOMEM (no pool thread could be made and none

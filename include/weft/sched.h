@@ -72,6 +72,13 @@ WEFT_API int  weft_sched_bind_ex(weft_sched *s, unsigned flags);
  * Callable from: the bound thread (elsewhere it does nothing). */
 WEFT_API void weft_sched_unbind(void);
 
+/** Waits until every task spawned on s so far, and all they spawn, has
+ * finished; returns 0. WEFT_EINVAL: s NULL; WEFT_EBUSY: from a task of s
+ * (it would wait for itself); WEFT_ENOTBOUND: with no workers, from a
+ * thread not bound to s (nobody would run them).
+ * Callable from: any thread but a task of s. */
+WEFT_API int  weft_sched_wait_idle(weft_sched *s);
+
 /** Runs all queued work and every suspended fiber to completion, joins
  * the workers and frees s; returns 0. WEFT_EINVAL: s NULL. WEFT_EBUSY (a
  * message on stderr; nothing run or changed): from a worker or a task of
@@ -94,7 +101,7 @@ WEFT_API unsigned weft_sched_workers(const weft_sched *s);
 
 /** The calling worker's index, 0..workers-1; -1 on any other thread, a
  * bound thread included. Callable from: any thread. */
-WEFT_API int  weft_worker_index(void);
+WEFT_API int  weft_thread_worker_index(void);
 
 /** The calling thread's id in its scheduler: 0..workers-1 on a worker;
  * on a bound thread an id >= workers, given at bind and kept until

@@ -76,7 +76,7 @@ WEFT_API void weft_event_signal(weft_event *ev);
 WEFT_API void weft_event_clear(weft_event *ev);
 /** Returns whether ev is set, consuming nothing (also on auto reset).
  * Callable from: any thread. */
-WEFT_API bool weft_event_test(weft_event *ev);
+WEFT_API bool weft_event_signalled(weft_event *ev);
 /** Waits until ev is set (an auto-reset event is consumed). Returns
  * WEFT_OK, or WEFT_ENOMEM at once from a task whose worker has no fiber
  * to go on with. Callable from: any thread (a task suspends its fiber). */
@@ -100,7 +100,7 @@ WEFT_API void weft_mutex_init(weft_mutex *m);
 WEFT_API void weft_mutex_lock(weft_mutex *m);
 /** Takes m if it is free, never waiting. Returns true if m is now held
  * by the caller, false if not. Callable from: any thread. */
-WEFT_API bool weft_mutex_trylock(weft_mutex *m);
+WEFT_API bool weft_mutex_try_lock(weft_mutex *m);
 /** Releases m and wakes at most one sleeper (the oldest). Unlocking a
  * mutex that is not locked aborts. Callable from: any thread. */
 WEFT_API void weft_mutex_unlock(weft_mutex *m);

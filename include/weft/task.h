@@ -5,9 +5,9 @@
  * scheduler on a fiber, so it may block at any point and its thread goes
  * on with other work meanwhile. A spawn may carry a priority, a placement
  * hint, a name, or a pin to one thread (weft_thread_id). A task or a
- * bound thread waits for a predicate (weft_wait_until); any thread but a
- * scheduler's own tasks may wait for it to go idle (weft_wait_idle); a
- * bound thread also runs and waits for the tasks pinned to it.
+ * bound thread waits for a predicate (weft_wait_until); a bound thread
+ * also runs and waits for the tasks pinned to it. (Waiting for a whole
+ * scheduler to go idle is weft_sched_wait_idle, in weft/sched.h.)
  * See docs/reference/task.md for blocking anywhere, fibers bounded by the
  * work, floating-point state, priorities and pins, the starvation bound,
  * and weft_wait_until's inline rule.
@@ -93,14 +93,14 @@ WEFT_API int  weft_sleep(uint64_t ns);
  * WEFT_ENOTBOUND on any other thread, a worker included; 0 from a task
  * running on the bound thread (it runs nothing).
  * Callable from: a bound thread. */
-WEFT_API int  weft_run_pinned(uint64_t budget_ns);
+WEFT_API int  weft_pinned_run(uint64_t budget_ns);
 
 /** Waits until a task is pinned to the calling bound thread: 0 once one
  * is queued (not run), WEFT_ETIMEDOUT if none came within timeout_ns (0
  * only looks; UINT64_MAX waits for ever). Meanwhile the thread runs what
  * it runs in any wait, so a helping wait may end past its timeout.
  * WEFT_ENOTBOUND on any other thread. Callable from: a bound thread. */
-WEFT_API int  weft_wait_pinned(uint64_t timeout_ns);
+WEFT_API int  weft_pinned_wait_for(uint64_t timeout_ns);
 
 /* ---- waiting ----------------------------------------------------------- */
 
@@ -111,13 +111,6 @@ WEFT_API int  weft_wait_pinned(uint64_t timeout_ns);
  * bound thread; WEFT_ENOMEM: it had to switch out and no fiber could be
  * mapped. Callable from: a task, or a bound thread. */
 WEFT_API int  weft_wait_until(bool (*pred)(void *ctx), void *ctx);
-
-/** Waits until every task spawned on s so far, and all they spawn, has
- * finished; returns 0. WEFT_EINVAL: s NULL; WEFT_EBUSY: from a task of s
- * (it would wait for itself); WEFT_ENOTBOUND: with no workers, from a
- * thread not bound to s (nobody would run them).
- * Callable from: any thread but a task of s. */
-WEFT_API int  weft_wait_idle(weft_sched *s);
 
 WEFT_END_DECLS
 

@@ -15,7 +15,7 @@
  * sleep), park.c (two-phase parking), task.c (records, spawn, wait_idle),
  * stall.c (what blocked fibers wait on, the stall watchdog, state dumps),
  * poller.c (the epoll set of fd waits, and parking in it), io.c
- * (weft_wait_fd, weft_wait_pid), blocking.c (the blocking pool,
+ * (weft_fd_wait_for, weft_pid_wait_for), blocking.c (the blocking pool,
  * weft_call_blocking), pin.c (priorities, pinned tasks, thread ids),
  * inject.c (the global ring and its per-thread ports), extspawn.c
  * (spawns from outside the workers, through those ports).
@@ -124,7 +124,7 @@ typedef struct weft__fstate {
     const void *graph;
     /* How deep user code runs nested on this fiber inside the task it
      * runs: +1 around a child run inline by a join (run_own_child), a
-     * pinned task pumped (weft_run_pinned), a task a bound host runs
+     * pinned task pumped (weft_pinned_run), a task a bound host runs
      * under its wait (weft__host_runs_one), a parallel loop's chunks
      * (src/graph). src/graph compares it with the depth a graph task's
      * function started at, so that work nested in the function is told
@@ -245,10 +245,10 @@ struct weft__worker {
 
     /* Pinned tasks (pin.c). */
     uint64_t pinned_runs;                /* pinned tasks run here: owner only */
-    unsigned pump_depth;                 /* weft_run_pinned's tasks on the host stack: owner only */
+    unsigned pump_depth;                 /* weft_pinned_run's tasks on the host stack: owner only */
     unsigned io_waits;                   /* its fibers in an fd wait (poller.c): owner only */
-    atomic_bool pin_waiting;             /* in weft_wait_pinned */
-    weft_event pin_ev;                   /* what weft_wait_pinned waits on */
+    atomic_bool pin_waiting;             /* in weft_pinned_wait_for */
+    weft_event pin_ev;                   /* what weft_pinned_wait_for waits on */
 
     /* Owner only: last, as its slot array is a kilobyte. */
     weft__task_pool pool;

@@ -160,7 +160,7 @@ static inline bool weft__io_waiting(weft_sched *s)
     return atomic_load_explicit(&s->io_waiters, memory_order_relaxed) != 0;   /* relaxed: a hint; a wait's own worker parks or polls after registering it */
 }
 
-/* io.c. Test seam: true makes weft_wait_pid poll as without pidfd_open. */
+/* io.c. Test seam: true makes weft_pid_wait_for poll as without pidfd_open. */
 extern atomic_bool weft__no_pidfd;
 
 /* blocking.c. Test seam: how long an idle pool thread waits before it

@@ -1,4 +1,4 @@
-/* This file is private to weft: weft_wait_fd and weft_wait_pid: checking
+/* This file is private to weft: weft_fd_wait_for and weft_pid_wait_for: checking
  * the arguments, and choosing how to wait: a task's fiber on the
  * scheduler's poller (poller.c), any other thread in ppoll(2).
  *
@@ -15,7 +15,7 @@
  *   - a bound thread beside workers, any other thread, and every timeout
  *     of 0: ppoll on the thread itself.
  *
- * weft_wait_pid: a pidfd (pidfd_open, Linux 5.3) waited for like any fd,
+ * weft_pid_wait_for: a pidfd (pidfd_open, Linux 5.3) waited for like any fd,
  * then waitpid(WNOHANG) reaps the child. Where pidfd_open is missing or
  * refused (ENOSYS, EPERM under seccomp, EMFILE), the caller polls with
  * waitpid(WNOHANG) between sleeps of 1 ms doubling to 50 ms (weft_sleep:
@@ -35,7 +35,7 @@
 
 #include "worker.h"
 
-_Static_assert(sizeof(pid_t) == sizeof(int), "weft_wait_pid takes a pid_t as int");
+_Static_assert(sizeof(pid_t) == sizeof(int), "weft_pid_wait_for takes a pid_t as int");
 _Static_assert(POLLIN == EPOLLIN && POLLPRI == EPOLLPRI && POLLOUT == EPOLLOUT &&
                POLLERR == EPOLLERR && POLLHUP == EPOLLHUP && POLLRDHUP == EPOLLRDHUP,
                "poll and epoll events share their bits (Linux)");
@@ -75,7 +75,7 @@ static int thread_wait_fd(int fd, short events, uint64_t timeout_ns, uint64_t de
     }
 }
 
-/* ---- weft_wait_fd ------------------------------------------------------------------ */
+/* ---- weft_fd_wait_for ------------------------------------------------------------------ */
 
 /* Does the calling thread suspend a fiber to wait (a worker, or a bound
  * thread with no workers), rather than wait itself? */
@@ -107,12 +107,12 @@ static int wait_fd(int fd, short events, uint64_t timeout_ns, const char *what, 
     return rc;
 }
 
-int weft_wait_fd(int fd, short events, uint64_t timeout_ns)
+int weft_fd_wait_for(int fd, short events, uint64_t timeout_ns)
 {
     return wait_fd(fd, events, timeout_ns, "fd", (const void *)(intptr_t)fd);
 }
 
-/* ---- weft_wait_pid ------------------------------------------------------------------ */
+/* ---- weft_pid_wait_for ------------------------------------------------------------------ */
 
 #ifndef SYS_pidfd_open
 # define SYS_pidfd_open 434   /* the same number on every Linux architecture */
@@ -160,7 +160,7 @@ static int poll_child(int pid, int *status, uint64_t timeout_ns, uint64_t deadli
     }
 }
 
-int weft_wait_pid(int pid, int *status, uint64_t timeout_ns)
+int weft_pid_wait_for(int pid, int *status, uint64_t timeout_ns)
 {
     if (pid <= 0)
         return WEFT_EINVAL;

@@ -1,6 +1,6 @@
 /* This file is private to weft: placement beyond hints (priorities and
  * pinned tasks), thread ids, and bound threads pumping their pinned work
- * (weft_run_pinned, weft_wait_pinned, what unbind runs first).
+ * (weft_pinned_run, weft_pinned_wait_for, what unbind runs first).
  *
  * Synchronization
  *   prio_high, prio_low
@@ -36,7 +36,7 @@
  *                 announcement too; its NORMAL work goes through the
  *                 thread's port of the global ring (extspawn.c).
  *   pin_waiting, pin_ev
- *                 weft_wait_pinned: the owner sets pin_waiting (seq_cst)
+ *                 weft_pinned_wait_for: the owner sets pin_waiting (seq_cst)
  *                 and re-checks its box before it waits on pin_ev (an
  *                 auto-reset event); a pinner reads pin_waiting after its
  *                 push (seq_cst fence) and signals: Dekker, so one of the
@@ -46,7 +46,7 @@
  *                 only): without it the pin would run unseen and the wait
  *                 sleep on to its timeout, or for ever. A spare signal
  *                 only makes a later wait look again.
- *   pump_depth    owner only: pinned tasks weft_run_pinned runs on the
+ *   pump_depth    owner only: pinned tasks weft_pinned_run runs on the
  *                 thread's own stack, so that unbind and destroy can tell
  *                 they are called from a task.
  */
@@ -151,7 +151,7 @@ static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int threa
     weft__count_spawn(s, w);
     if (to == w) {
         /* A task this thread runs while its own code waits in
-         * weft_wait_pinned (helping, or any task with no workers): that
+         * weft_pinned_wait_for (helping, or any task with no workers): that
          * wait sleeps on pin_ev and must hear of the pin as it would from
          * another thread. Owner only on both sides: no fence. */
         pin_append(w, &t->node);
@@ -404,7 +404,7 @@ void weft__bound_fini(weft_sched *s)
 
 /* ---- a bound thread's pump ------------------------------------------------------- */
 
-int weft_run_pinned(uint64_t budget_ns)
+int weft_pinned_run(uint64_t budget_ns)
 {
     weft__worker *w = weft__tls_worker;
     if (!w || !w->bound)
@@ -435,7 +435,7 @@ int weft_run_pinned(uint64_t budget_ns)
     return ran;
 }
 
-int weft_wait_pinned(uint64_t timeout_ns)
+int weft_pinned_wait_for(uint64_t timeout_ns)
 {
     weft__worker *w = weft__tls_worker;
     if (!w || !w->bound)
@@ -480,7 +480,7 @@ void weft__bound_drain(weft__worker *w)
 {
     weft_sched *s = w->s;
     for (;;) {
-        weft_run_pinned(UINT64_MAX);
+        weft_pinned_run(UINT64_MAX);
         if (!quiet_pred(w))
             weft_wait_until(quiet_pred, w);   /* its blocked tasks end, what is pinned runs */
         pthread_mutex_lock(&s->bound_lock);

@@ -366,7 +366,7 @@ static bool in_task(const weft__worker *w)
     return !w->bound || w->cur != &w->host || w->pump_depth != 0;
 }
 
-int weft_wait_idle(weft_sched *s)
+int weft_sched_wait_idle(weft_sched *s)
 {
     if (!s)
         return WEFT_EINVAL;
@@ -641,7 +641,7 @@ unsigned weft_sched_workers(const weft_sched *s)
     return s ? s->nworkers : 0;
 }
 
-int weft_worker_index(void)
+int weft_thread_worker_index(void)
 {
     weft__worker *w = weft__tls_worker;
     return w && !w->bound ? (int)w->index : -1;

@@ -667,7 +667,7 @@ void weft__fiber_main(void *arg)
 }
 
 /* A bound thread of a scheduler without workers waits in its own code
- * (weft_wait_idle, destroy, unbind) and no fiber can be had: one step of
+ * (weft_sched_wait_idle, destroy, unbind) and no fiber can be had: one step of
  * the loop on the thread's own stack, as a worker's host runs the loop
  * when it cannot map its first fiber. Due timers fire, pollers are
  * polled and a queued task runs here, nested under the wait; a task that

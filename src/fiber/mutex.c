@@ -236,7 +236,7 @@ void weft_mutex_lock(weft_mutex *p)
     lock_slow(m, p);
 }
 
-bool weft_mutex_trylock(weft_mutex *p)
+bool weft_mutex_try_lock(weft_mutex *p)
 {
     mutex_impl *m = mutex_of(p);
     WEFT__CHECK_TAG(m->tag, WEFT__TAG_MUTEX, "mutex_trylock", "mutex", p);

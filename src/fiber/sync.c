@@ -333,7 +333,7 @@ void weft_event_clear(weft_event *p)
                               memory_order_relaxed);   /* relaxed: clearing publishes nothing */
 }
 
-bool weft_event_test(weft_event *p)
+bool weft_event_signalled(weft_event *p)
 {
     WEFT__CHECK_TAG(ev_of(p)->tag, WEFT__TAG_EVENT, "event_test", "event", p);
     return atomic_load_explicit(&ev_of(p)->state, memory_order_acquire) & EV_SIGNALLED;   /* acquire: pairs with the release in signal */

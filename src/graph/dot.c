@@ -15,7 +15,7 @@
  *   lock is waited for at most DOT_PATIENCE_NS: two dumps of two graphs
  *   that contain each other would otherwise wait for each other for ever;
  *   after that the module is drawn without its tasks, marked busy.
- *   Task states are read with weft_task_get_state: during a run they are
+ *   Task states are read with weft_task_state: during a run they are
  *   a snapshot, each task's taken at its own moment.
  *
  * Sizing. The same walk runs twice: first counting bytes (a state counts
@@ -295,7 +295,7 @@ static void put_node(dot *d, const weft_graph *g, const weft_task *t, unsigned i
     if (!d->p) {
         d->len = add_sat(d->len, STATE_MAX);   /* it may change before the writing */
     } else {
-        switch (weft_task_get_state(t)) {
+        switch (weft_task_state(t)) {
         case WEFT_TASK_DONE:    put_str(d, st_done); break;
         case WEFT_TASK_SKIPPED: put_str(d, st_skipped); break;
         case WEFT_TASK_FAILED:  put_str(d, st_failed); break;

@@ -305,11 +305,11 @@ bool weft_graph_cancel(weft_graph *g)
     return r & 1u;
 }
 
-weft_task_state weft_task_get_state(const weft_task *t)
+weft_task_status weft_task_state(const weft_task *t)
 {
     if (!t)
         return WEFT_TASK_PENDING;
-    WEFT__TASK_CHECK(t, "weft_task_get_state");
+    WEFT__TASK_CHECK(t, "weft_task_state");
     /* ctl first, then the run: a visit from an older run than the one in
      * flight reads as pending. */
     uint32_t c = atomic_load_explicit(&((weft_task *)t)->ctl, memory_order_acquire);   /* pairs with the CAS in claim */

@@ -33,7 +33,7 @@
  *   frees g, and the describer reads g only while it holds listed_lock
  *   and has found g in the list. Lock order: reg_lock -> listed_lock ->
  *   a graph's lock; destroy takes listed_lock with no graph lock held.
- *   Counts are read from each task's state (weft_task_get_state) under
+ *   Counts are read from each task's state (weft_task_state) under
  *   the graph's lock: a snapshot, each task's taken at its own moment.
  */
 #define _GNU_SOURCE
@@ -115,7 +115,7 @@ static bool say_failures(line *l, const weft_graph *g, bool all)
 {
     uint32_t failed = 0, skipped = 0, n = g->n < SCAN_MAX ? g->n : SCAN_MAX;
     for (uint32_t i = 0; i < n; i++) {
-        weft_task_state st = weft_task_get_state(weft__graph_node(g, i));
+        weft_task_status st = weft_task_state(weft__graph_node(g, i));
         failed += st == WEFT_TASK_FAILED;
         skipped += st == WEFT_TASK_SKIPPED;
     }

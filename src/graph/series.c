@@ -270,7 +270,7 @@ static int graph_wait(weft_graph *g, uint64_t timeout_ns)
     /* With no workers, only a bound thread of the run's scheduler runs
      * its tasks, and only while it blocks: a thread that is not one of
      * its own would sleep until then, forever if none is bound. Refused
-     * as weft_wait_idle refuses, whatever other threads do; a look
+     * as weft_sched_wait_idle refuses, whatever other threads do; a look
      * (timeout 0) too, so that a poll loop there gets told once. */
     weft_sched *s = g->sched;   /* under lock: set by the run's start */
     if (s->nworkers == 0 && !(w && w->s == s)) {

@@ -404,7 +404,7 @@ WT_TEST(extspawn, thread_exit, .timeout = 120)
     pthread_barrier_destroy(&go);
     WT_ASSERT(ck_pr_load_uint(&s->global.nports) <= WEFT__INJECT_PORTS_MAX, "%u ports",
               ck_pr_load_uint(&s->global.nports));
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&exit_ran), (long)waves * 4 * 200 + (long)MANY * 2 * 600);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
@@ -451,9 +451,9 @@ WT_TEST(extspawn, bound_thread, .timeout = 200)
                     expect += 2;
                 }
                 if (i % 1000 == 999)
-                    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);   /* runs tasks here (helping, or with no workers) */
+                    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);   /* runs tasks here (helping, or with no workers) */
             }
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&bound_ran), expect);
             /* The bound thread's own spawns went through one port. */
             WT_ASSERT_EQ(ck_pr_load_uint(&s->global.nports), 1);

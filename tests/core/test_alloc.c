@@ -186,14 +186,14 @@ static void sched_body(void *arg)
     WT_ASSERT_EQ(rc, WEFT_OK);
     WT_ASSERT(weft_sched_current() == s);
     spawn_parents(s, 10);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     loops(s);
     weft_sched_unbind();
 
     if (k->workers) {
         /* From outside: records come from the spares. */
         spawn_parents(s, 10);
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         loops(s);
     }
     WT_ASSERT_EQ(atomic_load(&ran), atomic_load(&spawned));
@@ -518,7 +518,7 @@ static void no_fiber_child(void *arg)
     __atomic_store_n(&weft__fiber_fail_maps_all, true, __ATOMIC_RELAXED);   /* every fiber stack map fails from now on */
     if (workers == 0) {
         /* The bound thread has no fiber to run the task on: waiting in
-         * its own code, it runs it on its own stack (weft_wait_idle and
+         * its own code, it runs it on its own stack (weft_sched_wait_idle and
          * destroy must not fail). The mutex is free here. */
         if (weft_spawn(s, no_fiber_task, NULL) != WEFT_OK)
             _exit(4);
@@ -532,7 +532,7 @@ static void no_fiber_child(void *arg)
         nanosleep(&ts, NULL);
         weft_mutex_unlock(&mu);
     }
-    if (weft_wait_idle(s) != WEFT_OK)
+    if (weft_sched_wait_idle(s) != WEFT_OK)
         _exit(7);
     for (int i = 0; i < 5; i++) {
         int want = i == 3 || i == 4 ? WEFT_OK : WEFT_ENOMEM;

@@ -33,7 +33,7 @@ static unsigned create_and_run(const weft_config *cfg, int n)
     WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
     for (int i = 0; i < n; i++)
         WT_ASSERT_EQ(weft_spawn(s, count, &done), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(__atomic_load_n(&done, __ATOMIC_RELAXED), n);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     return workers;
@@ -117,7 +117,7 @@ WT_TEST(config_zero, workers_none_runs_on_the_bound_thread)
     for (int i = 0; i < 100; i++)
         WT_ASSERT_EQ(weft_spawn_ex(s, on_main, &here, &o), WEFT_OK);
     WT_ASSERT_EQ(here, 0);   /* nothing runs until the bound thread waits */
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(here, 100);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
@@ -178,7 +178,7 @@ WT_TEST(config_zero, zeroed_spawn_opts_are_weft_spawn, .timeout = 60)
     __atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
     WT_ASSERT_EQ(ran, 100);
     WT_ASSERT_EQ(h.on_zero, 0);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
 

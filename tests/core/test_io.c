@@ -1,5 +1,5 @@
-/* Blocking without blocking a worker (issue 19): weft_wait_fd,
- * weft_wait_pid and weft_call_blocking at 0 (a bound thread), 1 and 2
+/* Blocking without blocking a worker (issue 19): weft_fd_wait_for,
+ * weft_pid_wait_for and weft_call_blocking at 0 (a bound thread), 1 and 2
  * workers. Readiness wakes exactly its waiters while the worker runs other
  * tasks; timeouts racing readiness end each wait exactly once; bad input
  * gets WEFT_EINVAL; destroy with waits pending returns (they get
@@ -32,7 +32,7 @@ extern char **environ;
 static const unsigned counts[] = { 0, 1, 2 };
 #define NCOUNTS (sizeof counts / sizeof counts[0])
 
-/* Test seam (io.c): pidfd_open counts as missing, so weft_wait_pid polls. */
+/* Test seam (io.c): pidfd_open counts as missing, so weft_pid_wait_for polls. */
 extern atomic_bool weft__no_pidfd;
 
 /* Runs setup(s) (which spawns tasks) on a scheduler with `workers`
@@ -44,7 +44,7 @@ static void run_on(unsigned workers, void (*setup)(weft_sched *s))
     if (workers == 0)
         WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
     setup(s);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     if (workers == 0)
         weft_sched_unbind();
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -62,7 +62,7 @@ static atomic_int got1, writer_ran1;
 
 static void waiter1(void *arg)
 {
-    int rc = weft_wait_fd(pipe1[0], POLLIN, UINT64_MAX);
+    int rc = weft_fd_wait_for(pipe1[0], POLLIN, UINT64_MAX);
     atomic_store(&got1, rc);
     char c;
     WT_ASSERT_EQ(read(pipe1[0], &c, 1), 1);
@@ -105,29 +105,29 @@ static void timeouts_body(void *arg)
     int fd[2];
     make_pipe(fd);
     uint64_t t0 = wt_now_ns();
-    WT_ASSERT_EQ(weft_wait_fd(fd[0], POLLIN, 3 * MS), WEFT_ETIMEDOUT);
+    WT_ASSERT_EQ(weft_fd_wait_for(fd[0], POLLIN, 3 * MS), WEFT_ETIMEDOUT);
     WT_ASSERT(wt_now_ns() - t0 >= 3 * MS, "timed out early");
-    WT_ASSERT_EQ(weft_wait_fd(fd[0], POLLIN, 0), WEFT_ETIMEDOUT);          /* a poll */
-    WT_ASSERT_EQ(weft_wait_fd(fd[1], POLLOUT, 0), POLLOUT);
-    WT_ASSERT_EQ(weft_wait_fd(fd[1], POLLOUT, UINT64_MAX), POLLOUT);        /* ready at once */
-    WT_ASSERT_EQ(weft_wait_fd(fd[1], POLLOUT | POLLIN, 5 * MS), POLLOUT);
+    WT_ASSERT_EQ(weft_fd_wait_for(fd[0], POLLIN, 0), WEFT_ETIMEDOUT);          /* a poll */
+    WT_ASSERT_EQ(weft_fd_wait_for(fd[1], POLLOUT, 0), POLLOUT);
+    WT_ASSERT_EQ(weft_fd_wait_for(fd[1], POLLOUT, UINT64_MAX), POLLOUT);        /* ready at once */
+    WT_ASSERT_EQ(weft_fd_wait_for(fd[1], POLLOUT | POLLIN, 5 * MS), POLLOUT);
     /* Bad input. */
-    WT_ASSERT_EQ(weft_wait_fd(-1, POLLIN, MS), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_wait_fd(fd[0], 0, MS), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_wait_fd(fd[0], POLLIN | POLLERR, MS), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_wait_fd(fd[0], (short)0x4000, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_wait_for(-1, POLLIN, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_wait_for(fd[0], 0, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_wait_for(fd[0], POLLIN | POLLERR, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_wait_for(fd[0], (short)0x4000, MS), WEFT_EINVAL);
     int closed = dup(fd[0]);
     close(closed);
-    WT_ASSERT_EQ(weft_wait_fd(closed, POLLIN, MS), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_wait_fd(closed, POLLIN, 0), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_wait_for(closed, POLLIN, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_wait_for(closed, POLLIN, 0), WEFT_EINVAL);
     /* A regular file is always ready, as for poll. */
     int f = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     WT_ASSERT(f >= 0);
-    WT_ASSERT_EQ(weft_wait_fd(f, POLLIN, UINT64_MAX), POLLIN);
+    WT_ASSERT_EQ(weft_fd_wait_for(f, POLLIN, UINT64_MAX), POLLIN);
     close(f);
     /* The other end closed: POLLHUP, whether asked for or not. */
     close(fd[1]);
-    int rc = weft_wait_fd(fd[0], POLLIN, UINT64_MAX);
+    int rc = weft_fd_wait_for(fd[0], POLLIN, UINT64_MAX);
     WT_ASSERT(rc > 0 && (rc & POLLHUP), "rc %d", rc);
     close(fd[0]);
 }
@@ -164,7 +164,7 @@ WT_TEST(io, bound_thread_without_workers_runs_tasks_while_it_waits, .timeout = 6
     WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
     make_pipe(pipe_b);
     WT_ASSERT_EQ(weft_spawn(s, bound_writer, NULL), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_fd(pipe_b[0], POLLIN, UINT64_MAX), POLLIN);
+    WT_ASSERT_EQ(weft_fd_wait_for(pipe_b[0], POLLIN, UINT64_MAX), POLLIN);
     weft_sched_unbind();
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     close(pipe_b[0]);
@@ -183,7 +183,7 @@ static atomic_uint many_done, many_bad;
 /* Waiter i: POLLIN on its object, then takes what was written. */
 static void many_wait(unsigned i)
 {
-    int rc = weft_wait_fd(many_rd[i], POLLIN, UINT64_MAX);
+    int rc = weft_fd_wait_for(many_rd[i], POLLIN, UINT64_MAX);
     bool ok = rc == POLLIN;
     if (many_kind[i] == K_EVENTFD) {
         uint64_t v = 0;
@@ -193,7 +193,7 @@ static void many_wait(unsigned i)
         ok &= read(many_rd[i], &v, sizeof v) == (ssize_t)sizeof v && v == i;
     }
     /* Exactly once: nothing more is there. */
-    ok &= weft_wait_fd(many_rd[i], POLLIN, 0) == WEFT_ETIMEDOUT;
+    ok &= weft_fd_wait_for(many_rd[i], POLLIN, 0) == WEFT_ETIMEDOUT;
     if (!ok)
         atomic_fetch_add(&many_bad, 1);
     atomic_fetch_add(&many_done, 1);
@@ -303,7 +303,7 @@ static void busy_waiter(void *arg)
     weft_sched *s = arg;
     for (unsigned i = 0; i < busy_n; i++)
         WT_ASSERT_EQ(weft_spawn(s, busy_small, NULL), WEFT_OK);
-    atomic_store(&busy_rc, weft_wait_fd(busy_fd[0], POLLIN, UINT64_MAX));
+    atomic_store(&busy_rc, weft_fd_wait_for(busy_fd[0], POLLIN, UINT64_MAX));
 }
 
 static void setup_busy(weft_sched *s)
@@ -335,12 +335,12 @@ static atomic_bool close_in_wait;
 
 static void close_waiter(void *arg)
 {
-    atomic_store(&close_rc, weft_wait_fd(close_fd[0], POLLIN, 500 * MS));
+    atomic_store(&close_rc, weft_fd_wait_for(close_fd[0], POLLIN, 500 * MS));
 }
 
 static void shut_waiter(void *arg)
 {
-    atomic_store(&shut_rc, weft_wait_fd(sock_fd[0], POLLIN, UINT64_MAX));
+    atomic_store(&shut_rc, weft_fd_wait_for(sock_fd[0], POLLIN, UINT64_MAX));
 }
 
 /* Closes close_fd[0] while close_waiter waits on it, never before its
@@ -402,13 +402,13 @@ static atomic_int same_in, same_in2, same_out;
 static void same_reader(void *arg)
 {
     atomic_int *out = arg;
-    atomic_store(out, weft_wait_fd(sp[0], POLLIN, UINT64_MAX));
+    atomic_store(out, weft_fd_wait_for(sp[0], POLLIN, UINT64_MAX));
 }
 
 static void same_writer(void *arg)
 {
     weft_sleep(MS);
-    atomic_store(&same_out, weft_wait_fd(sp[0], POLLOUT, UINT64_MAX));
+    atomic_store(&same_out, weft_fd_wait_for(sp[0], POLLOUT, UINT64_MAX));
     weft_sleep(MS);
     WT_ASSERT_EQ(write(sp[1], "s", 1), 1);
 }
@@ -448,7 +448,7 @@ static void race_body(void *arg)
          * (a write before or after the wait starts) and from a yield. */
         if (r % 3 == 0)
             WT_ASSERT_EQ(write(fd[1], "r", 1), 1);
-        int rc = weft_wait_fd(fd[0], POLLIN, to[r % 4]);
+        int rc = weft_fd_wait_for(fd[0], POLLIN, to[r % 4]);
         if (r % 3 != 0)
             WT_ASSERT_EQ(write(fd[1], "r", 1), 1);
         char c;
@@ -486,7 +486,7 @@ static void race_reader(void *arg)
     unsigned n = 0;
     while (n < race_rounds) {
         static const uint64_t to[] = { 0, 1000, 1000000000 };   /* 0, 1 us, 1 s */
-        int rc = weft_wait_fd(race_fd[0], POLLIN, to[n % 3]);
+        int rc = weft_fd_wait_for(race_fd[0], POLLIN, to[n % 3]);
         if (rc == POLLIN) {
             char buf[64];
             ssize_t got = read(race_fd[0], buf, sizeof buf);
@@ -540,9 +540,9 @@ static void pend_waiter(void *arg)
 {
     unsigned i = (unsigned)(uintptr_t)arg;
     atomic_fetch_add(&pend_started, 1);
-    atomic_store(&pend_rc[i], weft_wait_fd(pend_fd[i][0], POLLIN, UINT64_MAX));
+    atomic_store(&pend_rc[i], weft_fd_wait_for(pend_fd[i][0], POLLIN, UINT64_MAX));
     /* A wait after destroy has started does not wait either. */
-    int again = weft_wait_fd(pend_fd[i][0], POLLIN, UINT64_MAX);
+    int again = weft_fd_wait_for(pend_fd[i][0], POLLIN, UINT64_MAX);
     if (again != WEFT_ESHUTDOWN)
         atomic_store(&pend_rc[i], 1000 + again);
 }
@@ -584,7 +584,7 @@ WT_TEST(io, destroy_with_waits_pending, .timeout = 60)
     }
 }
 
-/* ---- weft_wait_pid ------------------------------------------------------------------------- */
+/* ---- weft_pid_wait_for ------------------------------------------------------------------------- */
 
 static pid_t child(int code, unsigned sleep_ms)
 {
@@ -606,13 +606,13 @@ static void kid_task(void *arg)
     unsigned i = (unsigned)(uintptr_t)arg;
     pid_t pid = child((int)i + 3, 20 + 5 * i);
     int st = -1;
-    int rc = weft_wait_pid(pid, &st, UINT64_MAX);
+    int rc = weft_pid_wait_for(pid, &st, UINT64_MAX);
     if (rc == WEFT_OK && WIFEXITED(st) && WEXITSTATUS(st) == (int)i + 3)
         atomic_fetch_add(&kid_ok, 1);
     else
         atomic_fetch_add(&kid_bad, 1);
     /* Reaped: a second wait finds no such child. */
-    if (weft_wait_pid(pid, &st, MS) != WEFT_EINVAL)
+    if (weft_pid_wait_for(pid, &st, MS) != WEFT_EINVAL)
         atomic_fetch_add(&kid_bad, 1);
 }
 
@@ -620,12 +620,12 @@ static void kid_timeout_task(void *arg)
 {
     pid_t pid = child(0, 10000);
     int st = 0;
-    if (weft_wait_pid(pid, &st, 2 * MS) != WEFT_ETIMEDOUT)
+    if (weft_pid_wait_for(pid, &st, 2 * MS) != WEFT_ETIMEDOUT)
         atomic_fetch_add(&kid_bad, 1);
-    if (weft_wait_pid(pid, &st, 0) != WEFT_ETIMEDOUT)
+    if (weft_pid_wait_for(pid, &st, 0) != WEFT_ETIMEDOUT)
         atomic_fetch_add(&kid_bad, 1);
     kill(pid, SIGKILL);
-    if (weft_wait_pid(pid, &st, UINT64_MAX) != WEFT_OK || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+    if (weft_pid_wait_for(pid, &st, UINT64_MAX) != WEFT_OK || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
         atomic_fetch_add(&kid_bad, 1);
     else
         atomic_fetch_add(&kid_ok, 1);
@@ -651,12 +651,12 @@ static void check_kids(const char *how)
     /* A plain thread. */
     pid_t pid = child(9, 5);
     int st = 0;
-    WT_ASSERT_EQ(weft_wait_pid(pid, &st, UINT64_MAX), WEFT_OK);
+    WT_ASSERT_EQ(weft_pid_wait_for(pid, &st, UINT64_MAX), WEFT_OK);
     WT_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 9);
     pid = child(0, 10000);
-    WT_ASSERT_EQ(weft_wait_pid(pid, &st, MS), WEFT_ETIMEDOUT);
+    WT_ASSERT_EQ(weft_pid_wait_for(pid, &st, MS), WEFT_ETIMEDOUT);
     kill(pid, SIGKILL);
-    WT_ASSERT_EQ(weft_wait_pid(pid, NULL, UINT64_MAX), WEFT_OK);
+    WT_ASSERT_EQ(weft_pid_wait_for(pid, NULL, UINT64_MAX), WEFT_OK);
 }
 
 /* 200 children spawned at once from tasks (posix_spawn of sh, each
@@ -676,7 +676,7 @@ static void spawn_and_wait(void *arg)
         return;
     }
     int st = -1;
-    if (weft_wait_pid(pid, &st, UINT64_MAX) == WEFT_OK && WIFEXITED(st) &&
+    if (weft_pid_wait_for(pid, &st, UINT64_MAX) == WEFT_OK && WIFEXITED(st) &&
         WEXITSTATUS(st) == (int)(i % 256))
         atomic_fetch_add(&kids_right, 1);
     else
@@ -710,10 +710,10 @@ WT_TEST(io, wait_pid_reaps_children, .timeout = 120)
 {
     check_kids("pidfd");
     /* Bad input: not children. */
-    WT_ASSERT_EQ(weft_wait_pid(0, NULL, MS), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_wait_pid(-1, NULL, MS), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_wait_pid(1, NULL, MS), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_wait_pid(getpid(), NULL, UINT64_MAX), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_pid_wait_for(0, NULL, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_pid_wait_for(-1, NULL, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_pid_wait_for(1, NULL, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_pid_wait_for(getpid(), NULL, UINT64_MAX), WEFT_EINVAL);
 }
 
 WT_TEST(io, wait_pid_without_pidfd_polls, .timeout = 120)
@@ -850,7 +850,7 @@ WT_TEST(io, blocking_pool_is_bounded, .timeout = 240)
         atomic_store(&pool_done, 0);
         for (unsigned i = 0; i < 12; i++)
             WT_ASSERT_EQ(weft_spawn(s, pool_task, s), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&pool_done), 12);
         WT_ASSERT(atomic_load(&max_in_pool) <= (int)bound, "%d calls at once past a bound of %u",
                   atomic_load(&max_in_pool), bound);
@@ -869,7 +869,7 @@ WT_TEST(io, blocking_pool_is_bounded, .timeout = 240)
     atomic_store(&rendezvous_missed, 0);
     for (unsigned i = 0; i < 64; i++)
         WT_ASSERT_EQ(weft_spawn(s, rendezvous_task, s), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&pool_done), 64);
     WT_ASSERT_EQ(atomic_load(&rendezvous_missed), 0);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -937,7 +937,7 @@ static pthread_cond_t rep_cond = PTHREAD_COND_INITIALIZER;
 static void stuck_on_pid(void *arg)
 {
     int st;
-    WT_ASSERT_EQ(weft_wait_pid(rep_pid, &st, UINT64_MAX), WEFT_OK);
+    WT_ASSERT_EQ(weft_pid_wait_for(rep_pid, &st, UINT64_MAX), WEFT_OK);
     WT_ASSERT(WIFSIGNALED(st));
     atomic_store(&rep_pid_done, true);
 }
@@ -961,7 +961,7 @@ static void stuck_in_call(void *arg)
 
 static void stuck_on_fd(void *arg)
 {
-    WT_ASSERT_EQ(weft_wait_fd(rep_fd[0], POLLIN, UINT64_MAX), WEFT_ESHUTDOWN);
+    WT_ASSERT_EQ(weft_fd_wait_for(rep_fd[0], POLLIN, UINT64_MAX), WEFT_ESHUTDOWN);
 }
 
 WT_TEST(io, stall_report_names_the_fd, .timeout = 180)
@@ -1046,7 +1046,7 @@ WT_TEST(io, blocking_pool_shrinks_when_idle, .timeout = 180)
     unsigned base = count_threads();
     for (unsigned i = 0; i < 8; i++)
         WT_ASSERT_EQ(weft_spawn(s, nap_task, s), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     unsigned peak = count_threads();
     WT_ASSERT(peak > base, "no pool thread was made (%u threads, %u before)", peak, base);
     unsigned now = peak;
@@ -1060,7 +1060,7 @@ WT_TEST(io, blocking_pool_shrinks_when_idle, .timeout = 180)
     /* It grows again after shrinking (the exited threads are joined). */
     for (unsigned i = 0; i < 4; i++)
         WT_ASSERT_EQ(weft_spawn(s, nap_task, s), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     fprintf(stderr, "pool: %u threads at the peak, back to %u when idle\n", peak, now);
 }

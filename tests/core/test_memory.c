@@ -60,7 +60,7 @@ static void round_of(long n)
         while (!wave_done(&w))
             sched_yield();
     }
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
 }
 
 WT_TEST(memory, t29_rss_flat_over_ten_million_tasks, .timeout = 600)

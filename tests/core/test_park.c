@@ -136,7 +136,7 @@ WT_TEST(park, one_task_from_outside_wakes_one_worker, .timeout = 300)
             uint64_t before = total_wakeups(cur);
             atomic_store(&ran_at, 0);
             WT_ASSERT_EQ(weft_spawn(cur, stamp, NULL), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
             WT_ASSERT(atomic_load(&ran_at) != 0);
             /* A hand-off's wake-up would be counted by the time all are
              * back asleep. */
@@ -189,7 +189,7 @@ WT_TEST(park, t06_work_conservation, .timeout = 600)
             } else {
                 WT_ASSERT_EQ(weft_spawn(cur, spawn_party, NULL), WEFT_OK);
             }
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&arrived), party);
             if (r % 16 == 0)
                 all_parked(cur, 1000000000ull);   /* start some rounds from sleep */
@@ -214,7 +214,7 @@ WT_TEST(park, t07_quiescence, .timeout = 300)
     cur = make_sched(4);
     for (int i = 0; i < 100000; i++)
         WT_ASSERT_EQ(weft_spawn(cur, nothing, NULL), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
     WT_ASSERT(all_parked(cur, HANG_NS), "the idle workers never all parked");
     double c0 = cpu_s();
     struct timespec ts = { 1, 0 };
@@ -261,7 +261,7 @@ WT_TEST(park, t09_global_ring_fairness, .timeout = 120)
         WT_ASSERT(waited <= 62, "global task waited %lld local runs", (long long)waited);
     }
     atomic_store(&churn_stop, true);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
 }
 
@@ -338,7 +338,7 @@ WT_TEST(park, fiber_woken_from_outside_is_not_starved_by_local_wakes, .timeout =
         }
         WT_ASSERT(atomic_load(&inbox_rounds) >= 10000, "the ping-pong did not start");
         weft_event_signal(&inbox_c);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);   /* hangs (test timeout) if the waiter starves */
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);   /* hangs (test timeout) if the waiter starves */
         WT_ASSERT_EQ(atomic_load(&inbox_stop), 1);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
         weft_event_destroy(&inbox_a);
@@ -352,7 +352,7 @@ WT_TEST(park, t10_lifo_slot_budget)
     cur = make_sched(1);
     atomic_store(&victim_after, -1);
     WT_ASSERT_EQ(weft_spawn(cur, start_pingpong, NULL), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
     int after = atomic_load(&victim_after);
     WT_ASSERT(after >= 0 && after <= 3, "deque task ran after %d LIFO runs (budget 3)", after);
     WT_ASSERT_EQ(atomic_load(&pongs), 1001);
@@ -383,7 +383,7 @@ WT_TEST(park, t11_yield_goes_behind_queued_work)
 {
     cur = make_sched(1);
     WT_ASSERT_EQ(weft_spawn(cur, yielder, NULL), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&others_done), 100);
     WT_ASSERT(atomic_load(&yields) <= 101, "%d yields for 100 queued tasks", atomic_load(&yields));
     WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
@@ -633,7 +633,7 @@ static void presize_records(void)
     for (int i = 0; i < 8192; i++)
         WT_ASSERT_EQ(weft_spawn(cur, nop, NULL), WEFT_OK);
     atomic_store(&hold_released, 1);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
 }
 
 /* One round: n spawn/run (16 spawners), n/10 timed suspend/resume (100
@@ -649,7 +649,7 @@ static void round28(long n)
         WT_ASSERT_EQ(weft_spawn(cur, spawn_many, (void *)(intptr_t)(n / 16)), WEFT_OK);
     for (int i = 0; i < 100; i++)
         WT_ASSERT_EQ(weft_spawn(cur, sleep_cycles, (void *)(intptr_t)(n / 1000)), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
 }
 
 WT_TEST(park, t28_no_allocation_on_hot_path, .timeout = 300)
@@ -749,7 +749,7 @@ WT_TEST(park, resumed_fiber_leaves_searching, .timeout = 300)
         WT_ASSERT_EQ(weft_spawn(cur, wait_then_fork, &r), WEFT_OK);
         WT_ASSERT(all_parked(cur, HANG_NS), "workers never all parked (round %d)", round);
         weft_event_signal(&r.go);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT(atomic_load(&r.seen), "round %d: the task queued by a resumed fiber waited for it", round);
         weft_event_destroy(&r.go);
     }

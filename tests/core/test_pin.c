@@ -1,5 +1,5 @@
 /* Issue 22: thread ids, pinned tasks, priorities, bound threads that help
- * or not (WEFT_BIND_NO_HELP), weft_run_pinned and weft_wait_pinned. Written
+ * or not (WEFT_BIND_NO_HELP), weft_pinned_run and weft_pinned_wait_for. Written
  * from weft.h alone ("priorities and pinned tasks", weft_sched_bind_ex,
  * weft_thread_id, weft_config.priority_interval, weft_task_set_priority,
  * weft_task_set_pin), as a user reads it.
@@ -11,7 +11,7 @@
  * RESCUE_S seconds into the wait, the rescuer does the task's job itself
  * (opens what the bound thread waits for), and the test fails naming the
  * wait, the worker count, the bind flags and where the pin came from,
- * instead of hanging. Where nothing can rescue (weft_wait_idle waits for
+ * instead of hanging. Where nothing can rescue (weft_sched_wait_idle waits for
  * the pinned task itself; a graph waits for its pinned task), the test's
  * .timeout ends it and the watchdog prints the schedulers' state; each
  * case is printed to stderr before it runs so the log names the hung one.
@@ -154,7 +154,7 @@ static void rendezvous(void *arg)
     int k = atomic_fetch_add(&r->slot, 1);
     if (k < 64) {
         r->id[k] = weft_thread_id();
-        r->widx[k] = weft_worker_index();
+        r->widx[k] = weft_thread_worker_index();
     }
     atomic_fetch_add(&r->arrived, 1);
     if (!spin_until(&r->arrived, r->need, SPIN_NS))
@@ -219,13 +219,13 @@ WT_TEST(pin, thread_ids, .timeout = 120)
         weft_sched *s = make_sched(W);
         WT_ASSERT_EQ(weft_thread_id(), -1);   /* a plain thread */
 
-        if (W > 0) {   /* workers: 0..W-1, the same as weft_worker_index */
+        if (W > 0) {   /* workers: 0..W-1, the same as weft_thread_worker_index */
             static struct idsample r;
             memset(&r, 0, sizeof r);
             r.need = (int)W;
             for (unsigned i = 0; i < W; i++)
                 WT_ASSERT_EQ(weft_spawn(s, rendezvous, &r), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&r.timed_out), 0);
             int ids[64];
             for (unsigned i = 0; i < W; i++) {
@@ -244,7 +244,7 @@ WT_TEST(pin, thread_ids, .timeout = 120)
             static atomic_int seen;
             atomic_store(&seen, -2);
             WT_ASSERT_EQ(weft_spawn(s, record_id, &seen), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&seen), 0);
         }
 
@@ -347,7 +347,7 @@ WT_TEST(pin, pinned_to_workers_run_there, .timeout = 120)
         wpin_pin_all(&p);                                        /* from a plain thread */
         for (int i = 0; i < 4; i++)                              /* from workers */
             WT_ASSERT_EQ(weft_spawn(p.s, wpin_from_task, &p), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(p.s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(p.s), WEFT_OK);
         WT_ASSERT(atomic_load(&p.refused) == 0, "%d pins to workers refused at %u workers (EINVAL: not implemented?)",
                   atomic_load(&p.refused), p.W);
         WT_ASSERT(atomic_load(&p.wrong) == 0, "%d pinned tasks ran on another worker at %u workers",
@@ -364,7 +364,7 @@ WT_TEST(pin, pinned_to_workers_run_there, .timeout = 120)
 enum wait_kind { WK_IDLE, WK_GRAPH, WK_WAITGROUP, WK_EVENT, WK_MUTEX, WK_COND, WK_CHAN,
                  WK_WAIT_UNTIL, WK_SLEEP, WK_PFOR };
 static const char *const wk_name[] = {
-    "weft_wait_idle", "weft_graph_wait", "weft_waitgroup_wait", "weft_event_wait",
+    "weft_sched_wait_idle", "weft_graph_wait", "weft_waitgroup_wait", "weft_event_wait",
     "weft_mutex_lock", "weft_cond_wait", "weft_chan_recv",
     "weft_wait_until", "weft_sleep", "weft_parallel_for",
 };
@@ -554,7 +554,7 @@ static void run_case(unsigned W, unsigned flags, enum wait_kind kind, enum pin_f
     int rc = WEFT_OK, v = 0;
     uint64_t wait_t0 = wt_now_ns();
     switch (kind) {
-    case WK_IDLE:       rc = weft_wait_idle(c->s); break;
+    case WK_IDLE:       rc = weft_sched_wait_idle(c->s); break;
     case WK_GRAPH:
         rc = weft_graph_run(c->s, g);
         if (rc == WEFT_OK)
@@ -598,7 +598,7 @@ static void run_case(unsigned W, unsigned flags, enum wait_kind kind, enum pin_f
     if (kind == WK_SLEEP && atomic_load(&c->p_runs) == 0 && waited > 400 * MS) {
         fprintf(stderr, "weft_sleep overran by %llu ms (a loaded machine): the pin is pumped\n",
                 (unsigned long long)((waited - 300 * MS) / MS));
-        WT_ASSERT_EQ(weft_run_pinned(UINT64_MAX), 1);
+        WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), 1);
     }
     WT_ASSERT(atomic_load(&c->p_runs) == 1, "%s: the pinned task ran %d times during the wait "
               "(%u workers, %s, from %s)", wk_name[kind], atomic_load(&c->p_runs), W, flag_name(flags),
@@ -606,7 +606,7 @@ static void run_case(unsigned W, unsigned flags, enum wait_kind kind, enum pin_f
     WT_ASSERT(atomic_load(&c->p_on) == c->bound_id, "%s: the pinned task ran on thread %d, not %d",
               wk_name[kind], atomic_load(&c->p_on), c->bound_id);
 
-    WT_ASSERT_EQ(weft_wait_idle(c->s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(c->s), WEFT_OK);
     if (g)
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     weft_chan_destroy(c->ch);
@@ -638,7 +638,7 @@ WT_TEST(pin, bound_runs_pinned_in_wait_until, .timeout = 120)   { run_kind(WK_WA
 WT_TEST(pin, bound_runs_pinned_in_sleep, .timeout = 120)        { run_kind(WK_SLEEP); }
 WT_TEST(pin, bound_runs_pinned_in_parallel_for, .timeout = 120) { run_kind(WK_PFOR); }
 
-/* ---- weft_run_pinned ---------------------------------------------------- */
+/* ---- weft_pinned_run ---------------------------------------------------- */
 
 struct orderlog {
     atomic_int n;
@@ -708,13 +708,13 @@ WT_TEST(pin, run_pinned_counts_in_pin_order, .timeout = 120)
                   "%d pins to the bound thread refused", atomic_load(&mine.refused) + atomic_load(&other.refused));
         WT_ASSERT(atomic_load(&log.n) == 0, "%d pinned tasks ran before the thread pumped",
                   atomic_load(&log.n));
-        int ran = weft_run_pinned(UINT64_MAX);
-        WT_ASSERT(ran == 200, "weft_run_pinned returned %d (%s), want 200", ran, ran < 0 ? weft_err_name(ran) : "");
+        int ran = weft_pinned_run(UINT64_MAX);
+        WT_ASSERT(ran == 200, "weft_pinned_run returned %d (%s), want 200", ran, ran < 0 ? weft_err_name(ran) : "");
         WT_ASSERT_EQ(atomic_load(&log.n), 200);
         WT_ASSERT_EQ(atomic_load(&log.wrong), 0);
         for (int i = 0; i < 200; i++)
             WT_ASSERT(log.seq[i] == i, "pinned task %d ran %d-th: not in pin order", log.seq[i], i);
-        WT_ASSERT_EQ(weft_run_pinned(UINT64_MAX), 0);
+        WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), 0);
         weft_sched_unbind();
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
@@ -736,15 +736,15 @@ WT_TEST(pin, run_pinned_budget, .timeout = 120)
             tasks[i] = (struct otask){ &log, i, i == 0 ? 3 * MS : 0 };
             WT_ASSERT_EQ(spawn_pinned(s, ordered, &tasks[i], log.bound_id), WEFT_OK);
         }
-        int ran = weft_run_pinned(1 * MS);
+        int ran = weft_pinned_run(1 * MS);
         WT_ASSERT(ran == 1, "budget 1 ms, first task 3 ms: ran %d, want 1 (%u workers, %s)", ran, W,
                   flag_name(cfgs[k].flags));
         WT_ASSERT_EQ(atomic_load(&log.n), 1);
         WT_ASSERT_EQ(log.seq[0], 0);
         /* Queued: wait_pinned says so at once and runs nothing. */
-        WT_ASSERT_EQ(weft_wait_pinned(UINT64_MAX), 0);
+        WT_ASSERT_EQ(weft_pinned_wait_for(UINT64_MAX), 0);
         WT_ASSERT_EQ(atomic_load(&log.n), 1);
-        ran = weft_run_pinned(UINT64_MAX);
+        ran = weft_pinned_run(UINT64_MAX);
         WT_ASSERT(ran == 4, "the second call ran %d, want the other 4", ran);
         for (int i = 0; i < 5; i++)
             WT_ASSERT_EQ(log.seq[i], i);
@@ -760,30 +760,30 @@ static void call_pumps(void *arg)
 {
     struct where_rc *w = arg;
     atomic_store(&w->id, weft_thread_id());
-    atomic_store(&w->rc_run, weft_run_pinned(UINT64_MAX));
-    atomic_store(&w->rc_wait, weft_wait_pinned(0));
+    atomic_store(&w->rc_run, weft_pinned_run(UINT64_MAX));
+    atomic_store(&w->rc_wait, weft_pinned_wait_for(0));
     atomic_store(&w->done, 1);
 }
 
 WT_TEST(pin, pumps_refuse_workers_and_plain_threads, .timeout = 60)
 {
-    WT_ASSERT_EQ(weft_run_pinned(UINT64_MAX), WEFT_ENOTBOUND);   /* no scheduler at all */
-    WT_ASSERT_EQ(weft_wait_pinned(0), WEFT_ENOTBOUND);
+    WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), WEFT_ENOTBOUND);   /* no scheduler at all */
+    WT_ASSERT_EQ(weft_pinned_wait_for(0), WEFT_ENOTBOUND);
     for (size_t k = 1; k < NWCOUNTS; k++) {
         weft_sched *s = make_sched(wcounts[k]);
-        WT_ASSERT_EQ(weft_run_pinned(UINT64_MAX), WEFT_ENOTBOUND);   /* a plain thread */
-        WT_ASSERT_EQ(weft_wait_pinned(MS), WEFT_ENOTBOUND);
+        WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), WEFT_ENOTBOUND);   /* a plain thread */
+        WT_ASSERT_EQ(weft_pinned_wait_for(MS), WEFT_ENOTBOUND);
         static struct where_rc w;
         memset(&w, 0, sizeof w);
         WT_ASSERT_EQ(weft_spawn(s, call_pumps, &w), WEFT_OK);        /* a worker */
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&w.rc_run), WEFT_ENOTBOUND);
         WT_ASSERT_EQ(atomic_load(&w.rc_wait), WEFT_ENOTBOUND);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
 }
 
-/* From a task running on the bound thread weft_run_pinned returns 0 and
+/* From a task running on the bound thread weft_pinned_run returns 0 and
  * runs nothing, even with a task pinned to that thread queued. */
 struct nested_pump {
     weft_sched *s;
@@ -801,7 +801,7 @@ static void np_task(void *arg)
     struct nested_pump *n = arg;
     atomic_store(&n->id, weft_thread_id());
     atomic_store(&n->pin_rc, spawn_pinned(n->s, np_pinned, n, n->bound_id));
-    atomic_store(&n->rc, weft_run_pinned(UINT64_MAX));
+    atomic_store(&n->rc, weft_pinned_run(UINT64_MAX));
     atomic_store(&n->p_runs_seen, atomic_load(&n->p_runs));
 }
 
@@ -814,10 +814,10 @@ WT_TEST(pin, run_pinned_from_a_task_on_the_bound_thread, .timeout = 60)
     n.bound_id = bind_as(s, 0);
     atomic_store(&n.rc, 99);
     WT_ASSERT_EQ(weft_spawn(s, np_task, &n), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&n.id), n.bound_id);
     WT_ASSERT(atomic_load(&n.pin_rc) == WEFT_OK, "pin: %s", weft_err_name(atomic_load(&n.pin_rc)));
-    WT_ASSERT(atomic_load(&n.rc) == 0, "weft_run_pinned from a task on the bound thread: %d, want 0",
+    WT_ASSERT(atomic_load(&n.rc) == 0, "weft_pinned_run from a task on the bound thread: %d, want 0",
               atomic_load(&n.rc));
     WT_ASSERT(atomic_load(&n.p_runs_seen) == 0, "it ran the pinned task nested under the task");
     WT_ASSERT_EQ(atomic_load(&n.p_runs), 1);   /* wait_idle ran it */
@@ -825,7 +825,7 @@ WT_TEST(pin, run_pinned_from_a_task_on_the_bound_thread, .timeout = 60)
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
 
-/* ---- weft_wait_pinned --------------------------------------------------- */
+/* ---- weft_pinned_wait_for --------------------------------------------------- */
 
 struct late_pin {
     weft_sched *s;
@@ -868,9 +868,9 @@ WT_TEST(pin, wait_pinned, .timeout = 120)
         l.thread = bind_as(s, cfgs[k].flags);
 
         /* Nothing pinned: ETIMEDOUT, not before its time. */
-        WT_ASSERT_EQ(weft_wait_pinned(0), WEFT_ETIMEDOUT);
+        WT_ASSERT_EQ(weft_pinned_wait_for(0), WEFT_ETIMEDOUT);
         uint64_t t0 = wt_now_ns();
-        int rc = weft_wait_pinned(5 * MS);
+        int rc = weft_pinned_wait_for(5 * MS);
         uint64_t dt = wt_now_ns() - t0;
         WT_ASSERT(rc == WEFT_ETIMEDOUT, "wait_pinned(5 ms) with nothing pinned: %s", weft_err_name(rc));
         WT_ASSERT(dt >= 5 * MS, "wait_pinned(5 ms) returned after %llu ns", (unsigned long long)dt);
@@ -878,10 +878,10 @@ WT_TEST(pin, wait_pinned, .timeout = 120)
         /* One queued: 0 at once, and not run. */
         lp_pin(&l);
         WT_ASSERT(atomic_load(&l.pin_rc) == WEFT_OK, "pin to self: %s", weft_err_name(atomic_load(&l.pin_rc)));
-        WT_ASSERT_EQ(weft_wait_pinned(UINT64_MAX), 0);
-        WT_ASSERT_EQ(weft_wait_pinned(0), 0);
+        WT_ASSERT_EQ(weft_pinned_wait_for(UINT64_MAX), 0);
+        WT_ASSERT_EQ(weft_pinned_wait_for(0), 0);
         WT_ASSERT_EQ(atomic_load(&l.runs), 0);
-        WT_ASSERT_EQ(weft_run_pinned(UINT64_MAX), 1);
+        WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), 1);
         WT_ASSERT_EQ(atomic_load(&l.runs), 1);
 
         /* Pinned from a plain thread 2 ms into the wait: it wakes (a
@@ -895,7 +895,7 @@ WT_TEST(pin, wait_pinned, .timeout = 120)
          * 12) and left for a fix of its own. */
         pthread_t th = start_thread(lp_thread, &l);
         t0 = wt_now_ns();
-        rc = weft_wait_pinned(10000 * MS);
+        rc = weft_pinned_wait_for(10000 * MS);
         dt = wt_now_ns() - t0;
         join_thread(th);
         WT_ASSERT(atomic_load(&l.pin_rc) == WEFT_OK, "pin from a plain thread: %s",
@@ -904,7 +904,7 @@ WT_TEST(pin, wait_pinned, .timeout = 120)
                   weft_err_name(rc), (unsigned long long)(dt / MS));
         /* A pin that arrives during the wait may run in it (the thread
          * runs its pins in any wait); if not, the pump runs it. */
-        int pumped = weft_run_pinned(UINT64_MAX);
+        int pumped = weft_pinned_run(UINT64_MAX);
         WT_ASSERT(pumped == 0 || pumped == 1, "run_pinned after the wake: %d", pumped);
         WT_ASSERT_EQ(atomic_load(&l.runs), 2);
 
@@ -913,15 +913,15 @@ WT_TEST(pin, wait_pinned, .timeout = 120)
          * queued tasks there is not documented, so only W > 0). */
         if (W > 0) {
             WT_ASSERT_EQ(weft_spawn(s, lp_task, &l), WEFT_OK);
-            rc = weft_wait_pinned(10000 * MS);
+            rc = weft_pinned_wait_for(10000 * MS);
             WT_ASSERT(rc == 0, "wait_pinned did not wake for a pin from a worker: %s", weft_err_name(rc));
             WT_ASSERT(atomic_load(&l.pin_rc) == WEFT_OK, "pin from a worker: %s",
                       weft_err_name(atomic_load(&l.pin_rc)));
-            pumped = weft_run_pinned(UINT64_MAX);
+            pumped = weft_pinned_run(UINT64_MAX);
             WT_ASSERT(pumped == 0 || pumped == 1, "run_pinned after the wake: %d", pumped);
             WT_ASSERT_EQ(atomic_load(&l.runs), 3);
         }
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         weft_sched_unbind();
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
@@ -929,7 +929,7 @@ WT_TEST(pin, wait_pinned, .timeout = 120)
 
 /* "Its ready fibers run meanwhile": with no workers, a task of the bound
  * thread blocks on an event; a plain thread signals it; the task, resumed
- * inside weft_wait_pinned, pins to the thread, which wakes the wait. */
+ * inside weft_pinned_wait_for, pins to the thread, which wakes the wait. */
 struct fiber_in_wait {
     weft_sched *s;
     int thread;
@@ -977,12 +977,12 @@ WT_TEST(pin, wait_pinned_runs_ready_fibers, .timeout = 60)
      * thread and the pin runs in the wait, which is not woken for it
      * until the timeout, and then returns 0. The lost wake-up noted in
      * wait_pinned above. */
-    int rc = weft_wait_pinned(10000 * MS);
+    int rc = weft_pinned_wait_for(10000 * MS);
     join_thread(th);
     WT_ASSERT(rc == 0, "wait_pinned: %s (the blocked fiber did not resume in it, or its pin did not wake it)",
               weft_err_name(rc));
     WT_ASSERT(atomic_load(&f.pin_rc) == WEFT_OK, "pin: %s", weft_err_name(atomic_load(&f.pin_rc)));
-    int pumped = weft_run_pinned(UINT64_MAX);   /* 0 if it ran during the wait */
+    int pumped = weft_pinned_run(UINT64_MAX);   /* 0 if it ran during the wait */
     WT_ASSERT(pumped == 0 || pumped == 1, "run_pinned after the wake: %d", pumped);
     WT_ASSERT_EQ(atomic_load(&f.runs), 1);
     weft_event_destroy(&f.ev);
@@ -1059,7 +1059,7 @@ WT_TEST(pin, unbind_runs_pinned_first, .timeout = 120)
         atomic_store(&ran_anything, 0);
         WT_ASSERT_EQ(spawn_pinned(s, count_run, NULL, id), WEFT_EINVAL);
         if (W > 0)
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);   /* W = 0: would run anything queued */
         WT_ASSERT_EQ(atomic_load(&ran_anything), 0);
     }
@@ -1106,7 +1106,7 @@ WT_TEST(pin, bad_input, .timeout = 60)
     WT_ASSERT_EQ(weft_spawn_ex(NULL, count_run, NULL, &o), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_spawn_ex(s, NULL, NULL, &o), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_spawn_ex(s, NULL, NULL, NULL), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT(atomic_load(&ran_anything) == 0, "%d refused spawns ran", atomic_load(&ran_anything));
 
     /* NULL opts = weft_spawn; a thread field with pinned false is ignored;
@@ -1120,7 +1120,7 @@ WT_TEST(pin, bad_input, .timeout = 60)
     WT_ASSERT_EQ(weft_spawn_ex(s, count_run, NULL, &o), WEFT_OK);
     o = (weft_spawn_opts){ .pinned = true, .thread = 1, .hint = WEFT_HINT_NEXT };
     WT_ASSERT_EQ(weft_spawn_ex(s, count_run, NULL, &o), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&ran_anything), 5);
 
     /* bind_ex: unknown flags refused, nothing changed. */
@@ -1152,9 +1152,9 @@ WT_TEST(pin, graph_pin_bad_input, .timeout = 60)
     /* Pinned to an id that is no thread of s: the run is refused. */
     WT_ASSERT_EQ(weft_task_set_pin(b, 7), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&ran_anything), 0);
-    WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_PENDING);
+    WT_ASSERT_EQ(weft_task_state(a), WEFT_TASK_PENDING);
     /* Pinned to a worker: fine. Unpinned again: fine. */
     WT_ASSERT_EQ(weft_task_set_pin(b, 1), WEFT_OK);
     run_wait(s, g, "pinned to worker 1");
@@ -1272,8 +1272,8 @@ static void skip_case(unsigned W, unsigned flags, enum skip_mode mode, bool plai
         pthread_t th = start_thread(pw_main, &p);
         uint64_t end = wt_now_ns() + SPIN_NS;
         while (!atomic_load(&p.done) && wt_now_ns() < end) {
-            weft_wait_pinned(MS);
-            weft_run_pinned(UINT64_MAX);
+            weft_pinned_wait_for(MS);
+            weft_pinned_run(UINT64_MAX);
         }
         WT_ASSERT(atomic_load(&p.done), "a plain thread's weft_graph_wait never returned (%s)", skip_name[mode]);
         join_thread(th);
@@ -1293,14 +1293,14 @@ static void skip_case(unsigned W, unsigned flags, enum skip_mode mode, bool plai
     } else {
         WT_ASSERT_EQ(atomic_load(&k.m_runs), 0);
         WT_ASSERT_EQ(atomic_load(&k.d_runs), 0);
-        weft_task_state st = weft_task_get_state(m);
+        weft_task_status st = weft_task_state(m);
         WT_ASSERT(mode == SK_COND_OTHER ? st == WEFT_TASK_PENDING : st == WEFT_TASK_SKIPPED,
                   "the main-thread task's state: %d", (int)st);
         WT_ASSERT_EQ(atomic_load(&k.x_runs), mode == SK_COND_OTHER);
     }
     /* No stale record of it stays queued on the main thread. */
-    WT_ASSERT_EQ(weft_run_pinned(UINT64_MAX), 0);
-    WT_ASSERT_EQ(weft_wait_pinned(0), WEFT_ETIMEDOUT);
+    WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), 0);
+    WT_ASSERT_EQ(weft_pinned_wait_for(0), WEFT_ETIMEDOUT);
     /* And after a reset the graph runs in full. */
     k.mode = SK_NONE;
     WT_ASSERT_EQ(weft_graph_reset(k.g), WEFT_OK);
@@ -1339,7 +1339,7 @@ static void *unbinder_main(void *arg)
     atomic_store(&u->rc, weft_sched_bind_ex(u->s, WEFT_BIND_NO_HELP));
     atomic_store(&u->id, weft_thread_id());
     while (!atomic_load(&u->go))
-        weft_wait_pinned(MS);
+        weft_pinned_wait_for(MS);
     weft_sched_unbind();
     return NULL;
 }
@@ -1373,8 +1373,8 @@ WT_TEST(pin, graph_task_pinned_to_unbound_thread_fails, .timeout = 180)
         weft_event_signal(&ev);
         int rc = weft_graph_wait(g);
         WT_ASSERT(rc == WEFT_EINVAL, "wait: %s, want EINVAL", weft_err_name(rc));
-        WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_FAILED);
-        WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(atomic_load(&k.m_runs), 0);
         WT_ASSERT_EQ(atomic_load(&k.d_runs), 0);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
@@ -1489,7 +1489,7 @@ WT_TEST(pin, priority_order_with_one_thread, .timeout = 120)
                 if (W == 0) {
                     o.target = bind_as(s, 0);
                     queue_mix(&o);
-                    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+                    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
                     weft_sched_unbind();
                 } else {
                     o.target = 0;
@@ -1498,7 +1498,7 @@ WT_TEST(pin, priority_order_with_one_thread, .timeout = 120)
                     if (!from_blocker)
                         queue_mix(&o);
                     atomic_store(&o.go, 1);
-                    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+                    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
                 }
                 check_prio_order(&o, what);
                 WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -1620,7 +1620,7 @@ WT_TEST(pin, priority_interval_bounds_starvation, .timeout = 120)
                 if (W == 0) {
                     bind_as(s, 0);
                     st_queue(&t);
-                    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+                    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
                     weft_sched_unbind();
                 } else {
                     WT_ASSERT_EQ(weft_spawn(s, st_blocker, &t), WEFT_OK);
@@ -1628,7 +1628,7 @@ WT_TEST(pin, priority_interval_bounds_starvation, .timeout = 120)
                     if (!from_blocker)
                         st_queue(&t);
                     atomic_store(&t.go, 1);
-                    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+                    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
                 }
                 WT_ASSERT(atomic_load(&t.refused) == 0, "spawn_ex refused");
                 WT_ASSERT_EQ(atomic_load(&t.timed_out), 0);
@@ -1701,12 +1701,12 @@ WT_TEST(pin, no_help_runs_only_pinned, .timeout = 120)
         run_wait(s, g, "NO_HELP graph");
         WT_ASSERT_EQ(atomic_load(&h.unpinned_runs), 2000);
         WT_ASSERT_EQ(atomic_load(&h.pinned_runs), 20);
-        /* Spawns from it too, waited for in weft_wait_idle. */
+        /* Spawns from it too, waited for in weft_sched_wait_idle. */
         for (int i = 0; i < 1000; i++)
             WT_ASSERT_EQ(weft_spawn(s, hc_unpinned, &h), WEFT_OK);
         for (int i = 0; i < 20; i++)
             WT_ASSERT_EQ(spawn_pinned(s, hc_pinned, &h, h.bound_id), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&h.unpinned_runs), 3000);
         WT_ASSERT_EQ(atomic_load(&h.pinned_runs), 40);
         WT_ASSERT(atomic_load(&h.unpinned_on_bound) == 0, "a NO_HELP thread ran %d unpinned tasks (%u workers)",
@@ -1721,7 +1721,7 @@ WT_TEST(pin, no_help_runs_only_pinned, .timeout = 120)
 /* The default: a main thread waiting beside one worker runs some of a
  * graph of 2000 tasks of 20 us (40 ms of work: one worker alone would
  * leave it idle the whole time), and some of 2000 such spawns in
- * weft_wait_idle. */
+ * weft_sched_wait_idle. */
 WT_TEST(pin, helping_main_thread_runs_tasks, .timeout = 120)
 {
     weft_sched *s = make_sched(1);
@@ -1737,10 +1737,10 @@ WT_TEST(pin, helping_main_thread_runs_tasks, .timeout = 120)
     WT_ASSERT(in_graph > 0, "the main thread (helping, beside 1 worker) ran none of 2000 graph tasks in weft_graph_wait");
     for (int i = 0; i < 2000; i++)
         WT_ASSERT_EQ(weft_spawn(s, hc_unpinned, &h), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     int in_idle = atomic_load(&h.unpinned_on_bound) - in_graph;
     fprintf(stderr, "the main thread ran %d of 2000 spawns\n", in_idle);
-    WT_ASSERT(in_idle > 0, "the main thread (helping, beside 1 worker) ran none of 2000 spawns in weft_wait_idle");
+    WT_ASSERT(in_idle > 0, "the main thread (helping, beside 1 worker) ran none of 2000 spawns in weft_sched_wait_idle");
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     weft_sched_unbind();
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -1805,7 +1805,7 @@ WT_TEST(pin, levels_and_pins_block_on_each_other_in_a_valid_order, .timeout = 12
         WT_ASSERT_EQ(spawn_pinned(s, lv_pinned, &l, me), WEFT_OK);
         WT_ASSERT_EQ(spawn_prio(s, lv_low, &l, WEFT_PRIORITY_LOW), WEFT_OK);
         WT_ASSERT_EQ(spawn_prio(s, lv_normal, &l, WEFT_PRIORITY_NORMAL), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT(atomic_load(&l.done) == 4, "%u workers: %d of 4 tasks finished", W,
                   atomic_load(&l.done));
         weft_event_destroy(&l.high_go);

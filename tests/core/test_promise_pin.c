@@ -1,5 +1,5 @@
-/* Issue 30, findings 8 and 9: weft_wait_pinned on a bound thread that
- * runs tasks while it waits. Written from weft.h ("weft_wait_pinned":
+/* Issue 30, findings 8 and 9: weft_pinned_wait_for on a bound thread that
+ * runs tasks while it waits. Written from weft.h ("weft_pinned_wait_for":
  * "waits until a task is pinned to it or timeout_ns passes"; "while it
  * waits, the thread runs what it runs in any wait ... a pin that arrives
  * then may have run by the time this returns 0"), as a user reads it.
@@ -7,7 +7,7 @@
  * The scenario of both findings, forced: the bound thread is the only
  * thread that can run a task T (no workers; or every worker held in a
  * kernel wait by a blocker task, so that only the helping bound thread
- * is free), T is queued before the thread waits in weft_wait_pinned, so
+ * is free), T is queued before the thread waits in weft_pinned_wait_for, so
  * the thread runs T inside that wait, and T pins a task P to the same
  * thread. The wait must then return 0 (a pin came), and soon: it has a
  * 60 s timeout, and a rescuer thread that sees it still waiting 10 s
@@ -167,7 +167,7 @@ static void *rescuer(void *arg)
 }
 
 /* One round: T queued where only this (bound, helping) thread can run
- * it, then weft_wait_pinned(timeout). Returns the wait's result; false in
+ * it, then weft_pinned_wait_for(timeout). Returns the wait's result; false in
  * *skipped when the workers could not all be held. */
 static int selfpin_round(weft_sched *s, unsigned workers, struct selfpin *x, uint64_t timeout,
                          bool *skipped)
@@ -187,7 +187,7 @@ static int selfpin_round(weft_sched *s, unsigned workers, struct selfpin *x, uin
     if (rescue)
         WT_ASSERT_EQ(pthread_create(&r, NULL, rescuer, x), 0);
     WT_ASSERT_EQ(weft_spawn(s, task_t, x), WEFT_OK);
-    int rc = weft_wait_pinned(timeout);
+    int rc = weft_pinned_wait_for(timeout);
     atomic_store(&x->returned, 1);
     if (rescue)
         WT_ASSERT_EQ(pthread_join(r, NULL), 0);
@@ -196,11 +196,11 @@ static int selfpin_round(weft_sched *s, unsigned workers, struct selfpin *x, uin
          !atomic_load(&x->t_ran) || (x->pin && !atomic_load(&x->p_ran));) {
         WT_ASSERT(wt_now_ns() < end, "T or P never ran (t_ran %d, p_ran %d)",
                   atomic_load(&x->t_ran), atomic_load(&x->p_ran));
-        weft_run_pinned(UINT64_MAX);
-        weft_wait_pinned(MS);
+        weft_pinned_run(UINT64_MAX);
+        weft_pinned_wait_for(MS);
     }
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
-    weft_run_pinned(UINT64_MAX);   /* the rescuer's no-op, if any */
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
+    weft_pinned_run(UINT64_MAX);   /* the rescuer's no-op, if any */
     sem_destroy(&b.gate);
     return rc;
 }
@@ -225,7 +225,7 @@ WT_TEST(promise_pin, wait_sees_pin_from_task_it_ran, .timeout = 240)
             WT_ASSERT_EQ(atomic_load(&x.pin_rc), 1000 + WEFT_OK);
             WT_ASSERT(atomic_load(&x.p_on_main), "%u workers: P ran off the bound thread", workers);
             WT_ASSERT(!atomic_load(&x.rescued),
-                      "%u workers, round %d: weft_wait_pinned slept on after a task it ran pinned a "
+                      "%u workers, round %d: weft_pinned_wait_for slept on after a task it ran pinned a "
                       "task to this thread (rescued %llu s later; rc %s)",
                       workers, round, (unsigned long long)(RESCUE_NS / SEC), weft_err_name(rc));
             WT_ASSERT(rc == WEFT_OK, "%u workers: wait_pinned: %s", workers, weft_err_name(rc));
@@ -236,7 +236,7 @@ WT_TEST(promise_pin, wait_sees_pin_from_task_it_ran, .timeout = 240)
 }
 
 /* A pin made by a task the thread runs in another wait (weft_sleep) is
- * seen by a later weft_wait_pinned while it is queued, and run. */
+ * seen by a later weft_pinned_wait_for while it is queued, and run. */
 static void pin_then_sleep(void *arg)
 {
     struct selfpin *x = arg;
@@ -262,13 +262,13 @@ WT_TEST(promise_pin, pin_made_in_another_wait_is_seen, .timeout = 120)
          * thread is in its own code, and pins never move). Queued: the
          * wait returns 0 at once; ran: nothing is pinned, a look says so. */
         bool ran = atomic_load(&x.p_ran);
-        int rc = weft_wait_pinned(ran ? 0 : WAIT_NS);
+        int rc = weft_pinned_wait_for(ran ? 0 : WAIT_NS);
         WT_ASSERT(rc == (ran ? WEFT_ETIMEDOUT : WEFT_OK), "%u workers, P %s: %s", workers,
                   ran ? "ran" : "queued", weft_err_name(rc));
         WT_ASSERT_EQ(atomic_load(&x.pin_rc), 1000 + WEFT_OK);
         for (uint64_t end = wt_now_ns() + SPIN_NS; !atomic_load(&x.p_ran);) {
             WT_ASSERT(wt_now_ns() < end, "%u workers: P never ran", workers);
-            weft_run_pinned(UINT64_MAX);
+            weft_pinned_run(UINT64_MAX);
         }
         WT_ASSERT(atomic_load(&x.p_on_main));
         weft_sched_unbind();
@@ -311,15 +311,15 @@ WT_TEST(promise_pin, wait_outcomes, .timeout = 120)
                 continue;
             weft_sched *s = make_sched(workers);
             WT_ASSERT_EQ(weft_sched_bind_ex(s, flags[f]), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_pinned(0), WEFT_ETIMEDOUT);
-            WT_ASSERT_EQ(weft_wait_pinned(5 * MS), WEFT_ETIMEDOUT);
+            WT_ASSERT_EQ(weft_pinned_wait_for(0), WEFT_ETIMEDOUT);
+            WT_ASSERT_EQ(weft_pinned_wait_for(5 * MS), WEFT_ETIMEDOUT);
             struct selfpin x = { .s = s, .main_id = weft_thread_id() };
             WT_ASSERT_EQ(spawn_pinned(s, task_noop, &x, x.main_id), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_pinned(WAIT_NS), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_pinned(0), WEFT_OK);   /* still queued: not run by the wait */
-            WT_ASSERT_EQ(weft_run_pinned(UINT64_MAX), 1);
+            WT_ASSERT_EQ(weft_pinned_wait_for(WAIT_NS), WEFT_OK);
+            WT_ASSERT_EQ(weft_pinned_wait_for(0), WEFT_OK);   /* still queued: not run by the wait */
+            WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), 1);
             WT_ASSERT_EQ(atomic_load(&x.noop_ran), 1);
-            WT_ASSERT_EQ(weft_wait_pinned(0), WEFT_ETIMEDOUT);
+            WT_ASSERT_EQ(weft_pinned_wait_for(0), WEFT_ETIMEDOUT);
             weft_sched_unbind();
             WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
         }
@@ -376,12 +376,12 @@ WT_TEST(promise_pin, other_timed_waits_end_after_running_pins, .timeout = 240)
             WT_ASSERT(rc == want, "%u workers, %s: %s", workers, tk_name[k], weft_err_name(rc));
             for (uint64_t end = wt_now_ns() + SPIN_NS; !atomic_load(&x.t_ran) || !atomic_load(&x.p_ran);) {
                 WT_ASSERT(wt_now_ns() < end, "%u workers, %s: T or P never ran", workers, tk_name[k]);
-                weft_run_pinned(UINT64_MAX);
-                weft_wait_pinned(MS);
+                weft_pinned_run(UINT64_MAX);
+                weft_pinned_wait_for(MS);
             }
             WT_ASSERT(atomic_load(&x.t_on_main) && atomic_load(&x.p_on_main),
                       "%u workers, %s: ran off the bound thread", workers, tk_name[k]);
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
             sem_destroy(&b.gate);
         }
         weft_sched_unbind();

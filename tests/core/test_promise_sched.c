@@ -1,6 +1,6 @@
 /* Issue 30, scheduler promises, written from the header:
  *   - a spin never hides readiness: with spin_us at 1 s, a task waiting
- *     on a descriptor (weft_wait_fd), a child (weft_wait_pid) or a
+ *     on a descriptor (weft_fd_wait_for), a child (weft_pid_wait_for) or a
  *     predicate (weft_wait_until) whose wait ends from another thread
  *     goes on while its worker spins, whether the spin is a channel
  *     waiter's in place or the worker loop's own; a spin that hid it
@@ -73,10 +73,10 @@ static void sr_waiter(void *arg)
         atomic_store(&r->armed, r->round + 1);   /* the loop spins next */
     if (r->by == BY_FD) {
         char c;
-        good = weft_wait_fd(r->fds[0], POLLIN, UINT64_MAX) > 0 && read(r->fds[0], &c, 1) == 1;
+        good = weft_fd_wait_for(r->fds[0], POLLIN, UINT64_MAX) > 0 && read(r->fds[0], &c, 1) == 1;
     } else if (r->by == BY_PID) {
         int st = -1;
-        good = weft_wait_pid(atomic_load(&r->child), &st, UINT64_MAX) == WEFT_OK &&
+        good = weft_pid_wait_for(atomic_load(&r->child), &st, UINT64_MAX) == WEFT_OK &&
                WIFEXITED(st) && WEXITSTATUS(st) == 7;
     } else {
         good = weft_wait_until(flag_pred, r) == WEFT_OK;
@@ -234,7 +234,7 @@ static void br_fd(void *arg)
     busyrig *b = arg;
     char c;
     atomic_fetch_add(&b->armed, 1);
-    WT_ASSERT(weft_wait_fd(b->fds[0], POLLIN, UINT64_MAX) > 0);
+    WT_ASSERT(weft_fd_wait_for(b->fds[0], POLLIN, UINT64_MAX) > 0);
     WT_ASSERT_EQ(read(b->fds[0], &c, 1), 1);
     atomic_fetch_add(&b->done, 1);
     weft_waitgroup_done(&b->wg);

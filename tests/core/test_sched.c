@@ -53,7 +53,7 @@ WT_TEST(sched, external_spawns_run_exactly_once, .timeout = 300)
         cur = make_sched(worker_counts[k]);
         for (size_t i = 0; i < n; i++)
             WT_ASSERT_EQ(weft_spawn(cur, mark, (void *)(uintptr_t)i), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         check_once(n);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
     }
@@ -74,7 +74,7 @@ WT_TEST(sched, worker_spawns_run_exactly_once, .timeout = 300)
             fans[nf].hi = lo + chunk < n ? lo + chunk : n;
             WT_ASSERT_EQ(weft_spawn(cur, fan_out, &fans[nf]), WEFT_OK);
         }
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         check_once(n);
         uint64_t ran = 0;
         for (unsigned w = 0; w < worker_counts[k]; w++) {
@@ -124,7 +124,7 @@ WT_TEST(sched, fibonacci_fork_join, .timeout = 300)
         cur = make_sched(workers);
         struct fib root = { n, 0, false };
         WT_ASSERT_EQ(weft_spawn(cur, fib_task, &root), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT_EQ(root.result, want);
         uint64_t fibers = 0;
         for (unsigned w = 0; w < workers; w++) {
@@ -164,15 +164,15 @@ WT_TEST(sched, single_threaded_mode_runs_on_bound_thread, .timeout = 120)
     hits = calloc(1, 1 << 16);
     cur = make_sched(0);
     bound_thread = pthread_self();
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_ENOTBOUND);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_ENOTBOUND);
     WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
     WT_ASSERT(weft_sched_current() == cur);
-    WT_ASSERT_EQ(weft_worker_index(), -1);
+    WT_ASSERT_EQ(weft_thread_worker_index(), -1);
     static int depth = 10;
     WT_ASSERT_EQ(weft_spawn(cur, on_bound, &depth), WEFT_OK);
     struct fib root = { 18, 0, false };
     WT_ASSERT_EQ(weft_spawn(cur, fib_task, &root), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(root.result, fib_seq(18));
     WT_ASSERT_EQ(hits[0], 11);
     WT_ASSERT_EQ(atomic_load(&off_thread), 0);
@@ -209,7 +209,7 @@ WT_TEST(sched, records_outlive_unbind, .timeout = 120)
             WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
             for (int i = 0; i < 1000; i++)
                 WT_ASSERT_EQ(weft_spawn(cur, count_one, NULL), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
             weft_sched_unbind();
             want += 1000;
             if (counts[k] == 0) {
@@ -222,12 +222,12 @@ WT_TEST(sched, records_outlive_unbind, .timeout = 120)
             }
             for (int i = 0; i < 50; i++)
                 WT_ASSERT_EQ(weft_spawn(cur, spawn_counted, NULL), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
             want += 50 * 300;
         }
         if (counts[k] == 0) {
             WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
             weft_sched_unbind();
         }
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
@@ -256,7 +256,7 @@ WT_TEST(sched, sleep_suspends_fibers, .timeout = 120)
         cur = make_sched(worker_counts[k]);
         for (int i = 0; i < 200; i++)
             WT_ASSERT_EQ(weft_spawn(cur, sleeper, NULL), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&slept), 200);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
     }
@@ -286,14 +286,14 @@ static atomic_int destroy_rc;
 static void destroy_self(void *arg)
 {
     atomic_store(&destroy_rc, weft_sched_destroy(cur));
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_EBUSY);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_EBUSY);
 }
 
 WT_TEST(sched, destroy_from_a_worker_is_refused)
 {
     cur = make_sched(2);
     WT_ASSERT_EQ(weft_spawn(cur, destroy_self, NULL), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&destroy_rc), WEFT_EBUSY);
     WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
 }
@@ -361,7 +361,7 @@ WT_TEST(sched, destroy_refused_while_another_thread_is_bound, .timeout = 120)
         /* Still whole: spawns are taken and run. */
         WT_ASSERT_EQ(weft_sched_bind(cur), WEFT_OK);
         WT_ASSERT_EQ(weft_spawn(cur, count_one, NULL), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&counted), 1);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_EBUSY);   /* bound itself, but not alone */
         WT_ASSERT(weft_sched_current() == cur);
@@ -382,7 +382,7 @@ static atomic_bool in_task_still_bound;
 static void bound_task_misuse(void *arg)
 {
     (void)arg;
-    atomic_store(&in_task_idle_rc, weft_wait_idle(cur));
+    atomic_store(&in_task_idle_rc, weft_sched_wait_idle(cur));
     atomic_store(&in_task_destroy_rc, weft_sched_destroy(cur));
     weft_sched_unbind();
     atomic_store(&in_task_still_bound, weft_sched_current() == cur);
@@ -396,7 +396,7 @@ WT_TEST(sched, task_on_bound_thread_cannot_wait_for_itself, .timeout = 60)
     atomic_store(&in_task_destroy_rc, -100);
     atomic_store(&in_task_still_bound, false);
     WT_ASSERT_EQ(weft_spawn(cur, bound_task_misuse, NULL), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&in_task_idle_rc), WEFT_EBUSY);
     WT_ASSERT_EQ(atomic_load(&in_task_destroy_rc), WEFT_EBUSY);
     WT_ASSERT(atomic_load(&in_task_still_bound), "unbind from a task unbound the thread");
@@ -410,7 +410,7 @@ static atomic_int ran_on_bound;
 static void note_where(void *arg)
 {
     (void)arg;
-    if (weft_worker_index() < 0)
+    if (weft_thread_worker_index() < 0)
         atomic_fetch_add(&ran_on_bound, 1);
     atomic_fetch_add(&counted, 1);
 }
@@ -444,7 +444,7 @@ static void spawn_from_stop(unsigned worker, void *ctx)
     (void)worker;
     (void)ctx;
     atomic_store(&stop_hook_rc, weft_spawn(cur, count_one, NULL));
-    atomic_store(&stop_hook_index, weft_worker_index());
+    atomic_store(&stop_hook_index, weft_thread_worker_index());
 }
 
 WT_TEST(sched, spawn_from_the_stop_hook_is_refused, .timeout = 60)
@@ -506,7 +506,7 @@ WT_TEST(sched, blocked_task_keeps_its_rounding_mode_to_itself, .timeout = 60)
             cur = make_sched(workers);
             WT_ASSERT_EQ(weft_spawn(cur, fp_a, NULL), WEFT_OK);
             WT_ASSERT_EQ(weft_event_wait(&fp_done), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&fp_mode_a_after), FE_TOWARDZERO);
             WT_ASSERT_EQ(atomic_load(&fp_mode_b), FE_TONEAREST);
             WT_ASSERT_EQ(atomic_load(&fp_mode_c), FE_TONEAREST);
@@ -548,6 +548,6 @@ WT_TEST(sched, bad_config_and_arguments)
     WT_ASSERT_EQ(weft_wait_until(NULL, NULL), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_wait_until(fib_done, NULL), WEFT_ENOTBOUND);
     WT_ASSERT_EQ(weft_sched_stats(cur, 5, NULL), WEFT_EINVAL);
-    WT_ASSERT_EQ(weft_worker_index(), -1);
+    WT_ASSERT_EQ(weft_thread_worker_index(), -1);
     WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
 }

@@ -82,10 +82,10 @@ static void run_order(unsigned workers, uint64_t seed, bool with_fibers, int out
         WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
     WT_ASSERT_EQ(weft_spawn(s, root_task, &r), WEFT_OK);
     if (workers == 0) {
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         weft_sched_unbind();
     } else {
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     }
     WT_ASSERT_EQ(atomic_load(&tr.n), NTASKS);
     memcpy(out, tr.order, sizeof tr.order);
@@ -142,7 +142,7 @@ static int race_outcome(uint64_t seed)
     weft_sched *s = make_shuffled(1, seed);
     struct race r = { 0, -1 };
     WT_ASSERT_EQ(weft_spawn(s, race_root, &r), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     return r.seen;
 }

@@ -238,7 +238,7 @@ WT_TEST(stall, stall_report_lists_main_thread_and_spawn_names, .timeout = 120)
     WT_ASSERT(reported(&c, "task \"streaming-job\""), "report:\n%s", c.text);
     WT_ASSERT(reported(&c, "graph task \"frame-task\""), "report:\n%s", c.text);
     weft_event_signal(&named);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     weft_sched_unbind();
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);

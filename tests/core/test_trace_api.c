@@ -518,7 +518,7 @@ WT_TEST(trace, enomem, .timeout = 120)
     start_ok(s, 64);
     run_batch(s, "before-oom", 10, 0, 0);
     stop_ok(s);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     nap_ns(5 * MS);
 
     atomic_store(&fa.fail, true);

@@ -11,7 +11,7 @@
  *    and its blocked slice says what it waited on;
  *  - wait_kinds: every way a task blocks (sync objects, channels, graph
  *    waits, weft_wait_until, weft_yield, weft_call_blocking,
- *    weft_wait_fd) ends a stretch with an args.wait.
+ *    weft_fd_wait_for) ends a stretch with an args.wait.
  * Worker counts 0 (the test thread bound), 1, 2 and 8 where the case
  * depends on them.
  *
@@ -427,7 +427,7 @@ static void wk_blocker(void *p)
         rc = weft_call_blocking(k->s, wk_nap, k);
         break;
     case WK_WAIT_FD: {
-        int r = weft_wait_fd(k->pipe[0], POLLIN, UINT64_MAX);
+        int r = weft_fd_wait_for(k->pipe[0], POLLIN, UINT64_MAX);
         rc = r > 0 ? WEFT_OK : r;
         break;
     }

@@ -189,7 +189,7 @@ static void *binder_main(void *p)
         if (weft_spawn_ex(b->s, pin_task, NULL, &o) != WEFT_OK)
             b->rc = -100;
     }
-    b->ran = weft_run_pinned(UINT64_MAX);
+    b->ran = weft_pinned_run(UINT64_MAX);
     weft_trace_begin(b->zone_name);
     busy_ns(5 * US);
     weft_trace_end();

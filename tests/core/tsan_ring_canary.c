@@ -128,7 +128,7 @@ int main(int argc, char **argv)
         }
     }
     atomic_store_explicit(&gate_open, 1, memory_order_relaxed);   /* relaxed: see above */
-    check(weft_wait_idle(s), "wait_idle");
+    check(weft_sched_wait_idle(s), "wait_idle");
     check(weft_sched_destroy(s), "destroy");
 
     int bad = 0;

@@ -56,7 +56,7 @@ static inline void run_mixed(unsigned workers, unsigned n, bool (*is_thread)(uns
     }
     for (unsigned i = 0; i < nth; i++)
         pthread_join(th[i], NULL);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
     cur = NULL;
 }

@@ -208,7 +208,7 @@ WT_TEST(sync, chan_timeouts_0_1us_1ms, .timeout = 120)
         cur = make_sched(worker_counts[k]);
         for (int i = 0; i < 4; i++)
             WT_ASSERT_EQ(weft_spawn(cur, check_chan_timeouts, NULL), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
     }
 }
@@ -250,7 +250,7 @@ WT_TEST(sync, chan_rendezvous_hand_off, .timeout = 120)
         WT_ASSERT_EQ(weft_spawn(cur, rv_sender, NULL), WEFT_OK);
         pthread_create(&t, NULL, rv_receiver, NULL);
         pthread_join(t, NULL);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         weft_chan_destroy(rv);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
     }
@@ -299,7 +299,7 @@ WT_TEST(sync, chan_close_semantics, .timeout = 120)
         weft_chan_close(cl);
         weft_chan_close(cl);
         pthread_join(t, NULL);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&cl_closed_recv), 6);
         weft_chan_destroy(cl);
 
@@ -316,7 +316,7 @@ WT_TEST(sync, chan_close_semantics, .timeout = 120)
             let_them_block();
             weft_chan_close(cl);
             pthread_join(t, NULL);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&cl_closed_send), 6);   /* blocked at close: not delivered */
             for (size_t i = 0; i < cap; i++) {                /* the buffer drains */
                 int out = 0;
@@ -553,7 +553,7 @@ WT_TEST(sync, chan_try_forms_against_blocked_peers, .timeout = 120)
             }
             if (who != 2)
                 pthread_join(t, NULL);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&tf_done), 2);
         }
         /* Buffered: try_ fails only on full (send) or empty (receive). */
@@ -625,7 +625,7 @@ WT_TEST(sync, run_next_respects_lifo_budget, .timeout = 120)
         atomic_store(&exchanged, 0);
         atomic_store(&victim_after, -1);
         WT_ASSERT_EQ(weft_spawn(cur, pp_start, NULL), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         int after = atomic_load(&victim_after);
         fprintf(stderr, "lifo_budget %u: the deque task ran after %d ping-pong resumptions\n",
                 budgets[b], after);

@@ -128,7 +128,7 @@ WT_TEST(chan_handoff, pingpong_sizes_capacities_placements, .timeout = 600)
                         else
                             spawn_on(s, workers[k], 1, ponger, &p);
                         spawn_on(s, workers[k], 0, pinger, &p);
-                        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);   /* 0 workers: runs both tasks */
+                        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);   /* 0 workers: runs both tasks */
                         if (thread_peer)
                             pthread_join(t, NULL);
                         WT_ASSERT(atomic_load(&p.bad) == 0,
@@ -195,14 +195,14 @@ WT_TEST(chan_handoff, close_ends_waits_at_any_moment, .timeout = 300)
                      i & 1 ? close_send : close_recv, &c);
             if (workers[k]) {
                 close_later(&c, i);
-                WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+                WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
             } else {
                 /* 0 workers: this thread runs the task in its wait, and
                  * another closes. */
                 closer_arg a = { &c, i };
                 pthread_t t;
                 WT_ASSERT_EQ(pthread_create(&t, NULL, closer_thread, &a), 0);
-                WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+                WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
                 pthread_join(t, NULL);
             }
             WT_ASSERT_EQ(atomic_load(&c.rc), WEFT_ECLOSED);
@@ -284,7 +284,7 @@ WT_TEST(chan_handoff, destroyed_as_soon_as_a_call_returns, .timeout = 300)
                 spawn_on(s, workers[k], 0, oneshot_send_task, &o);
             if (!receiver_first)
                 spawn_on(s, workers[k], 1, oneshot_recv, &o);
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);   /* 0 workers: runs the tasks */
+            WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);   /* 0 workers: runs the tasks */
             if (sender_is_thread)
                 pthread_join(t, NULL);
             WT_ASSERT_EQ(atomic_load(&o.got), 1);
@@ -367,7 +367,7 @@ WT_TEST(chan_handoff, a_waiting_task_gives_its_worker_to_other_work, .timeout = 
                 } else if (how == BY_INBOX) {
                     weft_event_signal(&g.woken);
                 }
-                /* Not weft_wait_idle: it returns when a worker parks,
+                /* Not weft_sched_wait_idle: it returns when a worker parks,
                  * after its spin_us of spinning. */
                 while (atomic_load(&g.got) + atomic_load(&g.lost) < i + 1)
                     sched_yield();

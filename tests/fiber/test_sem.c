@@ -177,7 +177,7 @@ WT_TEST(sem, never_more_than_n_holders_mixed, .timeout = 600)
             launch(THREAD, id, th, &nth);
         if (workers == 0)
             hold_body(id++);   /* the bound thread itself, running tasks when it blocks */
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         join_all(th, nth);
         WT_ASSERT_EQ(atomic_load(&hold_bad), 0);
         EXPECT_HOLDERS(&hold, (long)id * hold_iters);
@@ -279,7 +279,7 @@ WT_TEST(sem, timeout_racing_release_ends_once, .timeout = 600)
         for (unsigned id = 0; id < 2 * PAIRS; id++)
             launch(kinds[id], id, th, &nth);
         join_all(th, nth);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&race_bad), 0);
         long ok = 0, to = 0;
         for (unsigned p = 0; p < PAIRS; p++) {
@@ -341,7 +341,7 @@ WT_TEST(sem, fifo_across_fibers_and_threads_no_barging, .timeout = 300)
             WT_ASSERT_EQ(atomic_load(&fifo_order[i]), i);   /* the oldest waiter got it */
         }
         join_all(th, nth);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         expect_units(&fifo_sem, 0);
         weft_sem_destroy(&fifo_sem);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
@@ -383,7 +383,7 @@ WT_TEST(sem, bound_thread_without_workers_runs_tasks_while_it_waits, .timeout = 
     WT_ASSERT_EQ(weft_sem_acquire_for(&st_sem, 1000000), WEFT_ETIMEDOUT);   /* the tasks queue meanwhile */
     for (int i = 0; i < 5; i++)
         weft_sem_release(&st_sem);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&st_ran), 15);
     expect_units(&st_sem, 0);
     weft_sem_destroy(&st_sem);
@@ -419,7 +419,7 @@ WT_TEST(sem, freed_right_after_acquire_returns, .timeout = 120)
         if (r % 2)
             sleep_ns(20000);   /* now and then the waiter is queued first */
         weft_sem_release((weft_sem *)p);
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     }
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }

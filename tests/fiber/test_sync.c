@@ -31,7 +31,7 @@ static void t19_body(unsigned id)
 {
     for (unsigned i = 0; i < iters19; i++) {
         if (i % 8 == 3) {
-            if (!weft_mutex_trylock(&m19))
+            if (!weft_mutex_try_lock(&m19))
                 weft_mutex_lock(&m19);
         } else {
             weft_mutex_lock(&m19);
@@ -97,7 +97,7 @@ static void t20_event_body(unsigned id)
         int rc = weft_event_wait_for(&ev20[p], t);
         uint64_t waited = wt_now_ns() - t0;
         WT_ASSERT_EQ(weft_chan_recv(done20[p], &token), WEFT_OK);   /* the signal has happened */
-        bool left = weft_event_test(&ev20[p]);
+        bool left = weft_event_signalled(&ev20[p]);
         if (rc == WEFT_OK) {
             WT_ASSERT(!left, "round %u: the wait took the signal and it is still set", r);
             atomic_fetch_add(&ok20, 1);
@@ -172,7 +172,7 @@ static void t20_cond_body(unsigned id)
             uint64_t t0 = wt_now_ns();
             int rc = (i % 11 == 5) ? weft_cond_wait(&c20, &m20) : weft_cond_wait_for(&c20, &m20, t);
             uint64_t waited = wt_now_ns() - t0;
-            WT_ASSERT(!weft_mutex_trylock(&m20), "cond wait returned (%d) without the mutex", rc);
+            WT_ASSERT(!weft_mutex_try_lock(&m20), "cond wait returned (%d) without the mutex", rc);
             WT_ASSERT_EQ(owner20, 0);                     /* nobody else is inside */
             owner20 = id + 1;
             if (rc == WEFT_ETIMEDOUT)
@@ -269,7 +269,7 @@ WT_TEST(sync, t20_signal_wakes_exactly_one, .timeout = 300)
         weft_cond_signal(&c20n);                          /* nobody waits: no effect */
         for (int i = 0; i < THREADS; i++)
             pthread_join(th[i], NULL);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
         weft_cond_destroy(&c20n);
         weft_mutex_destroy(&m20n);
@@ -333,7 +333,7 @@ WT_TEST(sync, ready_fibers_do_not_starve_tasks, .timeout = 120)
         atomic_store(&fair_count, 0);
         atomic_store(&fair_after, -1);
         WT_ASSERT_EQ(weft_spawn(cur, mode ? fair_timeouts : fair_events, NULL), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         int after = atomic_load(&fair_after);
         fprintf(stderr, "%s: the deque task ran after %d resumptions (global_interval %u)\n",
                 mode ? "1 us timed waits in a loop" : "fibers waking each other", after,
@@ -368,7 +368,7 @@ static void *tl_holder_thread(void *arg) { tl_holder(arg); return NULL; }
 
 static void tl_trier(void *arg)
 {
-    WT_ASSERT(!weft_mutex_trylock(&tl_m), "trylock took a mutex someone holds");
+    WT_ASSERT(!weft_mutex_try_lock(&tl_m), "trylock took a mutex someone holds");
     atomic_fetch_add(&tl_failed, 1);
 }
 static void *tl_trier_thread(void *arg) { tl_trier(arg); return NULL; }
@@ -383,7 +383,7 @@ WT_TEST(sync, mutex_trylock_fails_while_held, .timeout = 120)
             weft_event_init(&tl_held, false, false);
             weft_event_init(&tl_release, false, false);
             atomic_store(&tl_failed, 0);
-            WT_ASSERT(weft_mutex_trylock(&tl_m));          /* free: ours at once */
+            WT_ASSERT(weft_mutex_try_lock(&tl_m));          /* free: ours at once */
             weft_mutex_unlock(&tl_m);
             pthread_t h, t;
             if (holder_thread)
@@ -401,8 +401,8 @@ WT_TEST(sync, mutex_trylock_fails_while_held, .timeout = 120)
             weft_event_signal(&tl_release);
             if (holder_thread)
                 pthread_join(h, NULL);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
-            WT_ASSERT(weft_mutex_trylock(&tl_m), "trylock failed on a free mutex");
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
+            WT_ASSERT(weft_mutex_try_lock(&tl_m), "trylock failed on a free mutex");
             weft_mutex_unlock(&tl_m);
             weft_event_destroy(&tl_held);
             weft_event_destroy(&tl_release);
@@ -441,7 +441,7 @@ static void ho_sleeper(void *arg)
     atomic_fetch_add(&ho_queued, 1);
     weft_mutex_lock(&ho_m);
     weft_mutex_unlock(&ho_m);
-    if (weft_mutex_trylock(&ho_m)) {   /* no other fiber runs in between: one worker */
+    if (weft_mutex_try_lock(&ho_m)) {   /* no other fiber runs in between: one worker */
         atomic_fetch_add(&ho_retaken, 1);
         weft_mutex_unlock(&ho_m);
     }
@@ -462,7 +462,7 @@ static void ho_owner(void *arg)
     weft_mutex_lock(&ho_m);                       /* ... and takes it first */
     weft_yield();                                 /* the woken one loses, starved */
     weft_mutex_unlock(&ho_m);                     /* a hand-off to it */
-    if (weft_mutex_trylock(&ho_m))
+    if (weft_mutex_try_lock(&ho_m))
         weft_mutex_unlock(&ho_m);                 /* no hand-off: this round proves nothing */
     else
         atomic_store(&ho_handed, 1);
@@ -478,7 +478,7 @@ WT_TEST(sync, mutex_handoff_mode_lasts_one_handoff, .timeout = 120)
         atomic_store(&ho_queued, 0);
         atomic_store(&ho_handed, 0);
         WT_ASSERT_EQ(weft_spawn(cur, ho_owner, NULL), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         int retaken = atomic_load(&ho_retaken);
         WT_ASSERT(retaken == 3, "%d of 3 sleepers could re-take the mutex right after "
                   "unlocking it: hand-off mode outlived its hand-off", retaken);
@@ -528,7 +528,7 @@ static void tw_body(unsigned id)
         weft_mutex_lock(&tw_m);
         t0 = wt_now_ns();
         tw_check("cond_wait_for", id, weft_cond_wait_for(&tw_c, &tw_m, t), WEFT_ETIMEDOUT, t0, t);
-        WT_ASSERT(!weft_mutex_trylock(&tw_m), "cond_wait_for(%llu ns) timed out without the mutex",
+        WT_ASSERT(!weft_mutex_try_lock(&tw_m), "cond_wait_for(%llu ns) timed out without the mutex",
                   (unsigned long long)t);
         weft_mutex_unlock(&tw_m);
     }
@@ -596,7 +596,7 @@ WT_TEST(sync, waitgroup_fan_in, .timeout = 300)
             WT_ASSERT_EQ(weft_waitgroup_wait(&wg), WEFT_OK);   /* a plain thread */
             WT_ASSERT_EQ(atomic_load(&wg_done), 10000);
             pthread_join(t, NULL);
-            WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&wg_waiters_ok), 4);
             weft_waitgroup_destroy(&wg);
         }
@@ -647,9 +647,9 @@ WT_TEST(sync, event_manual_and_auto_reset, .timeout = 120)
 {
     weft_event e;
     weft_event_init(&e, false, true);
-    WT_ASSERT(weft_event_test(&e));
+    WT_ASSERT(weft_event_signalled(&e));
     WT_ASSERT_EQ(weft_event_wait_for(&e, 0), WEFT_OK);       /* consumes it */
-    WT_ASSERT(!weft_event_test(&e));
+    WT_ASSERT(!weft_event_signalled(&e));
     WT_ASSERT_EQ(weft_event_wait_for(&e, 0), WEFT_ETIMEDOUT);
     uint64_t t0 = wt_now_ns();
     WT_ASSERT_EQ(weft_event_wait_for(&e, 1000000), WEFT_ETIMEDOUT);
@@ -671,9 +671,9 @@ WT_TEST(sync, event_manual_and_auto_reset, .timeout = 120)
         settle();
         weft_event_signal(&mev);                              /* wakes all, stays set */
         pthread_join(t, NULL);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&mev_woke), 9);
-        WT_ASSERT(weft_event_test(&mev));
+        WT_ASSERT(weft_event_signalled(&mev));
         WT_ASSERT_EQ(weft_event_wait(&mev), WEFT_OK);
         weft_event_clear(&mev);
         WT_ASSERT_EQ(weft_event_wait_for(&mev, 1000), WEFT_ETIMEDOUT);
@@ -728,7 +728,7 @@ WT_TEST(sync, event_200_threads_signal_at_once, .timeout = 600)
             WT_ASSERT_EQ(weft_spawn(cur, ms_waiter, NULL), WEFT_OK);
         for (int i = 0; i < MS_THREADS; i++)
             WT_ASSERT_EQ(pthread_create(&th[i], NULL, ms_signaller, NULL), 0);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);         /* every wait returned */
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);         /* every wait returned */
         atomic_store(&ms_stop, 1);
         for (int i = 0; i < MS_THREADS; i++)
             pthread_join(th[i], NULL);
@@ -827,7 +827,7 @@ static void fm_round(unsigned r)
     pthread_create(&t, NULL, fm_unref_thread, f);
     fm_unref(f);
     pthread_join(t, NULL);
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
 }
 
 WT_TEST(sync, objects_freed_right_after_a_wait_returns, .timeout = 300)
@@ -837,7 +837,7 @@ WT_TEST(sync, objects_freed_right_after_a_wait_returns, .timeout = 300)
         cur = make_sched(worker_counts[k]);
         for (unsigned r = 0; r < rounds; r++)
             fm_round(r);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
     }
 }
@@ -865,7 +865,7 @@ WT_TEST(sync, wake_from_a_thread_racing_destroy, .timeout = 300)
         WT_ASSERT_EQ(weft_spawn(s, wr_waiter, NULL), WEFT_OK);
         pthread_t t;
         pthread_create(&t, NULL, wr_signaller, NULL);
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
         pthread_join(t, NULL);
         weft_event_destroy(&wr_ev);
@@ -1089,7 +1089,7 @@ WT_TEST(sync, no_allocation_per_wait, .timeout = 300)
             before = atomic_load(&allocs);
         weft_event_signal(&na_go);
         pthread_join(t, NULL);
-        WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         weft_event_destroy(&na_go);
     }
     long during = atomic_load(&allocs) - before;

@@ -40,7 +40,7 @@ static void *mutex_worker(void *arg)
     unsigned id = (unsigned)(uintptr_t)arg;
     for (unsigned i = 0; i < titers; i++) {
         if (i % 4 == 1) {
-            while (!weft_mutex_trylock(&tm))
+            while (!weft_mutex_try_lock(&tm))
                 sched_yield();
         } else {
             weft_mutex_lock(&tm);
@@ -297,7 +297,7 @@ WT_TEST(sync_threads, event_more_signallers_than_releaser_slots, .timeout = 300)
     WT_ASSERT_EQ(atomic_load(&full_rc), WEFT_OK);
     /* One signal woke the waiter; the others found none and left the
      * event set. */
-    WT_ASSERT(weft_event_test(&fev), "the signals after the wake-up were lost");
+    WT_ASSERT(weft_event_signalled(&fev), "the signals after the wake-up were lost");
     weft_event_destroy(&fev);   /* aborts if a waiter or signaller is still counted */
 }
 
@@ -372,7 +372,7 @@ WT_TEST(sync_threads, event_timeouts_exactly_once, .timeout = 300)
         int rc = weft_event_wait_for(&tev, to);
         uint64_t waited = wt_now_ns() - t0;
         WT_ASSERT_EQ(weft_event_wait(&tdone), WEFT_OK);
-        bool left = weft_event_test(&tev);
+        bool left = weft_event_signalled(&tev);
         if (rc == WEFT_OK) {
             WT_ASSERT(!left);
             ok++;

@@ -123,7 +123,7 @@ static void dag_check_full(struct dag *d, const char *what, uint64_t *bad)
         int r = atomic_load(&d->nodes[i].runs);
         if (r != 1)
             WT_FAIL("%s: task %u ran %d times", what, i, r);
-        WT_ASSERT_EQ(weft_task_get_state(d->t[i]), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(d->t[i]), WEFT_TASK_DONE);
     }
     for (uint32_t e = 0; e < d->ne; e++) {
         uint64_t f = atomic_load(&d->nodes[d->eu[e]].finish);
@@ -300,7 +300,7 @@ WT_TEST(graph_stress, t16_cancel_races, .timeout = 900)
                     torn++;
                     WT_FAIL("race %llu: task %u torn (runs %d)", (unsigned long long)total, v, runs);
                 }
-                weft_task_state st = weft_task_get_state(d.t[v]);
+                weft_task_status st = weft_task_state(d.t[v]);
                 WT_ASSERT(st == (whole ? WEFT_TASK_DONE : WEFT_TASK_SKIPPED),
                           "race %llu: task %u state %d, ran %d", (unsigned long long)total, v, st, whole);
                 if (c.cancelled_at[v])

@@ -213,9 +213,9 @@ WT_TEST(attr, sem_skipped_tasks_take_no_unit, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_wait(x.g), WEFT_EFAILED);   /* fail_task's own code, not weft's EAGAIN */
         WT_ASSERT_EQ(weft_graph_fail_code(x.g), WEFT_EAGAIN);
         WT_ASSERT_EQ(atomic_load(&ran_count), 1);
-        WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(y), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(p), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(c), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(y), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(p), WEFT_TASK_FAILED);
         world_close(&x);
     }
 }
@@ -259,7 +259,7 @@ WT_TEST(attr, sem_cancel_while_waiting_gives_the_unit_back, .timeout = 60)
             WT_ASSERT_EQ(weft_graph_run(x.s, x.g), WEFT_OK);
             while (weft__sem_tickets(&x.sem) < 1)
                 WT_ASSERT_EQ(weft_sleep(1000000), WEFT_OK);   /* t queues on the semaphore (w = 0: runs it here) */
-            WT_ASSERT_EQ(weft_task_get_state(t), WEFT_TASK_PENDING);
+            WT_ASSERT_EQ(weft_task_state(t), WEFT_TASK_PENDING);
             if (how == 0)
                 WT_ASSERT(weft_graph_cancel(x.g));
             else
@@ -267,8 +267,8 @@ WT_TEST(attr, sem_cancel_while_waiting_gives_the_unit_back, .timeout = 60)
             weft_sem_release(&x.sem);
             WT_ASSERT_EQ(weft_graph_wait(x.g), WEFT_ECANCELED);
             WT_ASSERT_EQ(atomic_load(&ran_count), 0);
-            WT_ASSERT_EQ(weft_task_get_state(t), WEFT_TASK_SKIPPED);
-            WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(t), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(after), WEFT_TASK_SKIPPED);
             expect_units(&x.sem, 1);
             weft_task_reset(t);
             run_wait(x.s, x.g, "after a cancel");
@@ -523,7 +523,7 @@ WT_TEST(attr, bad_pin_refuses_the_run, .timeout = 60)
             WT_ASSERT(!weft_graph_cancel(x.g), "a refused run is in flight");
             WT_ASSERT_EQ(weft_graph_wait(x.g), WEFT_OK);     /* the last run's result, at once */
             WT_ASSERT_EQ(atomic_load(&ran_count), 2);       /* nothing ran */
-            WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_DONE);   /* still the last run's */
+            WT_ASSERT_EQ(weft_task_state(a), WEFT_TASK_DONE);   /* still the last run's */
         }
         WT_ASSERT_EQ(weft_task_set_pin(t, -1), WEFT_OK);
         run_wait(x.s, x.g, "unpinned again");
@@ -583,9 +583,9 @@ WT_TEST(attr, pin_thread_unbinds_mid_run_the_task_fails, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_fail_code(g), WEFT_EINVAL);
         pthread_join(th, NULL);
         WT_ASSERT_EQ(atomic_load(&ran_count), 2);   /* p and other; not x, not d */
-        WT_ASSERT_EQ(weft_task_get_state(x), WEFT_TASK_FAILED);
-        WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(other), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(x), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(other), WEFT_TASK_DONE);
         WT_ASSERT(weft_graph_failed_task(g) == x);
         WT_ASSERT_EQ(weft_graph_run(ub_s, g), WEFT_EINVAL);   /* and now the run is refused */
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);

@@ -389,7 +389,7 @@ static void lifo_child(void *p)
 static int lifo_slot_blocks(weft_sched *s, void *unused)
 {
     (void)unused;
-    if (weft_worker_index() < 0 && weft_sched_workers(s) != 0)
+    if (weft_thread_worker_index() < 0 && weft_sched_workers(s) != 0)
         return 0;   /* the slot is a worker's: meaningful from a task */
     struct lifo l = { .s = s };
     gate_init(&l.gt, 3);
@@ -440,7 +440,7 @@ static bool kids_done(void *p)
 static int wait_until_children_block(weft_sched *s, void *unused)
 {
     (void)unused;
-    if (weft_worker_index() < 0 && weft_sched_workers(s) != 0)
+    if (weft_thread_worker_index() < 0 && weft_sched_workers(s) != 0)
         return 0;   /* beside workers a bound or plain thread only polls */
     struct kids k;
     gate_init(&k.gt, 3);
@@ -548,7 +548,7 @@ WT_TEST(fibers, yield_storm_is_bounded, .timeout = 120)
         int n = 40000;
         for (int i = 0; i < n; i++)
             WT_ASSERT_EQ(weft_spawn(s, yield_once, &ran), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&ran), n);
         uint64_t peak = fibers_created(s);
         fprintf(stderr, "yield storm, %u workers: %llu fibers made by workers\n", w,
@@ -585,7 +585,7 @@ WT_TEST(fibers, yield_storm_is_bounded_in_shuffle_mode, .timeout = 120)
     int n = (int)wt_scaled(4000, 500);
     for (int i = 0; i < n; i++)
         WT_ASSERT_EQ(weft_spawn(s, yield_often, &ran), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&ran), n);
     uint64_t peak = fibers_created(s);
     WT_ASSERT(peak <= 1024, "%llu fibers for %d yielding tasks in shuffle mode",
@@ -691,7 +691,7 @@ static void overflow_child(void *arg)
         exit(3);
     static int sink;
     weft_spawn(s, overflow_task, &sink);
-    weft_wait_idle(s);
+    weft_sched_wait_idle(s);
     exit(0);   /* not reached if the overflow is caught */
 }
 
@@ -733,7 +733,7 @@ static void stack_child(void *arg)
     if (weft_sched_create(&s, &c) != WEFT_OK)
         exit(3);
     weft_spawn(s, use_stack, &use);
-    weft_wait_idle(s);
+    weft_sched_wait_idle(s);
     weft_sched_destroy(s);
     exit(0);
 }

@@ -74,7 +74,7 @@ static void check_run(const char *what, struct rec *r, uint32_t n, const bool *p
         unsigned got = atomic_load(&r[i].runs);
         WT_ASSERT(got == want, "%s: task %u ran %u times, want %u", what, i, got, want);
         if (t && want)
-            WT_ASSERT_EQ(weft_task_get_state(t[i]), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(t[i]), WEFT_TASK_DONE);
     }
     for (size_t k = 0; k < e->n; k++) {
         uint32_t u = e->u[k], v = e->v[k];
@@ -405,7 +405,7 @@ static void dag_extend(struct dag *d, weft_graph *g, uint32_t m, uint64_t *rng)
             d->rank[id] = (double)(wt_rand(rng) % n) + 0.25;
         atomic_store(&d->rec[id].runs, 0);
         d->t[id] = add(g, stamp, &d->rec[id]);
-        WT_ASSERT_EQ(weft_task_get_state(d->t[id]), WEFT_TASK_PENDING);   /* never run */
+        WT_ASSERT_EQ(weft_task_state(d->t[id]), WEFT_TASK_PENDING);   /* never run */
     }
     d->n = n + m;
     struct edges add_e = { 0 };
@@ -807,10 +807,10 @@ static void ring_case(weft_sched *s, uint32_t len, uint64_t *rng, const char *wh
         WT_ASSERT(rc == WEFT_ECYCLE, "%s, ring of %u: run said %s", what, len, weft_err_name(rc));
     }
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);   /* nothing in flight: at once */
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT(atomic_load(&n) == 0, "%s, ring of %u: %d tasks ran", what, len, atomic_load(&n));
-    WT_ASSERT_EQ(weft_task_get_state(root), WEFT_TASK_PENDING);
-    WT_ASSERT_EQ(weft_task_get_state(t[0]), WEFT_TASK_PENDING);
+    WT_ASSERT_EQ(weft_task_state(root), WEFT_TASK_PENDING);
+    WT_ASSERT_EQ(weft_task_state(t[0]), WEFT_TASK_PENDING);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     free(t);
     free(order);
@@ -861,7 +861,7 @@ WT_TEST(build, cycle_inside_a_large_dag, .timeout = 60)
     recs_reset(d.rec, d.n);
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_ECYCLE);
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT(atomic_load(&ticket) == 0, "WEFT_SEED=%llu: tasks of a cyclic graph ran",
               (unsigned long long)wt_seed());
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
@@ -893,11 +893,11 @@ WT_TEST(build, cycle_closed_after_a_run, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_ECYCLE);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_ECYCLE);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT(atomic_load(&n) == L, "%u workers: %d tasks ran after the cycle was closed",
                   counts[k], atomic_load(&n) - L);
-        WT_ASSERT_EQ(weft_task_get_state(t[0]), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(t[L - 1]), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(t[0]), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(t[L - 1]), WEFT_TASK_DONE);
         /* More tasks do not make it acyclic. */
         weft_task *x = add(g, count, &n);
         WT_ASSERT_EQ(weft_task_precede(x, t[0]), WEFT_OK);
@@ -1156,7 +1156,7 @@ WT_TEST(build, fan_out_and_fan_in_of_100000, .timeout = 120)
             run_wait(s, g, what);
             check_run(what, r, n, NULL, &e, NULL);
         }
-        WT_ASSERT_EQ(weft_task_get_state(t[sink]), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(t[sink]), WEFT_TASK_DONE);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
     struct dot dt = dot_of(g);
@@ -1304,7 +1304,7 @@ WT_TEST(build, busy_while_a_run_is_in_flight, .timeout = 60)
         recs_reset(r, NT);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         if (blocker) {
-            while (weft_task_get_state(blocker) != WEFT_TASK_RUNNING)
+            while (weft_task_state(blocker) != WEFT_TASK_RUNNING)
                 sched_yield();
         }
         /* At 0 workers nothing has run yet: the run is in flight until
@@ -1397,7 +1397,7 @@ WT_TEST(build, changes_between_runs, .timeout = 60)
         uint32_t a = T_NEW(), b = T_NEW(), x = T_NEW();
         EDGE(a, b);
         for (uint32_t i = 0; i < nt; i++)
-            WT_ASSERT_EQ(weft_task_get_state(t[i]), WEFT_TASK_PENDING);
+            WT_ASSERT_EQ(weft_task_state(t[i]), WEFT_TASK_PENDING);
         recs_reset(r, nt);
         run_wait(s, g, what);
         check_run(what, r, nt, NULL, &e, t);
@@ -1406,8 +1406,8 @@ WT_TEST(build, changes_between_runs, .timeout = 60)
          * x -> b (x a root and sink no more, b gets a second predecessor),
          * a -> y1..y4 (a's successors grow from 1 to 5). */
         uint32_t c = T_NEW(), d = T_NEW();
-        WT_ASSERT_EQ(weft_task_get_state(t[c]), WEFT_TASK_PENDING);
-        WT_ASSERT_EQ(weft_task_get_state(t[a]), WEFT_TASK_DONE);   /* the latest run's */
+        WT_ASSERT_EQ(weft_task_state(t[c]), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(t[a]), WEFT_TASK_DONE);   /* the latest run's */
         EDGE(c, a);
         EDGE(b, d);
         EDGE(x, b);
@@ -1482,34 +1482,34 @@ WT_TEST(build, task_states_across_runs, .timeout = 60)
     WT_ASSERT_EQ(weft_task_precede(b, c), WEFT_OK);
     weft_task *all[] = { a, e, b, c };
     for (int i = 0; i < 4; i++)
-        WT_ASSERT_EQ(weft_task_get_state(all[i]), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(all[i]), WEFT_TASK_PENDING);
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-    while (weft_task_get_state(b) != WEFT_TASK_RUNNING)
+    while (weft_task_state(b) != WEFT_TASK_RUNNING)
         sched_yield();
-    WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_DONE);
-    WT_ASSERT_EQ(weft_task_get_state(e), WEFT_TASK_DONE);
-    WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_PENDING);
+    WT_ASSERT_EQ(weft_task_state(a), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(e), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(c), WEFT_TASK_PENDING);
     weft_event_signal(&ev);
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
     for (int i = 0; i < 4; i++)
-        WT_ASSERT_EQ(weft_task_get_state(all[i]), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(all[i]), WEFT_TASK_DONE);
     /* A task added now has never run; the others keep the latest run's. */
     weft_task *d = add(g, count, &n);
-    WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_PENDING);
-    WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_PENDING);
+    WT_ASSERT_EQ(weft_task_state(c), WEFT_TASK_DONE);
     WT_ASSERT_EQ(weft_task_precede(c, d), WEFT_OK);
     WT_ASSERT(weft_task_cancel(e), "no run in flight");
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
-    WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_DONE);
-    WT_ASSERT_EQ(weft_task_get_state(e), WEFT_TASK_SKIPPED);
-    WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_SKIPPED);
-    WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(a), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(e), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
     weft_task_reset(e);
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
     weft_event_signal(&ev);   /* still set: b does not block */
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
-    WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_DONE);
     WT_ASSERT_EQ(atomic_load(&n), 2 + 1 + 3);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     weft_event_destroy(&ev);
@@ -1741,7 +1741,7 @@ WT_TEST(build, roots_ping_pong_through_channels, .timeout = 60)
             WT_ASSERT_EQ(atomic_load(&pp.bad), 0);
             WT_ASSERT(atomic_load(&pp.joined) == run, "%u workers: the join ran before both players",
                       counts[k]);
-            WT_ASSERT_EQ(weft_task_get_state(w), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(w), WEFT_TASK_DONE);
         }
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, counts[k]);

@@ -172,9 +172,9 @@ WT_TEST(cond, loop_do_while_exact_counts, .timeout = 300)
             loop_build(g, &L, sizes[i]);
             run_wait(s, g, "do-while");
             loop_expect(&L, 1, "do-while", w);
-            WT_ASSERT_EQ(weft_task_get_state(L.t_done), WEFT_TASK_DONE);
-            WT_ASSERT_EQ(weft_task_get_state(L.t_cond), WEFT_TASK_DONE);
-            WT_ASSERT_EQ(weft_task_get_state(L.t_body), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(L.t_done), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(L.t_cond), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(L.t_body), WEFT_TASK_DONE);
             WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         }
         close_sched(s, w);
@@ -274,7 +274,7 @@ WT_TEST(cond, loop_while_condition_first, .timeout = 120)
             WT_ASSERT_EQ(atomic_load(&L.back), L.n);
             WT_ASSERT_EQ(atomic_load(&L.done), 1);
             ASSERT_TASKS_OK("while");
-            WT_ASSERT_EQ(weft_task_get_state(tb),
+            WT_ASSERT_EQ(weft_task_state(tb),
                          L.n ? WEFT_TASK_DONE : WEFT_TASK_PENDING);
             WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         }
@@ -308,7 +308,7 @@ WT_TEST(cond, loop_while_with_a_strong_back_edge_ends_without_running, .timeout 
         WT_ASSERT_EQ(atomic_load(&cond_calls), 0);
         WT_ASSERT_EQ(atomic_load(&body), 0);
         WT_ASSERT_EQ(atomic_load(&done), 0);
-        WT_ASSERT_EQ(weft_task_get_state(tc), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(tc), WEFT_TASK_PENDING);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
     }
@@ -1161,7 +1161,7 @@ WT_TEST(cond, counts_start_afresh_at_each_run, .timeout = 60)
             run_wait(s, g, "afresh per run");
             WT_ASSERT(atomic_load(&j_runs) == r % 2, "%u workers, run %d: J ran %ld times", w, r,
                       (long)atomic_load(&j_runs));
-            WT_ASSERT_EQ(weft_task_get_state(j), r % 2 ? WEFT_TASK_DONE : WEFT_TASK_PENDING);
+            WT_ASSERT_EQ(weft_task_state(j), r % 2 ? WEFT_TASK_DONE : WEFT_TASK_PENDING);
             ASSERT_TASKS_OK("afresh per run");
         }
         /* and as a series: run_n alternating is not possible, so: two
@@ -1225,7 +1225,7 @@ WT_TEST(cond, skip_in_one_run_does_not_leak_into_the_next, .timeout = 60)
             WT_ASSERT(rc == WEFT_OK && atomic_load(&j_runs) == 1,
                       "%u workers, A %s in run 1: run 2 (nothing skipped) gave %s, J ran %ld times, "
                       "J is %d", w, how ? "failed" : "cancelled", weft_err_name(rc),
-                      (long)atomic_load(&j_runs), (int)weft_task_get_state(j));
+                      (long)atomic_load(&j_runs), (int)weft_task_state(j));
             ASSERT_TASKS_OK("poison");
             WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
             close_sched(s, w);
@@ -1245,7 +1245,7 @@ static void ss_body(void *arg)
 {
     struct selfstate *S = arg;
     long b = atomic_fetch_add(&S->body, 1) + 1;
-    if (weft_task_get_state(weft_task_current()) != WEFT_TASK_RUNNING && !atomic_load(&S->bad_body))
+    if (weft_task_state(weft_task_current()) != WEFT_TASK_RUNNING && !atomic_load(&S->bad_body))
         atomic_store(&S->bad_body, b);
 }
 
@@ -1253,7 +1253,7 @@ static int ss_cond(void *arg)
 {
     struct selfstate *S = arg;
     long c = atomic_fetch_add(&S->calls, 1) + 1;
-    if (weft_task_get_state(weft_task_current()) != WEFT_TASK_RUNNING && !atomic_load(&S->bad_cond))
+    if (weft_task_state(weft_task_current()) != WEFT_TASK_RUNNING && !atomic_load(&S->bad_cond))
         atomic_store(&S->bad_cond, c);
     return c < S->n ? 0 : 1;
 }
@@ -1279,8 +1279,8 @@ WT_TEST(cond, loop_tasks_read_running_at_every_iteration, .timeout = 60)
                   "%u workers: the body read other than RUNNING first at its run %ld, the "
                   "condition at its call %ld", w, (long)atomic_load(&S.bad_body),
                   (long)atomic_load(&S.bad_cond));
-        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(c), WEFT_TASK_DONE);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
     }
@@ -1368,7 +1368,7 @@ WT_TEST(cond, weak_only_task_is_no_root, .timeout = 60)
             WT_ASSERT_EQ(atomic_load(&m), run);
             WT_ASSERT_EQ(atomic_load(&l2), 0);
             WT_ASSERT_EQ(atomic_load(&lone), run);
-            WT_ASSERT_EQ(weft_task_get_state(tl2), WEFT_TASK_PENDING);
+            WT_ASSERT_EQ(weft_task_state(tl2), WEFT_TASK_PENDING);
         }
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
@@ -1399,8 +1399,8 @@ WT_TEST(cond, every_task_weakly_reached_runs_nothing, .timeout = 60)
         WT_ASSERT_EQ(atomic_load(&cond_calls), 0);
         WT_ASSERT_EQ(atomic_load(&x), 0);
         WT_ASSERT_EQ(atomic_load(&y), 0);
-        WT_ASSERT_EQ(weft_task_get_state(c1), WEFT_TASK_PENDING);
-        WT_ASSERT_EQ(weft_task_get_state(ty), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(c1), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(ty), WEFT_TASK_PENDING);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
     }
@@ -1469,8 +1469,8 @@ WT_TEST(cond, answer_out_of_range_runs_nothing, .timeout = 60)
             run_wait(s, g, "out of range");
             WT_ASSERT(atomic_load(&s0) == 0 && atomic_load(&s1) == 0 && atomic_load(&after) == 0,
                       "answer %d ran a successor", answers[i]);
-            WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_DONE);
-            WT_ASSERT_EQ(weft_task_get_state(t0), WEFT_TASK_PENDING);
+            WT_ASSERT_EQ(weft_task_state(c), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(t0), WEFT_TASK_PENDING);
             WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         }
         /* in range, for contrast: 0 and 1 */
@@ -1517,7 +1517,7 @@ WT_TEST(cond, loop_ended_by_an_out_of_range_answer, .timeout = 60)
         WT_ASSERT_EQ(atomic_load(&body), 10);
         WT_ASSERT_EQ(atomic_load(&oor_calls), 10);
         WT_ASSERT_EQ(atomic_load(&done), 0);
-        WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_PENDING);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
     }
@@ -1540,8 +1540,8 @@ WT_TEST(cond, condition_without_successors, .timeout = 60)
         run_wait(s, g, "no successors");
         WT_ASSERT_EQ(atomic_load(&cond_calls), 4);
         WT_ASSERT_EQ(atomic_load(&a), 2);
-        WT_ASSERT_EQ(weft_task_get_state(c0), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(c1), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(c0), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(c1), WEFT_TASK_DONE);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
     }
@@ -1574,9 +1574,9 @@ WT_TEST(cond, failed_condition_picks_nothing, .timeout = 60)
         WT_ASSERT_EQ(atomic_load(&cond_calls), 1);
         WT_ASSERT_EQ(atomic_load(&s0), 0);
         WT_ASSERT_EQ(atomic_load(&other), 1);
-        WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(c), WEFT_TASK_FAILED);
         WT_ASSERT(weft_graph_failed_task(g) == c);
-        WT_ASSERT(weft_task_get_state(t0) != WEFT_TASK_DONE);
+        WT_ASSERT(weft_task_state(t0) != WEFT_TASK_DONE);
         ASSERT_TASKS_OK("failed condition");
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
@@ -1604,7 +1604,7 @@ WT_TEST(cond, cancelled_condition_picks_nothing, .timeout = 60)
         WT_ASSERT_EQ(atomic_load(&pre), 1);
         WT_ASSERT_EQ(atomic_load(&cond_calls), 0);
         WT_ASSERT_EQ(atomic_load(&s0), 0);
-        WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(c), WEFT_TASK_SKIPPED);
         weft_task_reset(c);
         run_wait(s, g, "after reset");
         WT_ASSERT_EQ(atomic_load(&cond_calls), 1);
@@ -1663,7 +1663,7 @@ WT_TEST(cond, cancel_a_loop_body_from_its_condition, .timeout = 60)
         WT_ASSERT_EQ(atomic_load(&C.body_runs), 5);
         WT_ASSERT_EQ(atomic_load(&C.calls), 5);
         WT_ASSERT_EQ(atomic_load(&done), 0);
-        WT_ASSERT_EQ(weft_task_get_state(C.body), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(C.body), WEFT_TASK_SKIPPED);
         /* the next run skips the body at once */
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
@@ -1795,7 +1795,7 @@ WT_TEST(cond, graph_cancel_ends_a_series, .timeout = 60)
                   (long)atomic_load(&L.init));
         WT_ASSERT(atomic_load(&L.done) == 1);
         WT_ASSERT_EQ(atomic_load(&C.body), 150);
-        WT_ASSERT_EQ(weft_task_get_state(L.t_cond), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(L.t_cond), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(weft_graph_destroy(C.g), WEFT_OK);
         close_sched(s, w);
     }
@@ -1845,7 +1845,7 @@ static int ff_b_cond(void *arg)
 static void *ff_watch(void *arg)
 {
     struct ff *F = arg;
-    while (weft_task_get_state(F->a_body) != WEFT_TASK_FAILED)
+    while (weft_task_state(F->a_body) != WEFT_TASK_FAILED)
         sched_yield();
     weft_event_signal(&F->failed);
     return NULL;
@@ -1887,7 +1887,7 @@ WT_TEST(cond, fail_fast_in_loops, .timeout = 120)
             WT_ASSERT(weft_graph_failed_task(F.g) == F.a_body);
             WT_ASSERT_EQ(atomic_load(&F.a_body_runs), 50);
             WT_ASSERT_EQ(atomic_load(&F.a_calls), 49);
-            WT_ASSERT_EQ(weft_task_get_state(ac), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(ac), WEFT_TASK_SKIPPED);
             WT_ASSERT_EQ(atomic_load(&F.a_done), 0);
             if (fast) {
                 WT_ASSERT_EQ(atomic_load(&F.b_done), 0);
@@ -2237,7 +2237,7 @@ WT_TEST(cond, block_loop_body_on_another_graph_or_a_spawned_task, .timeout = 120
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
             if (!spawned)
                 WT_ASSERT_EQ(weft_graph_wait(pg), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&P.body), P.n);
             WT_ASSERT_EQ(atomic_load(&P.prod), P.n);
             WT_ASSERT_EQ(atomic_load(&P.calls), P.n);
@@ -2300,7 +2300,7 @@ WT_TEST(cond, block_condition_waits_on_a_channel, .timeout = 120)
             edge(add(g, NULL, NULL), b);
             WT_ASSERT_EQ(weft_spawn(s, ch_send, &C), WEFT_OK);
             run_wait(s, g, "channel condition");
-            WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&C.body), C.n);
             WT_ASSERT_EQ(atomic_load(&C.calls), C.n);
             WT_ASSERT_EQ(atomic_load(&C.done), 1);

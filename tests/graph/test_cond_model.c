@@ -19,7 +19,7 @@
  * (most are); the others are counted as not compared.
  *
  * Compared: how many times each task's function ran, each task's state
- * (weft_task_get_state: its last visit's), and weft_graph_wait's result.
+ * (weft_task_state: its last visit's), and weft_graph_wait's result.
  * Graphs: 2 to 12 tasks, about a third conditions; strong edges go
  * forward (no strong cycle), weak edges anywhere (loops); some tasks
  * cancelled, some fail on their k-th call; a condition answers from a
@@ -59,7 +59,7 @@ struct spec {
 
 struct outcome {
     int runs[MAXN];
-    weft_task_state state[MAXN];
+    weft_task_status state[MAXN];
     int rc;
 };
 
@@ -257,7 +257,7 @@ static void run_real(weft_sched *s, const struct spec *sp, struct outcome *out)
         out->rc = weft_graph_fail_code(g);   /* the model names the failing task's own code */
     for (int i = 0; i < sp->n; i++) {
         out->runs[i] = atomic_load(&real_calls[i]);
-        out->state[i] = weft_task_get_state(t[i]);
+        out->state[i] = weft_task_state(t[i]);
     }
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
 }
@@ -372,8 +372,8 @@ WT_TEST(cond_model, pick_runs_despite_a_skipped_predecessor, .timeout = 60)
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);   /* a was skipped */
             WT_ASSERT(atomic_load(&v_runs) == 1, "workers %u run %d: v ran %d times",
                       wcounts[k], run, atomic_load(&v_runs));
-            WT_ASSERT_EQ(weft_task_get_state(v), WEFT_TASK_DONE);
-            WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_PENDING);
+            WT_ASSERT_EQ(weft_task_state(v), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_PENDING);
         }
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, wcounts[k]);

@@ -157,9 +157,9 @@ static void node_fn(void *arg)
         int rc = weft_task_fail(code_of(v->id));
         if (rc != WEFT_OK)
             flaw("task %u: weft_task_fail: %s", v->id, weft_err_name(rc));
-        if (weft_task_get_state(v->t) != WEFT_TASK_RUNNING)
+        if (weft_task_state(v->t) != WEFT_TASK_RUNNING)
             flaw("task %u: state %d after weft_task_fail, want RUNNING until it returns", v->id,
-                 (int)weft_task_get_state(v->t));
+                 (int)weft_task_state(v->t));
     }
     atomic_fetch_add(&v->runs, 1);
     atomic_store(&v->last_run, r);
@@ -321,7 +321,7 @@ static void world_check_consistent(const struct world *w, const char *what)
 {
     for (uint32_t i = 0; i < w->n; i++) {
         unsigned runs = atomic_load(&w->nd[i].runs);
-        weft_task_state st = weft_task_get_state(w->nd[i].t);
+        weft_task_status st = weft_task_state(w->nd[i].t);
         WT_ASSERT(runs <= 1, "%s: task %u ran %u times", what, i, runs);
         if (runs)
             WT_ASSERT(st == WEFT_TASK_DONE || st == WEFT_TASK_FAILED, "%s: task %u ran; state %d",
@@ -355,7 +355,7 @@ struct witness {
 static bool f_failed(void *ctx)
 {
     struct witness *x = ctx;
-    return weft_task_get_state(x->f) == WEFT_TASK_FAILED;
+    return weft_task_state(x->f) == WEFT_TASK_FAILED;
 }
 
 static void witness_fn(void *arg)
@@ -416,12 +416,12 @@ static void fail_every_position(unsigned workers, uint32_t n, bool fail_fast, ui
                   (void *)weft_graph_failed_task(g), (void *)w.nd[f].t);
         CHECK_FLAWS(w2);
         world_check_consistent(&w, w2);
-        WT_ASSERT_EQ(weft_task_get_state(w.nd[f].t), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(w.nd[f].t), WEFT_TASK_FAILED);
         uint64_t f_end = atomic_load(&w.nd[f].end);
         for (uint32_t i = 0; i < n; i++) {
             if (i == f)
                 continue;
-            weft_task_state st = weft_task_get_state(w.nd[i].t);
+            weft_task_status st = weft_task_state(w.nd[i].t);
             if (desc[i])
                 WT_ASSERT(st == WEFT_TASK_SKIPPED, "%s: descendant %u reads %d, want SKIPPED", w2, i,
                           (int)st);
@@ -434,7 +434,7 @@ static void fail_every_position(unsigned workers, uint32_t n, bool fail_fast, ui
         }
         if (fail_fast) {
             uint64_t seen = atomic_load(&x.seen_at);
-            weft_task_state xs = weft_task_get_state(x.self);
+            weft_task_status xs = weft_task_state(x.self);
             WT_ASSERT(seen ? xs == WEFT_TASK_DONE : xs == WEFT_TASK_SKIPPED,
                       "%s: the witness reads %d, its ticket %llu", w2, (int)xs, (unsigned long long)seen);
             WT_ASSERT(atomic_load(&x.after) == 0,
@@ -465,7 +465,7 @@ static void fail_every_position(unsigned workers, uint32_t n, bool fail_fast, ui
                       w2);
             for (uint32_t i = 0; i < n; i++) {
                 WT_ASSERT_EQ(atomic_load(&w.nd[i].runs), 1);
-                WT_ASSERT_EQ(weft_task_get_state(w.nd[i].t), WEFT_TASK_DONE);
+                WT_ASSERT_EQ(weft_task_state(w.nd[i].t), WEFT_TASK_DONE);
             }
             CHECK_FLAWS(w2);
             if (fail_fast)
@@ -525,7 +525,7 @@ struct failer {
 
 static bool first_failed(void *ctx)
 {
-    return weft_task_get_state(((struct twofail *)ctx)->first) == WEFT_TASK_FAILED;
+    return weft_task_state(((struct twofail *)ctx)->first) == WEFT_TASK_FAILED;
 }
 
 static void failer_fn(void *arg)
@@ -591,18 +591,18 @@ WT_TEST(graph_control, fail_two_branches_first_by_completion, .timeout = 120)
                           what, rc, tf.first_code, tf.second_code);
                 WT_ASSERT(weft_graph_failed_task(g) == tf.first, "%s: failed task is not the first", what);
                 CHECK_FLAWS(what);
-                WT_ASSERT_EQ(weft_task_get_state(tf.first), WEFT_TASK_FAILED);
-                weft_task_state st2 = weft_task_get_state(tf.second);
+                WT_ASSERT_EQ(weft_task_state(tf.first), WEFT_TASK_FAILED);
+                weft_task_status st2 = weft_task_state(tf.second);
                 if (ff)
                     WT_ASSERT(st2 == WEFT_TASK_FAILED || st2 == WEFT_TASK_SKIPPED, "%s: second %d", what, (int)st2);
                 else
                     WT_ASSERT(st2 == WEFT_TASK_FAILED, "%s: second reads %d", what, (int)st2);
                 weft_task *skipped[] = { a1, a2, b1, b2, join };
                 for (int i = 0; i < 5; i++)
-                    WT_ASSERT_EQ(weft_task_get_state(skipped[i]), WEFT_TASK_SKIPPED);
+                    WT_ASSERT_EQ(weft_task_state(skipped[i]), WEFT_TASK_SKIPPED);
                 if (!ff) {
                     WT_ASSERT_EQ(atomic_load(&n), 3);
-                    WT_ASSERT_EQ(weft_task_get_state(c2), WEFT_TASK_DONE);
+                    WT_ASSERT_EQ(weft_task_state(c2), WEFT_TASK_DONE);
                 }
             }
             WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
@@ -664,22 +664,22 @@ WT_TEST(graph_control, fail_failed_task_across_runs, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WAIT_FAILED(g, -1001);
         WT_ASSERT(weft_graph_failed_task(g) == a);
-        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_DONE);
 
         /* run_n(0) does nothing: the latest run's result and failed task stay. */
         WT_ASSERT_EQ(weft_graph_run_n(s, g, 0), WEFT_OK);
         WAIT_FAILED(g, -1001);
         WT_ASSERT(weft_graph_failed_task(g) == a, "run_n(0) changed the failed task");
-        WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(a), WEFT_TASK_FAILED);
 
         atomic_store(&script.mode, 2);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WAIT_FAILED(g, -1003);
         WT_ASSERT(weft_graph_failed_task(g) == c, "the failed task is the latest run's");
-        WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(a), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
 
         atomic_store(&script.mode, 0);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
@@ -691,7 +691,7 @@ WT_TEST(graph_control, fail_failed_task_across_runs, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WAIT_FAILED(g, -1002);
         WT_ASSERT(weft_graph_failed_task(g) == b);
-        WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
         /* Only the cancel now: ECANCELED, and no failed task. */
         atomic_store(&script.mode, 0);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
@@ -700,7 +700,7 @@ WT_TEST(graph_control, fail_failed_task_across_runs, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_reset(g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
-        WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_DONE);
 
         atomic_store(&script.mode, 4);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
@@ -709,7 +709,7 @@ WT_TEST(graph_control, fail_failed_task_across_runs, .timeout = 60)
         atomic_store(&script.mode, 5);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WAIT_FAILED(g, INT_MIN);
-        WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(c), WEFT_TASK_FAILED);
 
         /* A failure in a task of a single-task graph, and the next run. */
         weft_graph *one = new_graph();
@@ -804,8 +804,8 @@ WT_TEST(graph_control, bad_fail_codes_and_callers, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&bi.rc0), WEFT_EINVAL);
         WT_ASSERT_EQ(atomic_load(&bi.rc1), WEFT_EINVAL);
-        WT_ASSERT_EQ(weft_task_get_state(z), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(z), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(after), WEFT_TASK_DONE);
         WT_ASSERT(weft_graph_failed_task(g) == NULL);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
 
@@ -827,7 +827,7 @@ WT_TEST(graph_control, bad_fail_codes_and_callers, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&bi.rc_child), WEFT_EINVAL);
         WT_ASSERT(bi.cur_child == NULL, "a task spawned by a graph task is not a graph task");
-        WT_ASSERT_EQ(weft_task_get_state(p), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(p), WEFT_TASK_DONE);
         WT_ASSERT(weft_graph_failed_task(g) == NULL);
         CHECK_FLAWS("spawned child");
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
@@ -849,7 +849,7 @@ WT_TEST(graph_control, bad_fail_codes_and_callers, .timeout = 60)
         WT_ASSERT_EQ(atomic_load(&bi.rc_ff), WEFT_EBUSY);
         WT_ASSERT_EQ(atomic_load(&bi.rc_reset), WEFT_EBUSY);
         /* Nothing changed: the mark stays (marked skipped, other ran). */
-        WT_ASSERT_EQ(weft_task_get_state(marked), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(marked), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(atomic_load(&n), 1);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
 
@@ -878,7 +878,7 @@ struct waits_for_failure {
 
 static bool wff_pred(void *ctx)
 {
-    return weft_task_get_state(((struct waits_for_failure *)ctx)->f) == WEFT_TASK_FAILED;
+    return weft_task_state(((struct waits_for_failure *)ctx)->f) == WEFT_TASK_FAILED;
 }
 
 static void wff_fn(void *arg)
@@ -918,8 +918,8 @@ WT_TEST(graph_control, bad_busy_during_a_run_changes_nothing, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_reset(NULL), WEFT_EINVAL);
         atomic_store(&gate, 1);
         WAIT_FAILED(g, -1003);
-        WT_ASSERT_EQ(weft_task_get_state(late), WEFT_TASK_DONE);   /* fail-fast stayed off */
-        WT_ASSERT_EQ(weft_task_get_state(marked), WEFT_TASK_SKIPPED);   /* reset refused */
+        WT_ASSERT_EQ(weft_task_state(late), WEFT_TASK_DONE);   /* fail-fast stayed off */
+        WT_ASSERT_EQ(weft_task_state(marked), WEFT_TASK_SKIPPED);   /* reset refused */
         WT_ASSERT_EQ(atomic_load(&n), 1);
         CHECK_FLAWS("busy");
         /* Between runs both work, and do what they say. */
@@ -930,7 +930,7 @@ WT_TEST(graph_control, bad_busy_during_a_run_changes_nothing, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WAIT_FAILED(g, -1003);
         /* late becomes ready only after w saw the failure: skipped. */
-        WT_ASSERT_EQ(weft_task_get_state(late), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(late), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, workers);
     }
@@ -949,7 +949,7 @@ static void pf_chunk(size_t b, size_t e, void *arg)
     struct pf_ctx *c = arg;
     (void)b;
     (void)e;
-    if (weft_worker_index() != c->worker) {
+    if (weft_thread_worker_index() != c->worker) {
         atomic_fetch_add(&c->elsewhere, 1);
         if (weft_task_fail(-5) != WEFT_EINVAL)
             atomic_fetch_add(&c->bad_rc, 1);
@@ -968,7 +968,7 @@ static void pf_chunk(size_t b, size_t e, void *arg)
 static void pf_task(void *arg)
 {
     struct pf_ctx *c = arg;
-    c->worker = weft_worker_index();
+    c->worker = weft_thread_worker_index();
     int rc = weft_parallel_for(bi.s, 0, 64, 1, pf_chunk, c);
     if (rc != WEFT_OK)
         flaw("parallel_for: %s", weft_err_name(rc));
@@ -992,7 +992,7 @@ WT_TEST(graph_control, bad_fail_from_parallel_chunks_elsewhere, .timeout = 120)
             memset(&c, 0, sizeof c);
             WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
-            WT_ASSERT_EQ(weft_task_get_state(t), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(t), WEFT_TASK_DONE);
             WT_ASSERT(weft_graph_failed_task(g) == NULL);
             WT_ASSERT_EQ(atomic_load(&c.bad_rc), 0);
             WT_ASSERT_EQ(atomic_load(&c.bad_cur), 0);
@@ -1030,7 +1030,7 @@ WT_TEST(graph_control, bad_null_arguments, .timeout = 30)
     WT_ASSERT_EQ(weft_graph_run_until(s, NULL, NULL, NULL), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_graph_run_until(s, g, NULL, NULL), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
-    WT_ASSERT_EQ(weft_task_get_state(t), WEFT_TASK_PENDING);   /* nothing ran */
+    WT_ASSERT_EQ(weft_task_state(t), WEFT_TASK_PENDING);   /* nothing ran */
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
@@ -1119,7 +1119,7 @@ WT_TEST(graph_control, current_outside_inside_nested_and_after_blocking, .timeou
                 WT_ASSERT_EQ(atomic_load(&o[i].ok), 1);
                 WT_ASSERT_EQ(atomic_load(&iw[i].run), r);
             }
-            WT_ASSERT_EQ(weft_task_get_state(sig), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(sig), WEFT_TASK_DONE);
             CHECK_FLAWS("current");
         }
         WT_ASSERT_EQ(weft_graph_destroy(outer), WEFT_OK);
@@ -1178,10 +1178,10 @@ WT_TEST(graph_control, current_failure_after_a_nested_wait_is_the_outer_tasks, .
         WT_ASSERT_EQ(weft_graph_fail_code(inner), -71);
         WT_ASSERT(weft_graph_failed_task(outer) == ot);
         WT_ASSERT(weft_graph_failed_task(inner) == it);
-        WT_ASSERT_EQ(weft_task_get_state(ot), WEFT_TASK_FAILED);
-        WT_ASSERT_EQ(weft_task_get_state(it), WEFT_TASK_FAILED);
-        WT_ASSERT_EQ(weft_task_get_state(oafter), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(iafter), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(ot), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(it), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(oafter), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(iafter), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(atomic_load(&n), 0);
         CHECK_FLAWS("nested failure");
         WT_ASSERT_EQ(weft_graph_destroy(outer), WEFT_OK);
@@ -1702,7 +1702,7 @@ WT_TEST(graph_control, series_run_n_counts_and_order, .timeout = 300)
         WT_ASSERT_EQ(weft_graph_run_n(s, g, 0), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
         series_check_counts(&w, 0, what);
-        WT_ASSERT_EQ(weft_task_get_state(w.head), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(w.head), WEFT_TASK_PENDING);
         uint64_t total = 0;
         uint64_t ns[] = { 1, 5, wt_scaled(1000, 100), 1, 0, 2 };
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
@@ -1714,7 +1714,7 @@ WT_TEST(graph_control, series_run_n_counts_and_order, .timeout = 300)
             series_check_counts(&w, total, w2);
             WT_ASSERT(weft_graph_failed_task(g) == NULL);
             for (uint32_t j = 0; j < w.n; j++)
-                WT_ASSERT_EQ(weft_task_get_state(w.nd[j].t), WEFT_TASK_DONE);
+                WT_ASSERT_EQ(weft_task_state(w.nd[j].t), WEFT_TASK_DONE);
         }
         /* Plain runs mix with series. */
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
@@ -1861,7 +1861,7 @@ WT_TEST(graph_control, series_failure_ends_the_series, .timeout = 300)
                     WT_ASSERT(atomic_load(&w.run) - r0 == kth, "%s: the series ran %llu times", what,
                               (unsigned long long)(atomic_load(&w.run) - r0));
                     WT_ASSERT(weft_graph_failed_task(g) == w.nd[f].t, "%s: failed task", what);
-                    WT_ASSERT_EQ(weft_task_get_state(w.nd[f].t), WEFT_TASK_FAILED);
+                    WT_ASSERT_EQ(weft_task_state(w.nd[f].t), WEFT_TASK_FAILED);
                     if (use_until)   /* asked after each clean run; after the failed one, maybe */
                         WT_ASSERT(atomic_load(&u.calls) == kth - 1 || atomic_load(&u.calls) == kth,
                                   "%s: the predicate was asked %llu times", what,
@@ -1869,11 +1869,11 @@ WT_TEST(graph_control, series_failure_ends_the_series, .timeout = 300)
                     world_descendants(&w, f, desc);
                     for (uint32_t i = 0; i < w.n; i++)
                         if (desc[i])
-                            WT_ASSERT(weft_task_get_state(w.nd[i].t) == WEFT_TASK_SKIPPED &&
+                            WT_ASSERT(weft_task_state(w.nd[i].t) == WEFT_TASK_SKIPPED &&
                                           atomic_load(&w.nd[i].last_run) == done + kth - 1,
                                       "%s: descendant %u ran in the failed run", what, i);
                         else if (!ff && i != f)
-                            WT_ASSERT(weft_task_get_state(w.nd[i].t) == WEFT_TASK_DONE &&
+                            WT_ASSERT(weft_task_state(w.nd[i].t) == WEFT_TASK_DONE &&
                                           atomic_load(&w.nd[i].last_run) == done + kth,
                                       "%s: task %u did not run in the failed run", what, i);
                     CHECK_FLAWS(what);
@@ -2413,8 +2413,8 @@ WT_TEST(graph_control, series_eshutdown_keeps_the_latest_result, .timeout = 60)
                       "ESHUTDOWN changed the failed task (%d)", failed);
             WT_ASSERT(weft_graph_fail_code(g) == (failed ? -1001 : 0), "ESHUTDOWN changed the fail code (%d): %d",
                       failed, weft_graph_fail_code(g));
-            WT_ASSERT_EQ(weft_task_get_state(a), failed ? WEFT_TASK_FAILED : WEFT_TASK_DONE);
-            WT_ASSERT_EQ(weft_task_get_state(b), failed ? WEFT_TASK_SKIPPED : WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(a), failed ? WEFT_TASK_FAILED : WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(b), failed ? WEFT_TASK_SKIPPED : WEFT_TASK_DONE);
             weft_event_signal(&sh.release);
             pthread_join(th, NULL);
             WT_ASSERT_EQ(atomic_load(&sh.destroy_rc), WEFT_OK);
@@ -2424,7 +2424,7 @@ WT_TEST(graph_control, series_eshutdown_keeps_the_latest_result, .timeout = 60)
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
             WT_ASSERT(weft_graph_failed_task(g) == NULL);
             WT_ASSERT_EQ(weft_graph_fail_code(g), 0);
-            WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_DONE);
             WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
             WT_ASSERT_EQ(weft_sched_destroy(s2), WEFT_OK);
             weft_event_destroy(&sh.release);

@@ -60,7 +60,7 @@ WT_TEST(graph, diamond_runs_in_order_and_again, .timeout = 120)
             WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
             WT_ASSERT_EQ(e.product, 21);
-            WT_ASSERT_EQ(weft_task_get_state(p), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(p), WEFT_TASK_DONE);
         }
         /* A second wait returns the finished run's result at once. */
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
@@ -88,7 +88,7 @@ WT_TEST(graph, empty_graph_and_empty_tasks, .timeout = 60)
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&n), 4);
-    WT_ASSERT_EQ(weft_task_get_state(join), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(join), WEFT_TASK_DONE);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
@@ -142,8 +142,8 @@ WT_TEST(graph, t14_resubmission_and_busy, .timeout = 300)
         WT_ASSERT_EQ(weft_task_succeed(src, b), WEFT_EBUSY);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_EBUSY);
         WT_ASSERT_EQ(weft_graph_size(g), 19);
-        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_RUNNING);
-        WT_ASSERT_EQ(weft_task_get_state(src), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_RUNNING);
+        WT_ASSERT_EQ(weft_task_state(src), WEFT_TASK_DONE);
         atomic_store(&gate, 1);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&n), 18 * 101);
@@ -246,9 +246,9 @@ static void bad_input(unsigned workers)
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_ECYCLE);
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_ECYCLE);
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);   /* no run in flight: at once */
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&n), 0);
-    WT_ASSERT_EQ(weft_task_get_state(root), WEFT_TASK_PENDING);
+    WT_ASSERT_EQ(weft_task_state(root), WEFT_TASK_PENDING);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
 
     /* A 100-ring, entered from a root. */
@@ -261,7 +261,7 @@ static void bad_input(unsigned workers)
     root = add(g, count, &n);
     WT_ASSERT_EQ(weft_task_precede(root, ring[0]), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_ECYCLE);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&n), 0);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
 
@@ -297,7 +297,7 @@ static void bad_input(unsigned workers)
     WT_ASSERT(!weft_task_cancel(NULL));
     weft_task_reset(NULL);
     weft_task_set_name(NULL, "x");
-    WT_ASSERT_EQ(weft_task_get_state(NULL), WEFT_TASK_PENDING);
+    WT_ASSERT_EQ(weft_task_state(NULL), WEFT_TASK_PENDING);
     WT_ASSERT_EQ(weft_graph_size(NULL), 0);
     WT_ASSERT_EQ(weft_graph_size(g), 2);
     WT_ASSERT_EQ(weft_graph_size(h), 1);
@@ -339,7 +339,7 @@ WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
         WT_ASSERT_EQ(weft_task_precede(b, d), WEFT_OK);
         WT_ASSERT_EQ(weft_task_precede(c, d), WEFT_OK);
         WT_ASSERT_EQ(weft_task_precede(c, e), WEFT_OK);
-        WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(a), WEFT_TASK_PENDING);
         WT_ASSERT(weft_task_cancel(b), "cancel before a run must succeed");
         WT_ASSERT(!weft_graph_cancel(g), "no run in flight");
         for (int r = 0; r < 3; r++) {   /* the mark stays until reset */
@@ -348,11 +348,11 @@ WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
             WT_ASSERT_EQ(atomic_load(&n), 3);
-            WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_DONE);
-            WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_SKIPPED);
-            WT_ASSERT_EQ(weft_task_get_state(c), WEFT_TASK_DONE);
-            WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
-            WT_ASSERT_EQ(weft_task_get_state(e), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(a), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(c), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(e), WEFT_TASK_DONE);
         }
         /* Between runs a cancel always succeeds, also for a task that ran
          * in the finished run: it applies to the next run. */
@@ -363,8 +363,8 @@ WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
         WT_ASSERT_EQ(atomic_load(&n), 4);
-        WT_ASSERT_EQ(weft_task_get_state(e), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(e), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_DONE);
         weft_task_reset(e);
         atomic_store(&n, 0);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
@@ -379,7 +379,7 @@ WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
         WT_ASSERT_EQ(atomic_load(&n), 0);
         weft_task *all[] = { a, b, c, d, e };
         for (int i = 0; i < 5; i++)
-            WT_ASSERT_EQ(weft_task_get_state(all[i]), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(all[i]), WEFT_TASK_SKIPPED);
         weft_task_reset(a);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -399,13 +399,13 @@ WT_TEST(graph, cancel_between_runs_says_true_and_skips, .timeout = 60)
         WT_ASSERT_EQ(weft_task_precede(a, b), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
-        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_DONE);
         WT_ASSERT(weft_task_cancel(b), "between runs: the next run skips b");
         WT_ASSERT(weft_task_cancel(b), "and again");
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
-        WT_ASSERT_EQ(weft_task_get_state(a), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(a), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(atomic_load(&n), 3);
         weft_task_reset(b);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
@@ -441,14 +441,14 @@ WT_TEST(graph, cancel_from_inside_a_run, .timeout = 60)
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
     WT_ASSERT(c.cancel_succ, "an unstarted successor can be cancelled");
     WT_ASSERT(!c.cancel_self, "a running task cannot be cancelled");
-    WT_ASSERT_EQ(weft_task_get_state(c.self), WEFT_TASK_DONE);
-    WT_ASSERT_EQ(weft_task_get_state(c.succ), WEFT_TASK_SKIPPED);
-    WT_ASSERT_EQ(weft_task_get_state(other), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(c.self), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(c.succ), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(other), WEFT_TASK_DONE);
     WT_ASSERT_EQ(atomic_load(&n), 1);
     /* The self-cancel mark applies to the next run. */
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
-    WT_ASSERT_EQ(weft_task_get_state(c.self), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(c.self), WEFT_TASK_SKIPPED);
     WT_ASSERT_EQ(atomic_load(&n), 2);
     weft_task_reset(c.self);
     weft_task_reset(c.succ);
@@ -482,8 +482,8 @@ WT_TEST(graph, graph_cancel_skips_unstarted, .timeout = 60)
         atomic_store(&gate, 1);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
         WT_ASSERT_EQ(atomic_load(&n), 0);
-        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(prev), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(prev), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&n), 10);
@@ -597,12 +597,12 @@ static void self_wait_case(unsigned workers)
     WT_ASSERT_EQ(atomic_load(&w.rc_first), WEFT_EBUSY);
     WT_ASSERT_EQ(atomic_load(&w.rc_after_block), WEFT_EBUSY);
     WT_ASSERT_EQ(atomic_load(&n), 2);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&w.rc_other), WEFT_OK);
     /* Outside its tasks the graph is waited for as usual. */
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     if (workers == 0)
         weft_sched_unbind();
@@ -1135,7 +1135,7 @@ static bool stall_report_try(struct stall_capture *c)
     weft_task *t = add(g, wait_ev, &ev);
     weft_task_set_name(t, "hangs");
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-    while (weft_task_get_state(t) != WEFT_TASK_RUNNING)
+    while (weft_task_state(t) != WEFT_TASK_RUNNING)
         sched_yield();
     weft__graph_lock(g);
     bool early = atomic_load(&c->reports) != 0;
@@ -1206,7 +1206,7 @@ WT_TEST(graph, run_from_a_task_without_waiting, .timeout = 60)
         }
         /* wait_idle covers graph runs too. */
         WT_ASSERT_EQ(weft_graph_run(inner_s, outer), WEFT_OK);
-        WT_ASSERT_EQ(weft_wait_idle(inner_s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(inner_s), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_wait(inner_g), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&n), 1000 * 21);
         WT_ASSERT_EQ(weft_graph_destroy(outer), WEFT_OK);

@@ -85,13 +85,13 @@ static bool flag_set(void *ctx)
 
 struct state_is {
     weft_task *t;
-    weft_task_state want;
+    weft_task_status want;
 };
 
 static bool state_reached(void *ctx)
 {
     struct state_is *w = ctx;
-    return weft_task_get_state(w->t) == w->want;
+    return weft_task_state(w->t) == w->want;
 }
 
 /* ==== 1. three levels of modules over random shapes ============================== */
@@ -257,13 +257,13 @@ static void mg_check(struct mg *all, unsigned nall, const char *what)
         }
         for (uint32_t i = 0; i < m->n; i++) {
             if (m->sub[i] >= 0) {
-                WT_ASSERT_EQ(weft_task_get_state(m->t[i]), WEFT_TASK_DONE);
+                WT_ASSERT_EQ(weft_task_state(m->t[i]), WEFT_TASK_DONE);
                 continue;
             }
             unsigned runs = atomic_load(&m->r[i].runs);
             WT_ASSERT(runs == m->execs, "%s: %s task %u ran %u times, want %u", what, m->name, i,
                       runs, m->execs);
-            WT_ASSERT_EQ(weft_task_get_state(m->t[i]), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(m->t[i]), WEFT_TASK_DONE);
             for (unsigned e = 0; e < m->execs; e++) {
                 uint64_t s = atomic_load(&m->r[i].start[e]), t = atomic_load(&m->r[i].end[e]);
                 if (s < m->lo[e])
@@ -405,7 +405,7 @@ WT_TEST(module, shape_root_sink_alone, .timeout = 60)
         weft_task *m1 = add_mod(o1, sub);
         run_wait(s, o1, "alone");
         WT_ASSERT_EQ(atomic_load(&n), 20);
-        WT_ASSERT_EQ(weft_task_get_state(m1), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(m1), WEFT_TASK_DONE);
         /* root with successors; sink with predecessors */
         weft_graph *o2 = new_graph();
         weft_task *m2 = add_mod(o2, sub);
@@ -421,8 +421,8 @@ WT_TEST(module, shape_root_sink_alone, .timeout = 60)
             WT_ASSERT_EQ(atomic_load(&n), 20 + 40 * r);
             WT_ASSERT_EQ(atomic_load(&tail), 5 * r);
             WT_ASSERT_EQ(atomic_load(&head), 5 * r);
-            WT_ASSERT_EQ(weft_task_get_state(m2), WEFT_TASK_DONE);
-            WT_ASSERT_EQ(weft_task_get_state(m3), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(m2), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(m3), WEFT_TASK_DONE);
         }
         close_sched(s, w);
         WT_ASSERT_EQ(weft_graph_destroy(o1), WEFT_OK);
@@ -451,11 +451,11 @@ WT_TEST(module, shape_empty_subs_and_growth, .timeout = 60)
         weft_task *m2 = add_mod(o2, mid);
         run_wait(s, o, "empty sub");
         WT_ASSERT_EQ(atomic_load(&n), 2);
-        WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_DONE);
         run_wait(s, o2, "module of a module of an empty graph");
-        WT_ASSERT_EQ(weft_task_get_state(m2), WEFT_TASK_DONE);
-        WT_ASSERT_EQ(weft_task_get_state(mm), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(m2), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(mm), WEFT_TASK_DONE);
         /* The empty sub grows between runs: a chain of 3. */
         weft_task *e0 = add(empty, count, &in_e), *e1 = add(empty, count, &in_e),
                   *e2 = add(empty, count, &in_e);
@@ -577,7 +577,7 @@ static void cycle_case(unsigned d, unsigned back)
         WT_ASSERT(rc == WEFT_ECYCLE, "run_n of graph %u: %s", i, weft_err_name(rc));
     }
     WT_ASSERT_EQ(atomic_load(&n), 0);
-    WT_ASSERT_EQ(weft_task_get_state(closing), WEFT_TASK_PENDING);
+    WT_ASSERT_EQ(weft_task_state(closing), WEFT_TASK_PENDING);
     for (unsigned i = 0; i < d; i++)
         WT_ASSERT_EQ(weft_graph_destroy(g[i]), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -752,23 +752,23 @@ static void fail_case(unsigned w, unsigned depth, bool fail_fast)
         WT_ASSERT(weft_graph_failed_task(o) == m, "failed_task(outer) is the module task");
         WT_ASSERT(weft_graph_failed_task(S) == f, "failed_task(sub) is the failing task");
         for (unsigned i = 0; i < depth; i++) {
-            WT_ASSERT(weft_task_get_state(mod[i]) == WEFT_TASK_FAILED, "%s: module at depth %u: state %d", what, i,
-                      (int)weft_task_get_state(mod[i]));
+            WT_ASSERT(weft_task_state(mod[i]) == WEFT_TASK_FAILED, "%s: module at depth %u: state %d", what, i,
+                      (int)weft_task_state(mod[i]));
             if (i + 1 < depth)
                 WT_ASSERT(weft_graph_failed_task(lv[i]) == mod[i + 1]);
         }
-        WT_ASSERT_EQ(weft_task_get_state(f), WEFT_TASK_FAILED);
-        WT_ASSERT_EQ(weft_task_get_state(s3), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(d1), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(d2), WEFT_TASK_SKIPPED);
-        WT_ASSERT(weft_task_get_state(i1) == WEFT_TASK_DONE, "%s, run %d: i1 (running when the module "
-                  "failed) reads %d; i2 %d", what, run, (int)weft_task_get_state(i1),
-                  (int)weft_task_get_state(i2));
+        WT_ASSERT_EQ(weft_task_state(f), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(s3), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(d1), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(d2), WEFT_TASK_SKIPPED);
+        WT_ASSERT(weft_task_state(i1) == WEFT_TASK_DONE, "%s, run %d: i1 (running when the module "
+                  "failed) reads %d; i2 %d", what, run, (int)weft_task_state(i1),
+                  (int)weft_task_state(i2));
         if (fail_fast) {
-            WT_ASSERT_EQ(weft_task_get_state(i2), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(i2), WEFT_TASK_SKIPPED);
             WT_ASSERT_EQ(atomic_load(&n_i2), 0);
         } else {
-            WT_ASSERT_EQ(weft_task_get_state(i2), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(i2), WEFT_TASK_DONE);
             WT_ASSERT_EQ(atomic_load(&n_i2), run);
         }
     }
@@ -807,13 +807,13 @@ WT_TEST(module, cancelled_task_inside_a_sub_skips_the_module, .timeout = 60)
         WT_ASSERT_EQ(atomic_load(&n_sub), 2);
         WT_ASSERT_EQ(atomic_load(&n_dep), 0);
         WT_ASSERT_EQ(atomic_load(&n_ind), 1);
-        WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_SKIPPED);
         WT_ASSERT(weft_graph_failed_task(o) == NULL);
         weft_task_reset(c);
         run_wait(s, o, "after the reset");
         WT_ASSERT_EQ(atomic_load(&n_sub), 5);
         WT_ASSERT_EQ(atomic_load(&n_dep), 1);
-        WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_DONE);
         close_sched(s, w);
         WT_ASSERT_EQ(weft_graph_destroy(o), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_destroy(sub), WEFT_OK);
@@ -890,19 +890,19 @@ static void cancel_case(unsigned w, bool cancel_sub, bool from_thread)
     WT_ASSERT_EQ(atomic_load(&c.cancel_rc), 1);
     WT_ASSERT_EQ(atomic_load(&c.blocked_runs), 1);
     WT_ASSERT_EQ(atomic_load(&c.after), 0);
-    WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
-    WT_ASSERT_EQ(weft_task_get_state(x), WEFT_TASK_SKIPPED);
-    WT_ASSERT_EQ(weft_task_get_state(y), WEFT_TASK_SKIPPED);
-    WT_ASSERT_EQ(weft_task_get_state(z), WEFT_TASK_SKIPPED);
-    WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_SKIPPED);
-    WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(x), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(y), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(z), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
     /* Later runs are not affected (the canceller task cancels again, so
      * only the thread variant can check a clean run). */
     if (from_thread) {
         weft_event_signal(&c.go);
         run_wait(s, o, "after the cancel");
         WT_ASSERT_EQ(atomic_load(&c.after), 4);
-        WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_DONE);
     }
     close_sched(s, w);
     WT_ASSERT_EQ(weft_graph_destroy(o), WEFT_OK);
@@ -941,11 +941,11 @@ WT_TEST(module, cancelled_module_task_does_not_start_its_sub, .timeout = 60)
         run_wait_rc(s, o, WEFT_ECANCELED, "cancelled module");
         WT_ASSERT_EQ(atomic_load(&n_sub), 0);
         WT_ASSERT_EQ(atomic_load(&n_o), 1);
-        WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(post), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(st), WEFT_TASK_PENDING);
-        WT_ASSERT_EQ(weft_task_get_state(dm), WEFT_TASK_PENDING);
-        WT_ASSERT_EQ(weft_task_get_state(dt), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(post), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(st), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(dm), WEFT_TASK_PENDING);
+        WT_ASSERT_EQ(weft_task_state(dt), WEFT_TASK_PENDING);
         /* The sub is free: it runs on its own. */
         run_wait(s, sub, "the sub alone");
         WT_ASSERT_EQ(atomic_load(&n_sub), 2);
@@ -1079,8 +1079,8 @@ WT_TEST(module, repeat_module_in_a_condition_loop, .timeout = 120)
             WT_ASSERT_EQ(atomic_load(&l.exit), r);
             WT_ASSERT_EQ(atomic_load(&n_s), 3 * iters * r);
             WT_ASSERT_EQ(atomic_load(&n_t), 2 * iters * r);
-            WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_DONE);
-            WT_ASSERT_EQ(weft_task_get_state(ex), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(ex), WEFT_TASK_DONE);
         }
         close_sched(s, w);
         WT_ASSERT_EQ(weft_graph_destroy(o), WEFT_OK);
@@ -1145,7 +1145,7 @@ WT_TEST(module, busy_sub_running_elsewhere_fails_the_module, .timeout = 60)
         }
         run_wait_rc(s, o, WEFT_EBUSY, "sub busy elsewhere");   /* weft's own code */
         WT_ASSERT_EQ(weft_graph_fail_code(o), WEFT_EBUSY);
-        WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_FAILED);
         WT_ASSERT(weft_graph_failed_task(o) == m);
         WT_ASSERT_EQ(atomic_load(&n_dep), 0);
         WT_ASSERT_EQ(atomic_load(&n_ind), 1);
@@ -1181,8 +1181,8 @@ struct overlap {
 static bool other_failed(void *ctx)
 {
     struct overlap *ov = ctx;
-    return weft_task_get_state(ov->m[0]) == WEFT_TASK_FAILED ||
-           weft_task_get_state(ov->m[1]) == WEFT_TASK_FAILED;
+    return weft_task_state(ov->m[0]) == WEFT_TASK_FAILED ||
+           weft_task_state(ov->m[1]) == WEFT_TASK_FAILED;
 }
 
 static void overlap_task(void *arg)
@@ -1205,7 +1205,7 @@ WT_TEST(module, busy_two_modules_of_one_sub, .timeout = 60)
         ov.m[1] = add_mod(o, sub);
         edge(add(sub, overlap_task, &ov), add(sub, count, &n));
         run_wait_rc(s, o, WEFT_EBUSY, "overlapping modules");
-        weft_task_state s0 = weft_task_get_state(ov.m[0]), s1 = weft_task_get_state(ov.m[1]);
+        weft_task_status s0 = weft_task_state(ov.m[0]), s1 = weft_task_state(ov.m[1]);
         WT_ASSERT((s0 == WEFT_TASK_FAILED && s1 == WEFT_TASK_DONE) ||
                   (s1 == WEFT_TASK_FAILED && s0 == WEFT_TASK_DONE), "states %d and %d", (int)s0, (int)s1);
         WT_ASSERT(weft_graph_failed_task(o) == (s0 == WEFT_TASK_FAILED ? ov.m[0] : ov.m[1]));
@@ -1277,7 +1277,7 @@ WT_TEST(module, busy_waiting_for_the_outer_graph_from_inside, .timeout = 60)
         WT_ASSERT_EQ(atomic_load(&in.rc_destroy), WEFT_EBUSY);
         WT_ASSERT_EQ(atomic_load(&in.rc_ff), WEFT_EBUSY);
         WT_ASSERT_EQ(atomic_load(&in.rc_idle), WEFT_OK);
-        WT_ASSERT_EQ(weft_task_get_state(it), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(it), WEFT_TASK_DONE);
         WT_ASSERT_EQ(weft_graph_size(sub), 1);
         close_sched(s, w);
         WT_ASSERT_EQ(weft_graph_destroy(o), WEFT_OK);
@@ -1566,11 +1566,11 @@ WT_TEST(module, sub_built_on_during_the_outer_run, .timeout = 60)
             if (!cyc) {
                 WT_ASSERT(rc == WEFT_OK, "%u workers: %s", w, weft_err_name(rc));
                 WT_ASSERT_EQ(atomic_load(&n), 3);
-                WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_DONE);
+                WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_DONE);
             } else {
                 WT_ASSERT(rc == WEFT_ECYCLE, "%u workers, cycle closed mid-run: %s", w, weft_err_name(rc));
                 WT_ASSERT_EQ(atomic_load(&n), 0);
-                WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_FAILED);
+                WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_FAILED);
                 WT_ASSERT_EQ(weft_graph_run(s, gr.o), WEFT_ECYCLE);
             }
             close_sched(s, w);

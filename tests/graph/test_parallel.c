@@ -131,12 +131,12 @@ WT_TEST(parallel, for_from_bound_thread_and_single_threaded_mode, .timeout = 120
     }
 }
 
-/* Chunks a plain thread ran itself (weft_worker_index() < 0 there). */
+/* Chunks a plain thread ran itself (weft_thread_worker_index() < 0 there). */
 static atomic_size_t on_caller;
 
 static void count_caller_body(size_t b, size_t e, void *arg)
 {
-    if (weft_worker_index() < 0)
+    if (weft_thread_worker_index() < 0)
         atomic_fetch_add_explicit(&on_caller, 1, memory_order_relaxed);
     cover_body(b, e, arg);
 }
@@ -260,7 +260,7 @@ static void slow_share_body(size_t b, size_t e, void *arg)
     struct slow_share *x = arg;
     for (size_t i = b; i < e; i++)
         x->hits[i]++;
-    if (weft_worker_index() >= 0) {
+    if (weft_thread_worker_index() >= 0) {
         if (b < x->share_end)
             atomic_store(&x->worker_in_share, 1);
         return;

@@ -123,7 +123,7 @@ WT_TEST(promise_destroyed, after_destroy_task_state, CHECKED_ONLY, .timeout = 60
 {
     weft_task *a;
     dead_graph(&a, NULL);
-    (void)weft_task_get_state(a);
+    (void)weft_task_state(a);
 }
 
 WT_TEST(promise_destroyed, after_destroy_task_cancel, CHECKED_ONLY, .timeout = 60)
@@ -206,7 +206,7 @@ WT_TEST(promise_destroyed, destroy_then_new_graphs, .timeout = 120)
         if (i % 64 == 0) {
             WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
-            WT_ASSERT_EQ(weft_task_get_state(b), WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_DONE);
         }
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     }

@@ -121,8 +121,8 @@ static void sweep_direct(bool fail_fast)
         for (size_t i = 0; i < nv; i++) {
             f.err = vals[i];
             expect_user_failure(s, g, t, vals[i], fail_fast ? "direct, fail-fast" : "direct");
-            WT_ASSERT_EQ(weft_task_get_state(t), WEFT_TASK_FAILED);
-            WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(t), WEFT_TASK_FAILED);
+            WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
         }
         WT_ASSERT(atomic_load(&f.bad_rc) == 0, "weft_task_fail refused a code: %s",
                   weft_err_name(atomic_load(&f.bad_rc)));
@@ -181,9 +181,9 @@ static void sweep_module(bool fail_fast)
             WT_ASSERT(weft_graph_fail_code(sub) == err, "module: err %d read back as %d in its own graph",
                       err, weft_graph_fail_code(sub));
             WT_ASSERT(weft_graph_failed_task(sub) == t);
-            WT_ASSERT_EQ(weft_task_get_state(m1), WEFT_TASK_FAILED);
-            WT_ASSERT_EQ(weft_task_get_state(d1), WEFT_TASK_SKIPPED);
-            WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(m1), WEFT_TASK_FAILED);
+            WT_ASSERT_EQ(weft_task_state(d1), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
         }
         WT_ASSERT(atomic_load(&f.bad_rc) == 0, "weft_task_fail refused a code: %s",
                   weft_err_name(atomic_load(&f.bad_rc)));
@@ -290,7 +290,7 @@ WT_TEST(graph_promise_fail, zero_is_einval_and_fails_nothing, .timeout = 120)
         f.err = 0;
         run_wait(s, g, "fail(0)");
         WT_ASSERT_EQ(atomic_load(&f.bad_rc), WEFT_EINVAL);
-        WT_ASSERT_EQ(weft_task_get_state(t), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(t), WEFT_TASK_DONE);
         WT_ASSERT_EQ(weft_graph_fail_code(g), 0);
         WT_ASSERT(weft_graph_failed_task(g) == NULL);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
@@ -355,8 +355,8 @@ WT_TEST(graph_promise_fail, weft_pinned_thread_unbinds_is_einval, .timeout = 120
                   weft_err_name(rc));
         WT_ASSERT_EQ(weft_graph_fail_code(g), WEFT_EINVAL);
         WT_ASSERT(weft_graph_failed_task(g) == x);
-        WT_ASSERT_EQ(weft_task_get_state(x), WEFT_TASK_FAILED);
-        WT_ASSERT_EQ(weft_task_get_state(d), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(x), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(d), WEFT_TASK_SKIPPED);
         pthread_join(th, NULL);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         weft_event_destroy(&ub_gone);
@@ -395,7 +395,7 @@ WT_TEST(graph_promise_fail, weft_module_busy_is_ebusy, .timeout = 120)
                       wcounts[k], rc, weft_err_name(rc));
             WT_ASSERT_EQ(weft_graph_fail_code(g), WEFT_EBUSY);
             WT_ASSERT(weft_graph_failed_task(g) == m1);
-            WT_ASSERT_EQ(weft_task_get_state(d1), WEFT_TASK_SKIPPED);
+            WT_ASSERT_EQ(weft_task_state(d1), WEFT_TASK_SKIPPED);
             if (depth == 2) {
                 WT_ASSERT_EQ(weft_graph_wait(mid), WEFT_EBUSY);
                 WT_ASSERT_EQ(weft_graph_fail_code(mid), WEFT_EBUSY);

@@ -184,7 +184,7 @@ static void child_body(unsigned w)
             _exit(15);
         if (weft_graph_wait(g) != WEFT_OK)
             _exit(16);
-        if (weft_task_get_state(d) != WEFT_TASK_DONE)
+        if (weft_task_state(d) != WEFT_TASK_DONE)
             _exit(17);
     }
     if (weft_graph_destroy(g) != WEFT_OK)

@@ -125,7 +125,7 @@ static void check_handed(weft_fn fn, int expect_calls, int own_err)
             WT_ASSERT(rc == (own_err ? WEFT_EFAILED : WEFT_OK), "workers %u run %d: wait %s",
                       wcounts[k], run, weft_err_name(rc));
             WT_ASSERT_EQ(weft_graph_fail_code(g), own_err);
-            WT_ASSERT_EQ(weft_task_get_state(h.self), own_err ? WEFT_TASK_FAILED : WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(h.self), own_err ? WEFT_TASK_FAILED : WEFT_TASK_DONE);
             WT_ASSERT_EQ(atomic_load(&h.calls), expect_calls);
         }
         WT_ASSERT(atomic_load(&h.not_einval) == 0, "workers %u: %d handed-off fails not EINVAL",
@@ -171,7 +171,7 @@ WT_TEST(promise_graph, fail_outside_graphs, .timeout = 60)
     struct handed h = { .s = s };
     handed_off(&h);
     WT_ASSERT_EQ(weft_spawn(s, plain_task, &h), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&h.calls), 2);
     WT_ASSERT_EQ(atomic_load(&h.not_einval), 0);
     WT_ASSERT_EQ(atomic_load(&h.current_set), 0);
@@ -302,7 +302,7 @@ WT_TEST(promise_graph, roots_by_priority_from_a_task, .timeout = 60)
             prio_reset(&x);
             struct starter st = { &x, 1 };
             WT_ASSERT_EQ(weft_spawn(x.s, start_from_task, &st), WEFT_OK);
-            WT_ASSERT_EQ(weft_wait_idle(x.s), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(x.s), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&st.rc), WEFT_OK);
             check_order(&x.o, "task", wcounts[k], run);
         }

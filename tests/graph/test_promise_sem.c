@@ -122,7 +122,7 @@ static void cancel_case(unsigned w, bool series)
     WT_ASSERT(weft_graph_cancel(g));
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);   /* hung here before: nobody released */
     WT_ASSERT_EQ(atomic_load(&ran_count), 0);
-    WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
+    WT_ASSERT_EQ(weft_task_state(after), WEFT_TASK_SKIPPED);
     WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
     give_all(&sem, 2);
     expect_units(&sem, 2);
@@ -168,9 +168,9 @@ WT_TEST(promise_sem, cancel_of_a_waiting_task_ends_it_at_once, .timeout = 120)
         WT_ASSERT(weft_task_cancel(t));   /* not invoked: true */
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
         WT_ASSERT_EQ(atomic_load(&ran_count), 1);   /* other */
-        WT_ASSERT_EQ(weft_task_get_state(t), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(other), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(t), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(after), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(other), WEFT_TASK_DONE);
         give_all(&sem, 1);
         expect_units(&sem, 1);
         weft_task_reset(t);
@@ -206,8 +206,8 @@ WT_TEST(promise_sem, cancel_of_the_outer_run_ends_a_module_s_waiting_tasks, .tim
         WT_ASSERT(weft_graph_cancel(g));
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
         WT_ASSERT_EQ(atomic_load(&ran_count), 0);
-        WT_ASSERT_EQ(weft_task_get_state(m), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(after), WEFT_TASK_SKIPPED);
         give_all(&sem, 1);
         expect_units(&sem, 1);
         run_wait(s, g, "after the cancel");
@@ -307,8 +307,8 @@ WT_TEST(promise_sem, fail_fast_ends_waiting_tasks_while_the_waiter_holds_every_u
         WT_ASSERT_EQ(weft_graph_fail_code(g), FAIL_CODE);
         WT_ASSERT_EQ(atomic_load(&ff_missed), 0);
         WT_ASSERT_EQ(atomic_load(&ran_count), 0);
-        WT_ASSERT_EQ(weft_task_get_state(f), WEFT_TASK_FAILED);
-        WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(f), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(after), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
         give_all(&sem, 1);
         expect_units(&sem, 1);
@@ -334,8 +334,8 @@ static void *pu_thread(void *arg)
     atomic_store(&pu_id, weft_thread_id());
     atomic_store(&pu_stage, 1);
     while (atomic_load(&pu_stage) != 2) {
-        weft_wait_pinned(1000000);
-        weft_run_pinned(1000000);
+        weft_pinned_wait_for(1000000);
+        weft_pinned_run(1000000);
     }
     weft_sched_unbind();
     atomic_store(&pu_stage, 3);
@@ -374,9 +374,9 @@ WT_TEST(promise_sem, pin_unbind_while_waiting_gives_the_unit_back, .timeout = 12
         WT_ASSERT_EQ(atomic_load(&pu_stage), 3);
         give_all(&sem, 1);   /* handed to t, whose thread is gone */
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_EINVAL);
-        WT_ASSERT_EQ(weft_task_get_state(t), WEFT_TASK_FAILED);
-        WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
-        WT_ASSERT_EQ(weft_task_get_state(other), WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(t), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(after), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(other), WEFT_TASK_DONE);
         WT_ASSERT_EQ(atomic_load(&ran_count), 1);
         expect_units(&sem, 1);   /* lost for good before */
         WT_ASSERT_EQ(weft_task_set_pin(t, -1), WEFT_OK);
@@ -511,7 +511,7 @@ WT_TEST(promise_sem, destroy_ends_a_task_waiting_for_its_unit, .timeout = 60)
         WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);   /* over before the unit comes back */
         WT_ASSERT_EQ(atomic_load(&ran_count), 0);
-        WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(after), WEFT_TASK_SKIPPED);
         give_all(&sem, 1);
         expect_units(&sem, 1);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
@@ -552,7 +552,7 @@ WT_TEST(promise_sem, destroy_ends_a_wait_that_a_task_of_s_waits_on, .timeout = 1
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);   /* from the bound thread too: it unbinds */
         WT_ASSERT_EQ(atomic_load(&nested_rc), WEFT_ECANCELED + 1000);
         WT_ASSERT_EQ(atomic_load(&ran_count), 0);
-        WT_ASSERT_EQ(weft_task_get_state(after), WEFT_TASK_SKIPPED);
+        WT_ASSERT_EQ(weft_task_state(after), WEFT_TASK_SKIPPED);
         WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
         give_all(&sem, 1);
         expect_units(&sem, 1);
@@ -635,12 +635,12 @@ static void *destroy_async(void *p)
 
 /* How many of g's first n tasks (by the order build_waiters added them,
  * after `after`) ended in state st. */
-static int count_state(weft_graph *g, int n, weft_task_state st)
+static int count_state(weft_graph *g, int n, weft_task_status st)
 {
     (void)g;
     int c = 0;
     for (int i = 0; i < n; i++)
-        c += weft_task_get_state(waiters_of[i]) == st;
+        c += weft_task_state(waiters_of[i]) == st;
     return c;
 }
 
@@ -680,7 +680,7 @@ WT_TEST(promise_sem, destroy_waits_for_a_release_handing_a_unit_over, .timeout =
         WT_ASSERT(done >= 1 && done + skipped == 2, "w=%u: done %d skipped %d", w, done, skipped);
         WT_ASSERT_EQ(atomic_load(&ran_count), done + (skipped ? 0 : 1));
         WT_ASSERT_EQ(weft_graph_wait(g), skipped ? WEFT_ECANCELED : WEFT_OK);
-        WT_ASSERT_EQ(weft_task_get_state(after), skipped ? WEFT_TASK_SKIPPED : WEFT_TASK_DONE);
+        WT_ASSERT_EQ(weft_task_state(after), skipped ? WEFT_TASK_SKIPPED : WEFT_TASK_DONE);
         WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
         expect_units(&sem, 1);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
@@ -743,7 +743,7 @@ WT_TEST(promise_sem, destroy_races_a_thread_releasing_units, .timeout = 600)
             int skipped = count_state(g, RACE_TASKS, WEFT_TASK_SKIPPED);
             WT_ASSERT(done + skipped == RACE_TASKS, "w=%u round %d: done %d skipped %d", w, r, done, skipped);
             WT_ASSERT_EQ(weft_graph_wait(g), skipped ? WEFT_ECANCELED : WEFT_OK);
-            WT_ASSERT_EQ(weft_task_get_state(after), skipped ? WEFT_TASK_SKIPPED : WEFT_TASK_DONE);
+            WT_ASSERT_EQ(weft_task_state(after), skipped ? WEFT_TASK_SKIPPED : WEFT_TASK_DONE);
             WT_ASSERT_EQ(atomic_load(&ran_count), done + (skipped ? 0 : 1));
             WT_ASSERT_EQ(weft__sem_waiting(&sem), 0);
             expect_units(&sem, RACE_UNITS);

@@ -382,7 +382,7 @@ WT_TEST(promise_wait, timed_waiters_crowd, .timeout = 300)
         weft_event_signal(&h.gate);
         for (int k = 0; k < NTHREADS; k++)
             WT_ASSERT_EQ(pthread_join(t[k], NULL), 0);
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&c.bad), 0);
         WT_ASSERT_EQ(atomic_load(&c.ended), NTHREADS + NTASKS);
         WT_ASSERT(weft_graph_done(g));

@@ -190,7 +190,7 @@ WT_TEST(report, dot_nested_modules_three_deep_are_clusters_with_unique_ids, .tim
     WT_ASSERT_EQ(weft_graph_run(s, T), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_wait(T), WEFT_EFAILED);   /* c_link's own code, three modules up */
     WT_ASSERT_EQ(weft_graph_fail_code(T), WEFT_ETIMEDOUT);
-    WT_ASSERT_EQ(weft_task_get_state(link), WEFT_TASK_FAILED);
+    WT_ASSERT_EQ(weft_task_state(link), WEFT_TASK_FAILED);
 
     char *text = dot_text(T);
     char *copy = strdup(text);
@@ -447,7 +447,7 @@ WT_TEST(report, stall_report_names_the_failed_task_and_its_code, .timeout = 120)
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
     struct waiter x = { .g = g };
     WT_ASSERT_EQ(weft_spawn(s, wait_graph, &x), WEFT_OK);
-    while (weft_task_get_state(after) != WEFT_TASK_SKIPPED || weft_task_get_state(stuck) != WEFT_TASK_RUNNING ||
+    while (weft_task_state(after) != WEFT_TASK_SKIPPED || weft_task_state(stuck) != WEFT_TASK_RUNNING ||
            !atomic_load(&x.in))
         sched_yield();
     wait_for_report(&c);
@@ -464,7 +464,7 @@ WT_TEST(report, stall_report_names_the_failed_task_and_its_code, .timeout = 120)
     weft_event_signal(&ev);
     WT_ASSERT_EQ(weft_graph_wait(g), WEFT_EFAILED);   /* the task's own -6, never read as weft's ETIMEDOUT */
     WT_ASSERT_EQ(weft_graph_fail_code(g), WEFT_ETIMEDOUT);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&x.rc), WEFT_EFAILED);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -484,7 +484,7 @@ WT_TEST(report, stall_report_names_the_outer_graphs_failure, .timeout = 120)
     weft_task *mod = named(add_mod(outer, sub), "the module");
     weft_task *stuck = named(add(sub, wait_event, &ev), "deep");
     WT_ASSERT_EQ(weft_graph_run(s, outer), WEFT_OK);
-    while (weft_task_get_state(bad) != WEFT_TASK_FAILED || weft_task_get_state(stuck) != WEFT_TASK_RUNNING)
+    while (weft_task_state(bad) != WEFT_TASK_FAILED || weft_task_state(stuck) != WEFT_TASK_RUNNING)
         sched_yield();
     wait_for_report(&c);
     char want[256];
@@ -495,7 +495,7 @@ WT_TEST(report, stall_report_names_the_outer_graphs_failure, .timeout = 120)
     weft_event_signal(&ev);
     WT_ASSERT_EQ(weft_graph_wait(outer), WEFT_EFAILED);
     WT_ASSERT_EQ(weft_graph_fail_code(outer), -4242);
-    WT_ASSERT_EQ(weft_task_get_state(mod), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_task_state(mod), WEFT_TASK_DONE);
     WT_ASSERT_EQ(weft_graph_destroy(outer), WEFT_OK);
     WT_ASSERT_EQ(weft_graph_destroy(sub), WEFT_OK);
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -517,7 +517,7 @@ WT_TEST(report, stall_report_names_weft_s_own_code, .timeout = 60)
     weft_task *stuck = named(add(g, wait_event, &ev), "stuck");
     WT_ASSERT_EQ(weft_graph_run(s, sub), WEFT_OK);   /* sub runs on its own until ev_sub */
     WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
-    while (weft_task_get_state(mod) != WEFT_TASK_FAILED || weft_task_get_state(stuck) != WEFT_TASK_RUNNING)
+    while (weft_task_state(mod) != WEFT_TASK_FAILED || weft_task_state(stuck) != WEFT_TASK_RUNNING)
         sched_yield();
     wait_for_report(&c);
     char want[256];
@@ -604,7 +604,7 @@ WT_TEST(report, stall_wait_destroyed_while_reported, .timeout = 120)
         atomic_store(&gate_open, 1);
         WT_ASSERT_EQ(weft_graph_wait(g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);   /* the spawned waiter may still be listed */
-        WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&x.rc), WEFT_OK);
     }
     atomic_store(&d.stop, 1);

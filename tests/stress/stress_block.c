@@ -209,7 +209,7 @@ static void run_round(struct round *r)
     WT_ASSERT_EQ(got, r->count[REDUCE]);
     WT_ASSERT_EQ(weft_graph_wait(r->graph), WEFT_OK);
     WT_ASSERT_EQ(weft_waitgroup_wait(&r->launched), WEFT_OK);
-    WT_ASSERT_EQ(weft_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
 
     WT_ASSERT_EQ(atomic_load(&r->bad), 0);
     for (int i = 0; i < r->n; i++) {

@@ -47,7 +47,7 @@ static void waiter(void *arg)
         if (weft_call_blocking(a->s, count_call, NULL) != WEFT_OK)
             atomic_fetch_add(&bad, 1);
     }
-    int rc = weft_wait_fd(fds[a->pipe][0], POLLIN, a->timeout);
+    int rc = weft_fd_wait_for(fds[a->pipe][0], POLLIN, a->timeout);
     if (rc != POLLIN && rc != WEFT_ETIMEDOUT && rc != WEFT_ESHUTDOWN)
         atomic_fetch_add(&bad, 1);
     if (rc == POLLIN) {

@@ -5,11 +5,11 @@
  *  - pins_exactly_once: 10^5 tasks (WEFT_STRESS_SCALE scales it) pinned
  *    from plain threads, bound threads and worker tasks to every worker
  *    and to two bound threads (one helping, one NO_HELP), which pump with
- *    weft_wait_pinned / weft_run_pinned and wait in a timed event wait
+ *    weft_pinned_wait_for / weft_pinned_run and wait in a timed event wait
  *    meanwhile: each task ran exactly once, on the thread it named.
  *  - frame_loop: 1000 frames of a graph with two main-thread tasks
  *    (weft_task_set_pin to the main thread's id), the main thread only in
- *    weft_graph_wait, or pumping weft_wait_pinned / weft_run_pinned until
+ *    weft_graph_wait, or pumping weft_pinned_wait_for / weft_pinned_run until
  *    the frame is done; every frame checked against a sequential run.
  *  - pins_racing_unbind: plain threads pin to a bound thread while it
  *    unbinds: every pin that returned OK ran, once, on that thread (its
@@ -154,10 +154,10 @@ static void *once_bound(void *arg)
     if (rc != WEFT_OK)
         return NULL;
     once_pin_slice(sl);
-    for (unsigned k = 0; !weft_event_test(&o->stop); k++) {
+    for (unsigned k = 0; !weft_event_signalled(&o->stop); k++) {
         if (k % 2) {
-            weft_wait_pinned(MS);
-            weft_run_pinned(UINT64_MAX);
+            weft_pinned_wait_for(MS);
+            weft_pinned_run(UINT64_MAX);
         } else {
             weft_event_wait_for(&o->stop, MS);
         }
@@ -231,7 +231,7 @@ WT_TEST(pin_stress, pins_exactly_once, .timeout = 900)
         for (int t = 0; t < NBOUND + NPLAIN; t++)
             WT_ASSERT_EQ(pthread_join(th[t], NULL), 0);
         if (o.W > 0)
-            WT_ASSERT_EQ(weft_wait_idle(o.s), WEFT_OK);
+            WT_ASSERT_EQ(weft_sched_wait_idle(o.s), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_destroy(o.s), WEFT_OK);
         for (int i = 0; i < n; i++)
             WT_ASSERT(atomic_load(&o.runs[i]) == 1, "pinned task %d ran %d times (%u workers)", i,
@@ -376,8 +376,8 @@ static void frame_case(unsigned W, unsigned flags, bool pump, uint64_t frames)
             while (atomic_load(&fr.done_frames) != f + 1) {
                 WT_ASSERT(wt_now_ns() < end, "frame %llu not done after %llu s of pumping (%u workers)",
                           (unsigned long long)f, (unsigned long long)(DEADLINE / 1000000000u), W);
-                weft_wait_pinned(MS);
-                weft_run_pinned(UINT64_MAX);
+                weft_pinned_wait_for(MS);
+                weft_pinned_run(UINT64_MAX);
             }
         }
         rc = weft_graph_wait(g);
@@ -391,7 +391,7 @@ static void frame_case(unsigned W, unsigned flags, bool pump, uint64_t frames)
     if (flags & WEFT_BIND_NO_HELP)
         WT_ASSERT(atomic_load(&fr.unpinned_on_main) == 0, "the NO_HELP main thread ran %d unpinned tasks",
                   atomic_load(&fr.unpinned_on_main));
-    WT_ASSERT_EQ(weft_run_pinned(UINT64_MAX), 0);
+    WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), 0);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     weft_sched_unbind();
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -445,15 +445,15 @@ static void *race_x(void *arg)
     if (rc != WEFT_OK)
         return NULL;
     for (int k = 0; k < r->pumps; k++) {
-        weft_run_pinned(UINT64_MAX);
-        weft_wait_pinned(20000);
+        weft_pinned_run(UINT64_MAX);
+        weft_pinned_wait_for(20000);
     }
     /* A held round unbinds only once a pin was accepted, so that every
      * run has rounds where pins race the unbind: on one CPU this thread
      * otherwise often unbound before a pinner ran at all. */
     while (r->hold && atomic_load(&r->ok) == 0 && atomic_load(&r->pinners_done) < RPINNERS) {
-        weft_run_pinned(UINT64_MAX);
-        weft_wait_pinned(20000);
+        weft_pinned_run(UINT64_MAX);
+        weft_pinned_wait_for(20000);
     }
     weft_sched_unbind();
     return NULL;
@@ -571,7 +571,7 @@ static void *churn_main(void *arg)
                 atomic_fetch_add(&c->dup, 1);
         }
         int before = atomic_load(&ch->runs);
-        if (spawn_pinned(c->s, churn_task, ch, id) != WEFT_OK || weft_run_pinned(UINT64_MAX) != 1 ||
+        if (spawn_pinned(c->s, churn_task, ch, id) != WEFT_OK || weft_pinned_run(UINT64_MAX) != 1 ||
             atomic_load(&ch->runs) != before + 1)
             atomic_fetch_add(&c->pin_bad, 1);
         for (int y = 0; y < 3; y++)   /* stay bound a while: overlap the others */

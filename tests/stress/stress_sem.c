@@ -175,7 +175,7 @@ static weft_graph *open_at(unsigned w, int units, int limit)
 
 static void close_at(unsigned w, weft_graph *g, int units)
 {
-    WT_ASSERT_EQ(weft_wait_idle(cur), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
     WT_ASSERT_EQ(atomic_load(&bad), 0);
     expect_units(&sem, units);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);

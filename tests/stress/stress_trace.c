@@ -96,7 +96,7 @@ static void *churn_binder(void *p)
                 churn_fail(c, "pinned spawn failed");
         }
         weft_trace_begin("churn-zone");
-        if (weft_run_pinned(UINT64_MAX) < 0)
+        if (weft_pinned_run(UINT64_MAX) < 0)
             churn_fail(c, "run_pinned failed");
         weft_trace_end();
         weft_sched_unbind();
