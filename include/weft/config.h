@@ -58,7 +58,7 @@ WEFT_BEGIN_DECLS
  *     wakes (for work, a timer or a deadline).
  * The struct is copied at weft_sched_create. */
 typedef struct weft_observer {
-    void (*task_begin)(int thread, const char *name, void (*fn)(void *), void *ctx);   /* fn: a weft_fn */
+    void (*task_begin)(int thread, const char *name, weft_fn fn, void *ctx);
     void (*task_end)(int thread, void *ctx);
     void (*fiber_enter)(int thread, const void *fiber, void *ctx);
     void (*fiber_leave)(int thread, const void *fiber, void *ctx);
