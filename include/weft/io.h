@@ -27,7 +27,8 @@ WEFT_BEGIN_DECLS
  * POLLRDHUP, any mix) or timeout_ns passes (relative, monotonic; 0 polls
  * once, UINT64_MAX waits for ever). Returns the ready events (> 0, as
  * poll(2)'s revents: POLLERR and POLLHUP whether asked for or not),
- * WEFT_ETIMEDOUT, WEFT_EINVAL (fd < 0 or not open; events with none of
+ * WEFT_ETIMEDOUT (not ready when the timeout fired: a descriptor ready
+ * then is reported ready), WEFT_EINVAL (fd < 0 or not open; events with none of
  * those bits or with another bit), WEFT_ENOMEM (out of memory,
  * descriptors, epoll watches, or a fiber for the worker: nothing waited),
  * WEFT_ESHUTDOWN (from a task whose scheduler is being destroyed).

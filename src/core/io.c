@@ -104,6 +104,15 @@ static int wait_fd(int fd, short events, uint64_t timeout_ns, const char *what, 
         rc = thread_wait_fd(fd, events, 0, 0);
         return rc == WEFT_ETIMEDOUT ? WEFT_ESHUTDOWN : rc;
     }
+    if (rc == WEFT_ETIMEDOUT) {
+        /* Look once more before saying so: a descriptor that is ready when
+         * the timeout fires is reported ready. On a loaded machine the timer
+         * can fire before any thread has read the epoll set, and a wait on a
+         * descriptor ready all along must not time out for that. A closed
+         * descriptor (POLLNVAL) stays a timeout, as documented. */
+        int now = thread_wait_fd(fd, events, 0, 0);
+        return now > 0 ? now : rc;
+    }
     return rc;
 }
 

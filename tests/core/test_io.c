@@ -150,6 +150,34 @@ WT_TEST(io, fd_timeouts_polls_and_bad_input, .timeout = 60)
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
 
+/* A descriptor ready all along is reported ready whatever the timeout:
+ * with a 1 ns timeout the timer fires before any thread has read the epoll
+ * set (most rounds, before the fix: ETIMEDOUT), and the look at the
+ * timeout must see the readiness. */
+static void ready_all_along_body(void *arg)
+{
+    int fd[2];
+    make_pipe(fd);
+    for (int i = 0; i < 2000; i++) {
+        int rc = weft_fd_wait_for(fd[1], POLLOUT, 1 + (uint64_t)(i % 4) * 1000);
+        WT_ASSERT(rc == POLLOUT, "round %d: a writable pipe's wait returned %d (%s)", i, rc,
+                  rc < 0 ? weft_err_name(rc) : "events");
+    }
+    close(fd[0]);
+    close(fd[1]);
+}
+
+static void setup_ready_all_along(weft_sched *s)
+{
+    WT_ASSERT_EQ(weft_spawn(s, ready_all_along_body, NULL), WEFT_OK);
+}
+
+WT_TEST(io, ready_descriptor_never_times_out, .timeout = 120)
+{
+    for (size_t k = 0; k < NCOUNTS; k++)
+        run_on(counts[k], setup_ready_all_along);
+}
+
 /* A bound thread of a scheduler without workers waits on its fiber: the
  * task that makes the fd ready runs on it meanwhile (a ppoll would hang). */
 static int pipe_b[2];
