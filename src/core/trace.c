@@ -37,11 +37,23 @@
  *                 counts dropped events as that sum since base_weight
  *                 less the weight of what it kept: the unit of
  *                 otherData's "events".
- *   base, t0..    a recording's bounds, under trace_lock. t0 and the gen
- *                 are atomics the owner reads after the fence. An event
- *                 stamped against an older t0 lands outside [0, t_end]
- *                 and is filtered when written; that covers an event
- *                 begun before a start or a stop returned.
+ *   base, t0..    a recording's bounds, under trace_lock. For each
+ *                 buffer start (or attach) sets base and t0, then stores
+ *                 rec, the recording's gen, with release. The owner
+ *                 loads rec once per event (acquire), after the hook bit
+ *                 and the buffer, and tags the event with it (w0, 4
+ *                 bits); an id that names the recording (a wake arrow's)
+ *                 is made from that same load. Loading rec = G means
+ *                 G's base and t0 are seen: the event lands at or past
+ *                 base, stamped against G's t0. A thread that saw the
+ *                 hook bit before a stop and writes after the next start
+ *                 loads either the new rec (then the event is the new
+ *                 recording's, whole) or an older one: then it may land
+ *                 past the new base, stamped against the old t0, and the
+ *                 tag is what keeps it out (snapshot). An event begun
+ *                 before a stop returned is stamped after t_end and
+ *                 filtered when written; every event that follows it
+ *                 (a woken fiber's resume) is stamped later still.
  *   names         graph task names can be freed or renamed while the
  *                 trace lives, so they are copied into the thread's
  *                 arena (a cache by content) at
@@ -63,7 +75,7 @@
 #include <x86intrin.h>
 #endif
 
-#define TS_BITS 48
+#define TS_BITS WEFT__TEV_TS_BITS
 #define TS_MASK ((1ull << TS_BITS) - 1)
 #define CAP_MIN 16
 #define CAP_MAX (1ull << 24)
@@ -135,11 +147,6 @@ const char *weft__trace_clock_name(void)
 
 /* ---- writing an event -------------------------------------------------- */
 
-static inline struct weft__trace *trace_of(weft__worker *w)
-{
-    return atomic_load_explicit(&w->s->trace, memory_order_acquire);   /* pairs with the release store in the first start */
-}
-
 /* The owner's buffer if w records now, else NULL. Callable from: owner. */
 static inline weft__tbuf *recording(weft__worker *w)
 {
@@ -148,15 +155,25 @@ static inline weft__tbuf *recording(weft__worker *w)
     return atomic_load_explicit(&w->tbuf, memory_order_acquire);   /* pairs with start's release store: t0 and gen before */
 }
 
-static inline void put(weft__worker *w, weft__tbuf *b, unsigned kind, unsigned aux,
-                       uint64_t a, uint64_t bb, uint64_t c)
+/* The recording b's events are for now: loaded once per event, before
+ * anything else of the recording (see Synchronization). Callable from:
+ * owner. */
+static inline unsigned rec_of(weft__tbuf *b)
 {
-    uint64_t t0 = atomic_load_explicit(&b->t0, memory_order_relaxed);   /* after the acquire in recording() */
+    return atomic_load_explicit(&b->rec, memory_order_acquire);   /* pairs with start's release: base and t0 before */
+}
+
+/* Writes an event of recording rec (rec_of's answer). Owner only. */
+static inline void put_in(weft__tbuf *b, unsigned rec, unsigned kind, unsigned aux,
+                          uint64_t a, uint64_t bb, uint64_t c)
+{
+    uint64_t t0 = atomic_load_explicit(&b->t0, memory_order_relaxed);   /* after the acquire in rec_of() */
     uint64_t ts = (ticks() - t0) & TS_MASK;
     uint64_t h = atomic_load_explicit(&b->head, memory_order_relaxed);   /* owner's own */
     weft__tev *e = &b->ev[h & b->mask];
     atomic_thread_fence(memory_order_release);   /* head = h visible before the slot changes: see Synchronization */
-    atomic_store_explicit(&e->w0, ts | (uint64_t)kind << TS_BITS | (uint64_t)(aux & 0xff) << 56,
+    atomic_store_explicit(&e->w0, ts | (uint64_t)(kind & 0xf) << TS_BITS | (uint64_t)(rec & 0xf) << 52 |
+                                      (uint64_t)(aux & 0xff) << 56,
                           memory_order_relaxed);
     atomic_store_explicit(&e->a, a, memory_order_relaxed);
     atomic_store_explicit(&e->b, bb, memory_order_relaxed);
@@ -164,6 +181,13 @@ static inline void put(weft__worker *w, weft__tbuf *b, unsigned kind, unsigned a
     uint64_t wsum = atomic_load_explicit(&b->weight, memory_order_relaxed);   /* owner's own */
     atomic_store_explicit(&b->weight, wsum + weft__tev_weight(kind, a), memory_order_relaxed);   /* ordered before head by its release store */
     atomic_store_explicit(&b->head, h + 1, memory_order_release);   /* pairs with the reader's acquire load */
+}
+
+static inline void put(weft__worker *w, weft__tbuf *b, unsigned kind, unsigned aux,
+                       uint64_t a, uint64_t bb, uint64_t c)
+{
+    (void)w;
+    put_in(b, rec_of(b), kind, aux, a, bb, c);
 }
 
 /* Is the arena's name at off the n bytes of name? Owner only. */
@@ -177,9 +201,8 @@ static bool arena_equal(weft__tbuf *b, uint32_t off, const char *name, size_t n)
 
 /* A name that may not outlive the run, copied into the arena; the
  * event's name word. 0 (no name) when the arena is full. */
-static uint64_t copy_name(weft__worker *w, weft__tbuf *b, const char *name)
+static uint64_t copy_name(weft__tbuf *b, unsigned gen, const char *name)
 {
-    unsigned gen = atomic_load_explicit(&trace_of(w)->gen, memory_order_relaxed);
     if (b->gen != gen) {
         b->gen = gen;
         memset(b->names, 0, sizeof b->names);
@@ -223,9 +246,10 @@ void weft__hook_task_begin(weft__worker *w, const char *name, weft_fn fn, bool c
 {
     weft__tbuf *b = recording(w);
     if (b) {
-        uint64_t nm = !name ? 0 : copy ? copy_name(w, b, name) : (uint64_t)(uintptr_t)name;
-        put(w, b, WEFT__EV_TASK_BEGIN, queue_len(w), nm, (uint64_t)(uintptr_t)fn,
-            (uint64_t)(uintptr_t)w->cur);
+        unsigned rec = rec_of(b);
+        uint64_t nm = !name ? 0 : copy ? copy_name(b, rec, name) : (uint64_t)(uintptr_t)name;
+        put_in(b, rec, WEFT__EV_TASK_BEGIN, queue_len(w), nm, (uint64_t)(uintptr_t)fn,
+               (uint64_t)(uintptr_t)w->cur);
     }
     if ((weft__hooks(w) & WEFT__HOOK_OBSERVE) && w->s->obs.task_begin)
         w->s->obs.task_begin(thread_of(w), name, fn, w->s->obs.ctx);
@@ -298,11 +322,12 @@ void weft__trace_resume(weft__worker *w, weft__fiber *self)
     weft__tbuf *b = recording(w);
     if (!b)
         return;
-    /* An arrow drawn in an earlier recording (the fiber slept across a
-     * stop and a start) has no tail in this one. */
-    if (flow >> FLOW_GEN_SHIFT != FLOW_GEN(atomic_load_explicit(&trace_of(w)->gen, memory_order_relaxed)))
+    /* An arrow drawn for another recording than the one this event is
+     * for (the fiber slept across a stop and a start) has no tail here. */
+    unsigned rec = rec_of(b);
+    if (flow >> FLOW_GEN_SHIFT != FLOW_GEN(rec))
         flow = 0;
-    put(w, b, WEFT__EV_RESUME, 0, flow, 0, (uint64_t)(uintptr_t)self);
+    put_in(b, rec, WEFT__EV_RESUME, 0, flow, 0, (uint64_t)(uintptr_t)self);
 }
 
 void weft__hook_switch(weft__worker *w, weft__fiber *from, weft__fiber *to)
@@ -319,10 +344,13 @@ void weft__hook_wake(weft__worker *w, weft__fiber *f)
     weft__tbuf *b = recording(w);
     if (!b)
         return;
-    uint64_t flow = FLOW_GEN(atomic_load_explicit(&trace_of(w)->gen, memory_order_relaxed)) << FLOW_GEN_SHIFT |
+    /* The id's gen is the recording the event is for, so that a resume
+     * that takes it is of the recording that holds this tail. */
+    unsigned rec = rec_of(b);
+    uint64_t flow = FLOW_GEN(rec) << FLOW_GEN_SHIFT |
                     (uint64_t)((w->index + 1) & 0x1fffu) << 28 | (++w->flow_seq & 0xfffffffu);
     atomic_store_explicit(&weft__fstate_of(f)->wake_flow, flow, memory_order_relaxed);   /* published by the wake's own release */
-    put(w, b, WEFT__EV_WAKE, 0, flow, (uint64_t)(uintptr_t)f, 0);
+    put_in(b, rec, WEFT__EV_WAKE, 0, flow, (uint64_t)(uintptr_t)f, 0);
 }
 
 void weft__hook_steal(weft__worker *w, const weft__worker *victim)
@@ -497,6 +525,7 @@ int weft_trace_start(weft_sched *s, size_t events_per_thread)
         b->base = atomic_load_explicit(&b->head, memory_order_acquire);   /* what was there belongs to earlier recordings */
         b->base_weight = atomic_load_explicit(&b->weight, memory_order_relaxed);   /* after the acquire: at least base's */
         atomic_store_explicit(&b->t0, atomic_load_explicit(&tr->t0, memory_order_relaxed), memory_order_relaxed);   /* on the owner's line */
+        atomic_store_explicit(&b->rec, atomic_load_explicit(&tr->gen, memory_order_relaxed), memory_order_release);   /* base and t0 before: pairs with rec_of() */
     }
     atomic_store_explicit(&tr->on, true, memory_order_relaxed);
     for (unsigned i = 0; i < n; i++) {
@@ -546,6 +575,7 @@ void weft__trace_attach(weft__worker *w)
             b->base = atomic_load_explicit(&b->head, memory_order_relaxed);
             b->base_weight = atomic_load_explicit(&b->weight, memory_order_relaxed);   /* our own buffer now */
             atomic_store_explicit(&b->t0, atomic_load_explicit(&tr->t0, memory_order_relaxed), memory_order_relaxed);
+            atomic_store_explicit(&b->rec, atomic_load_explicit(&tr->gen, memory_order_relaxed), memory_order_release);   /* as in start */
             atomic_store_explicit(&w->tbuf, b, memory_order_release);   /* as in start */
             set_hook(w, WEFT__HOOK_TRACE, true);
         } else {
@@ -584,7 +614,7 @@ void weft__trace_fini(weft_sched *s)
 
 /* ---- reading a buffer (trace_write.c) ---------------------------------------------- */
 
-size_t weft__tbuf_snapshot(const weft__tbuf *cb, weft__tev *out, uint64_t *dropped)
+size_t weft__tbuf_snapshot(const weft__tbuf *cb, unsigned rec, weft__tev *out, uint64_t *dropped)
 {
     weft__tbuf *b = (weft__tbuf *)cb;
     uint64_t cap = b->mask + 1;
@@ -608,14 +638,25 @@ size_t weft__tbuf_snapshot(const weft__tbuf *cb, weft__tev *out, uint64_t *dropp
         memmove(out, out + skip, sizeof *out * (size_t)(h1 - lo - skip));
     size_t n = (size_t)(h1 - lo - skip);
     /* Dropped, in JSON events: all this recording's events (weight; read
-     * after the fence, so at least h1's sum) less those kept. */
+     * after the fence, so at least h1's sum) less those kept. An event
+     * tagged for an earlier recording (begun before the start) is left
+     * out and its weight too: it was never this recording's. */
     uint64_t total = atomic_load_explicit(&b->weight, memory_order_relaxed) - b->base_weight;
-    uint64_t kept = 0;
+    uint64_t kept = 0, other = 0;
+    size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t w0 = atomic_load_explicit(&out[i].w0, memory_order_relaxed);
-        kept += weft__tev_weight((unsigned)(w0 >> TS_BITS) & 0xff,
-                                 atomic_load_explicit(&out[i].a, memory_order_relaxed));
+        unsigned wt = weft__tev_weight(WEFT__TEV_KIND(w0), atomic_load_explicit(&out[i].a, memory_order_relaxed));
+        if (WEFT__TEV_TAG(w0) != (rec & 0xf)) {
+            other += wt;
+            continue;
+        }
+        kept += wt;
+        if (m != i)
+            memcpy(&out[m], &out[i], sizeof *out);   /* the scratch is the writer's own */
+        m++;
     }
+    total = total > other ? total - other : 0;
     *dropped = total > kept ? total - kept : 0;
-    return n;
+    return m;
 }

@@ -7,12 +7,13 @@
  * HOOK_TRACK (stall reports keep their lists; fixed at init), HOOK_OBSERVE
  * (weft_config.observer set; fixed at init) and HOOK_TRACE (recording
  * now; set and cleared by weft_trace_start/stop from any thread, read
- * relaxed: an event begun just before a stop is filtered out when
- * written, see trace.c).
+ * relaxed: an event begun just before a stop or a start is filtered out
+ * when written, see trace.c).
  *
  * An event is four words, written by the recording thread only, into its
  * own buffer: w0 = ticks since the recording's start (48 bits) | kind
- * << 48 | aux << 56; a, b, c by kind (see the enum).
+ * << 48 (4 bits) | the recording's tag << 52 (4 bits) | aux << 56; a, b,
+ * c by kind (see the enum).
  */
 #ifndef WEFT_TRACE_H
 #define WEFT_TRACE_H
@@ -41,6 +42,16 @@ enum weft__tev_kind {
     WEFT__EV_ZONE_END,         /* c = fiber */
     WEFT__EV_KINDS
 };
+
+/* w0's fields above the timestamp. The tag is the low bits of the
+ * recording (tbuf.rec) the event was written for: an event begun for
+ * one recording and finished after the next one's start is told apart
+ * by it (trace.c, Synchronization). */
+#define WEFT__TEV_TS_BITS 48
+#define WEFT__TEV_KIND(w0) ((unsigned)((w0) >> 48) & 0xfu)
+#define WEFT__TEV_TAG(w0) ((unsigned)((w0) >> 52) & 0xfu)
+#define WEFT__TEV_AUX(w0) ((unsigned)((w0) >> 56))
+_Static_assert(WEFT__EV_KINDS <= 16, "an event's kind is 4 bits of w0");
 
 /* How many JSON events an event of this kind begins when written
  * (trace_write.c): a task run's first stretch and its "queue" counter, a
@@ -91,6 +102,8 @@ typedef struct weft__tbuf {
     uint64_t base;                  /* head when the recording began (under trace_lock) */
     uint64_t base_weight;           /* weight then (under trace_lock) */
     _Atomic uint64_t t0;            /* the recording's start, a copy beside head */
+    _Atomic unsigned rec;           /* the recording (its gen) that base and t0 are
+                                       for: stored (release) after them */
     uint64_t mask;                  /* capacity - 1, a power of two; fixed */
     int tid;                        /* weft_thread_id of its thread */
     bool bound;                     /* a bound thread's */
@@ -177,11 +190,12 @@ void weft__trace_detach(weft__worker *w);
 /* Destroy: frees every buffer. */
 void weft__trace_fini(weft_sched *s);
 
-/* For trace_write.c: copies what buf holds of the recording into out
- * (room for mask + 1 events), returns how many; *dropped gets the JSON
- * events (weft__tev_weight) of those lost to a full buffer: exact once
- * the recording stopped, while it records it may count a few events
- * written during the copy. Caller holds trace_lock. */
-size_t weft__tbuf_snapshot(const weft__tbuf *b, weft__tev *out, uint64_t *dropped);
+/* For trace_write.c: copies what buf holds of recording rec (its gen)
+ * into out (room for mask + 1 events), returns how many; *dropped gets
+ * the JSON events (weft__tev_weight) of those lost to a full buffer:
+ * exact once the recording stopped, while it records it may count a few
+ * events written during the copy. An event tagged for an earlier
+ * recording is neither copied nor counted. Caller holds trace_lock. */
+size_t weft__tbuf_snapshot(const weft__tbuf *b, unsigned rec, weft__tev *out, uint64_t *dropped);
 
 #endif /* WEFT_TRACE_H */

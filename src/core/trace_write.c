@@ -24,7 +24,7 @@
 
 #include "trace.h"
 
-#define TS_BITS 48
+#define TS_BITS WEFT__TEV_TS_BITS
 #define TS_MASK ((1ull << TS_BITS) - 1)
 #define CALIBRATE_NS 20000000u
 #define NONE UINT32_MAX
@@ -317,7 +317,7 @@ static void thread_events(writer *wr, const weft__tev *ev, size_t n, uint64_t t_
         uint64_t ts = w0 & TS_MASK;
         if (ts > t_end)
             continue;   /* stamped against another recording's start, or after the stop */
-        unsigned kind = (unsigned)(w0 >> TS_BITS) & 0xff, aux = (unsigned)(w0 >> 56);
+        unsigned kind = WEFT__TEV_KIND(w0), aux = WEFT__TEV_AUX(w0);
         uint64_t a = atomic_load_explicit(&ev[i].a, memory_order_relaxed);
         uint64_t b = atomic_load_explicit(&ev[i].b, memory_order_relaxed);
         uint64_t c = atomic_load_explicit(&ev[i].c, memory_order_relaxed);
@@ -491,7 +491,7 @@ int weft_trace_write(weft_sched *s, FILE *out)
         emit_raw(wr, ",\"name\":\"process_name\",\"args\":{\"name\":\"weft\"}}");
         for (weft__tbuf *b = tr->bufs; b; b = b->next) {
             uint64_t lost = 0;
-            size_t n = weft__tbuf_snapshot(b, scratch, &lost);
+            size_t n = weft__tbuf_snapshot(b, atomic_load_explicit(&tr->gen, memory_order_relaxed), scratch, &lost);
             dropped += lost;
             if (!n && !lost)
                 continue;   /* nothing of this recording */
