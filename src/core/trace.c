@@ -136,6 +136,21 @@ uint64_t weft__trace_ticks(void)
     return ticks();
 }
 
+void weft__trace_clock_pair(uint64_t *tk, uint64_t *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 4; i++) {
+        uint64_t a = ticks();
+        uint64_t n = weft__now_ns();
+        uint64_t b = ticks();
+        if (b - a < best) {
+            best = b - a;
+            *tk = a + (b - a) / 2;
+            *ns = n;
+        }
+    }
+}
+
 const char *weft__trace_clock_name(void)
 {
     switch (clock_of()) {
@@ -519,8 +534,11 @@ int weft_trace_start(weft_sched *s, size_t events_per_thread)
     tr->lost_bind = 0;
     tr->t_end = 0;
     atomic_fetch_add_explicit(&tr->gen, 1, memory_order_relaxed);
-    tr->t0_ns = weft__now_ns();
-    atomic_store_explicit(&tr->t0, weft__trace_ticks(), memory_order_relaxed);
+    tr->us_per_tick = 0;   /* a new recording: its rate is measured anew */
+    uint64_t t0, t0_ns;
+    weft__trace_clock_pair(&t0, &t0_ns);
+    tr->t0_ns = t0_ns;
+    atomic_store_explicit(&tr->t0, t0, memory_order_relaxed);
     for (weft__tbuf *b = tr->bufs; b; b = b->next) {
         b->base = atomic_load_explicit(&b->head, memory_order_acquire);   /* what was there belongs to earlier recordings */
         b->base_weight = atomic_load_explicit(&b->weight, memory_order_relaxed);   /* after the acquire: at least base's */

@@ -125,6 +125,8 @@ struct weft__trace {
     uint64_t t0_ns;                 /* CLOCK_MONOTONIC at start */
     uint64_t t_end;                 /* ticks at stop, 0 while recording */
     uint64_t t_end_ns;
+    double us_per_tick;             /* a stopped recording's clock rate, fixed
+                                       by its first write (0: not yet) */
     uint64_t cap;                   /* buffers' capacity, a power of two */
     uint64_t lost_bind;             /* bound threads that got no buffer */
     weft__tbuf *bufs;               /* every buffer made, newest first */
@@ -135,6 +137,10 @@ struct weft__trace {
 /* Ticks of the trace clock: the TSC where it is invariant (x86-64), the
  * virtual counter (aarch64), else CLOCK_MONOTONIC ns. */
 uint64_t weft__trace_ticks(void);
+/* The clock and CLOCK_MONOTONIC read together: the pair of the tightest
+ * of a few tries, so that a preemption between the two reads (a loaded
+ * machine) does not skew a rate measured from two such pairs. */
+void weft__trace_clock_pair(uint64_t *ticks, uint64_t *ns);
 /* "tsc", "cntvct" or "monotonic". */
 const char *weft__trace_clock_name(void);
 

@@ -427,18 +427,26 @@ static double us_per_tick(struct weft__trace *tr)
     return frq ? 1e6 / (double)frq : 1e-3;
 #else
     /* The TSC against CLOCK_MONOTONIC since the start, over at least
-     * 20 ms (a short recording waits for the rest). */
+     * 20 ms (a short recording waits for the rest). A stopped recording
+     * keeps the rate its first write measured, so that every write of it
+     * gives the same times (a rate measured anew could differ by a
+     * preemption between two clock reads over the span: 0.3% was seen
+     * on a loaded machine). Writes hold trace_lock. */
+    if (!atomic_load_explicit(&tr->on, memory_order_relaxed) && tr->us_per_tick != 0)
+        return tr->us_per_tick;
     uint64_t t0 = atomic_load_explicit(&tr->t0, memory_order_relaxed);
     uint64_t now_ns, now;
     for (;;) {
-        now = weft__trace_ticks();
-        now_ns = weft__now_ns();
+        weft__trace_clock_pair(&now, &now_ns);
         if (now_ns - tr->t0_ns >= CALIBRATE_NS)
             break;
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
-    return (double)(now_ns - tr->t0_ns) / 1e3 / (double)(now - t0);
+    double rate = (double)(now_ns - tr->t0_ns) / 1e3 / (double)(now - t0);
+    if (!atomic_load_explicit(&tr->on, memory_order_relaxed))
+        tr->us_per_tick = rate;
+    return rate;
 #endif
 }
 
