@@ -18,18 +18,26 @@
 
 #include "core.h"
 
-void weft_config_init(weft_config *cfg)
+/* Each 0 of c becomes its default (the table's dflt). */
+static void zeros_to_defaults(weft_config *c)
 {
-    if (!cfg)
-        return;
-    memset(cfg, 0, sizeof *cfg);
-#define FIELD(f, dflt, min, max, none, zero_means, refused) cfg->f = dflt;
+#define FIELD(f, dflt, min, max, none, zero_means, refused) \
+    if (c->f == 0)                                          \
+        c->f = dflt;
 #define RULE(f, broken, refused)
 #define OTHER(f, zero_means)
     WEFT_CONFIG_TABLE(FIELD, RULE, OTHER)
 #undef FIELD
 #undef RULE
 #undef OTHER
+}
+
+void weft_config_init(weft_config *cfg)
+{
+    if (!cfg)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    zeros_to_defaults(cfg);
 }
 
 unsigned weft__cpu_count(void)
@@ -44,15 +52,7 @@ unsigned weft__cpu_count(void)
 /* Each 0 of c becomes its default; ncpu: weft__cpu_count(). */
 static void resolve(weft_config *c, unsigned ncpu)
 {
-#define FIELD(f, dflt, min, max, none, zero_means, refused) \
-    if (c->f == 0)                                          \
-        c->f = dflt;
-#define RULE(f, broken, refused)
-#define OTHER(f, zero_means)
-    WEFT_CONFIG_TABLE(FIELD, RULE, OTHER)
-#undef FIELD
-#undef RULE
-#undef OTHER
+    zeros_to_defaults(c);
     if (c->workers == WEFT_WORKERS_AUTO)
         c->workers = ncpu;
 }
