@@ -11,7 +11,8 @@ script reads the repository's text files and fails when:
 
   1. a file names one of the design notes that used to live outside the
      repository (the names in OUTSIDE below), or a path outside it
-     (/work/..., shared/<file>, references/<file>);
+     (an absolute path to a note or model file, shared/<file>,
+     references/<file>);
   2. a repository path (src/..., tests/..., docs/..., and the other top
      directories in TOP) names nothing that exists (a program built from
      a source of the same name counts as existing);
@@ -51,7 +52,7 @@ OUTSIDE = tuple(n + ".md" for n in ("DES" "IGN", "RELIA" "BILITY", "TOOL" "CHAIN
 # Absolute paths of the machine the notes lived on, and files under the
 # shared/ or references/ folders they were kept in (a file name with an
 # extension, so that prose such as "shared/exclusive" is not taken).
-OUTSIDE_PATH = re.compile(r"/work/[\w./-]*|(?<![\w./-])(?:shared|references)/[\w./-]*\.\w+")
+OUTSIDE_PATH = re.compile(r"(?<![\w.:/-])/(?:[\w.-]+/)+[\w.-]+\.(?:md|pml)\b|(?<![\w./-])(?:shared|references)/[\w./-]*\.\w+")
 
 PATH_RE = re.compile(r"(?<![\w/.-])((?:%s)/[\w./+#-]*[\w/#-])" % "|".join(re.escape(t) for t in TOP))
 MDLINK_RE = re.compile(r"\]\(([^)\s]+)\)")
