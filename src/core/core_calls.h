@@ -249,9 +249,13 @@ int  weft__bound_add(weft_sched *s, weft__worker *w);
 void weft__bound_remove(weft_sched *s, weft__worker *w);
 /* Frees the tables of bound threads (destroy, nobody bound). */
 void weft__bound_fini(weft_sched *s);
-/* Unbind's first step: runs what is pinned to w and waits for the tasks
- * w started that are blocked, then closes w's box of pinned tasks (later
- * pins get WEFT_EINVAL). Callable from: w's owner, on its host fiber. */
+/* Unbind's first step: closes w's box of pinned tasks to every thread
+ * but w (their pins get WEFT_EINVAL from now on). Callable from: w's
+ * owner. */
+void weft__bound_close(weft__worker *w);
+/* Unbind's second step, after weft__bound_close: runs what is pinned to
+ * w and waits for the tasks w started that are blocked, until none is
+ * left. Callable from: w's owner, on its host fiber. */
 void weft__bound_drain(weft__worker *w);
 /* A bound thread beside workers with nothing to run sleeps until woken
  * (weft__wake_worker) or deadline (0 = none); it is never in the idle

@@ -24,10 +24,16 @@
  *   bound threads' boxes
  *                 a bound thread's worker may be freed by unbind: a pin to
  *                 it looks it up by id (by_id) and pushes and wakes under
- *                 bound_lock, and unbind closes its box (pins_closed)
- *                 under the same lock once it has run what was pinned, so
- *                 a pin either lands before the close (and is run: unbind
- *                 looks again under the lock) or is refused with EINVAL.
+ *                 bound_lock. Unbind closes the box (pins_closed) under the
+ *                 same lock first, then runs what was pinned, so a pin
+ *                 from another thread either landed before the close (and
+ *                 is run: unbind looks again under the lock until the box
+ *                 is empty) or is refused with EINVAL. Closing first is
+ *                 what makes unbind end: a drain that closed only once it
+ *                 saw the box empty ran for as long as other threads kept
+ *                 pinning (a CI run spent 15 minutes in one). Pins the
+ *                 thread makes to itself, from tasks it runs in that
+ *                 drain, still land: they are part of what it finishes.
  *                 A worker's box lives as long as the scheduler; pins to
  *                 it from outside follow the external-spawn rule
  *                 (weft__outside_enter: ext_inflight, then shutdown:
@@ -117,14 +123,16 @@ weft__task *weft__take_pinned(weft__worker *w)
 
 /* ---- placement ------------------------------------------------------------------- */
 
-/* The bound thread of s with id `id` whose box is open: one slot of
- * by_id. Caller holds bound_lock. */
-static weft__worker *bound_by_id(weft_sched *s, int id)
+/* The bound thread of s with id `id` whose box is open to `self` (the
+ * caller's worker of s, or NULL): one slot of by_id. An unbinding
+ * thread's box is closed to every thread but itself. Caller holds
+ * bound_lock. */
+static weft__worker *bound_by_id(weft_sched *s, int id, const weft__worker *self)
 {
     if (id < 0 || (unsigned)id < s->nworkers || (unsigned)id - s->nworkers >= s->ids_top)
         return NULL;
     weft__worker *b = s->by_id[(unsigned)id - s->nworkers];
-    return b && !b->pins_closed ? b : NULL;
+    return b && (!b->pins_closed || b == self) ? b : NULL;
 }
 
 /* Pins t to `thread`; w: the caller's worker of s, or NULL. */
@@ -143,7 +151,7 @@ static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int threa
         return WEFT_OK;
     }
     pthread_mutex_lock(&s->bound_lock);
-    weft__worker *to = bound_by_id(s, thread);
+    weft__worker *to = bound_by_id(s, thread, w);
     if (!to) {
         pthread_mutex_unlock(&s->bound_lock);
         return WEFT_EINVAL;
@@ -214,8 +222,9 @@ bool weft__thread_valid(weft_sched *s, int id)
         return false;
     if ((unsigned)id < s->nworkers)
         return true;
+    weft__worker *self = weft__tls_worker;
     pthread_mutex_lock(&s->bound_lock);
-    bool ok = bound_by_id(s, id) != NULL;
+    bool ok = bound_by_id(s, id, self && self->s == s ? self : NULL) != NULL;
     pthread_mutex_unlock(&s->bound_lock);
     return ok;
 }
@@ -476,6 +485,13 @@ static bool quiet_pred(void *ctx)
     return mine == 0 && !w->pin_head && !atomic_load_explicit(&w->pins_in, memory_order_relaxed);
 }
 
+void weft__bound_close(weft__worker *w)
+{
+    pthread_mutex_lock(&w->s->bound_lock);
+    w->pins_closed = true;   /* from here on only w pins to w (bound_by_id) */
+    pthread_mutex_unlock(&w->s->bound_lock);
+}
+
 void weft__bound_drain(weft__worker *w)
 {
     weft_sched *s = w->s;
@@ -485,8 +501,6 @@ void weft__bound_drain(weft__worker *w)
             weft_wait_until(quiet_pred, w);   /* its blocked tasks end, what is pinned runs */
         pthread_mutex_lock(&s->bound_lock);
         bool more = w->pin_head || atomic_load_explicit(&w->pins_in, memory_order_relaxed);   /* under bound_lock: every pin to w is made under it */
-        if (!more)
-            w->pins_closed = true;
         pthread_mutex_unlock(&s->bound_lock);
         if (!more)
             return;

@@ -599,6 +599,9 @@ void weft_sched_unbind(void)
         return;
     }
     weft_sched *s = w->s;
+    /* Pins from other threads are refused from here on: with the box
+     * open, threads that kept pinning would keep this call running. */
+    weft__bound_close(w);
     /* In single-threaded mode nobody else runs what is queued. */
     if (s->nworkers == 0)
         weft_wait_until(idle_pred, s);

@@ -28,6 +28,7 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 #include "weft.h"
@@ -385,6 +386,98 @@ WT_TEST(promise_pin, other_timed_waits_end_after_running_pins, .timeout = 240)
             sem_destroy(&b.gate);
         }
         weft_sched_unbind();
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
+/* ---- unbind ends while another thread keeps pinning ---------------------- */
+
+/* A CI run (loaded, 2 cores) spent 15 minutes in one weft_sched_unbind:
+ * two threads pinned to the unbinding thread faster than it ran their
+ * tasks, and unbind ended only once it saw the box empty. Forced here:
+ * the thread X binds and, without entering weft, unbinds once task 0 is
+ * pinned to it; each pinned task, run by that unbind, waits until the
+ * test thread has answered with one more pin before it returns, so the
+ * box is never empty when X looks. The header: "a pin racing the unbind
+ * is either run by it or refused with WEFT_EINVAL", and unbind ends: the
+ * first pin made once task 0 runs (unbind has begun) must be refused. A
+ * pin task 0 makes to its own thread is part of what unbind finishes:
+ * accepted, and run by the time unbind returns. */
+
+#define CHAIN_CAP 200
+
+struct chain {
+    weft_sched *s;
+    atomic_int id, bound, go, unbound;
+    atomic_int running;      /* tasks of the chain that started */
+    atomic_int answered;     /* pins the test thread made after one started */
+    atomic_int ran, stuck, self_rc, self_ran;
+};
+
+static void chain_self(void *arg)
+{
+    struct chain *c = arg;
+    atomic_store(&c->self_ran, 1);
+}
+
+static void chain_task(void *arg)
+{
+    struct chain *c = arg;
+    int k = atomic_fetch_add(&c->running, 1) + 1;
+    if (k == 1)
+        atomic_store(&c->self_rc, 1000 + spawn_pinned(c->s, chain_self, c, weft_thread_id()));
+    if (!spin_until(&c->answered, k, SPIN_NS))
+        atomic_store(&c->stuck, 1);
+    atomic_fetch_add(&c->ran, 1);
+}
+
+static void *chain_x(void *arg)
+{
+    struct chain *c = arg;
+    int rc = weft_sched_bind(c->s);
+    atomic_store(&c->id, rc == WEFT_OK ? weft_thread_id() : -1);
+    atomic_store(&c->bound, 1);
+    if (rc != WEFT_OK)
+        return NULL;
+    spin_until(&c->go, 1, SPIN_NS);   /* not in weft: nothing runs here */
+    weft_sched_unbind();
+    atomic_store(&c->unbound, 1);
+    return NULL;
+}
+
+WT_TEST(promise_pin, unbind_ends_while_others_pin, .timeout = 240)
+{
+    for (size_t k = 0; k < NWCOUNTS; k++) {
+        unsigned W = wcounts[k];
+        weft_sched *s = make_sched(W);
+        static struct chain c;
+        memset(&c, 0, sizeof c);
+        c.s = s;
+        pthread_t x;
+        WT_ASSERT_EQ(pthread_create(&x, NULL, chain_x, &c), 0);
+        WT_ASSERT(spin_until(&c.bound, 1, SPIN_NS), "X never bound");
+        int id = atomic_load(&c.id);
+        WT_ASSERT(id >= (int)W, "X's bind failed or gave id %d", id);
+        WT_ASSERT_EQ(spawn_pinned(s, chain_task, &c, id), WEFT_OK);
+        atomic_store(&c.go, 1);
+        int accepted = 1, rc = WEFT_OK, n = 0;
+        for (; n < CHAIN_CAP && rc == WEFT_OK; n++) {
+            WT_ASSERT(spin_until(&c.running, n + 1, SPIN_NS),
+                      "%u workers: pinned task %d never ran (X unbinding)", W, n);
+            rc = spawn_pinned(s, chain_task, &c, id);
+            accepted += rc == WEFT_OK;
+            atomic_store(&c.answered, n + 1);
+        }
+        atomic_store(&c.answered, CHAIN_CAP + 2);   /* a broken build: the last task need not wait */
+        WT_ASSERT_EQ(pthread_join(x, NULL), 0);
+        WT_ASSERT(rc == WEFT_EINVAL, "%u workers: %d pins made while X unbinds were all accepted "
+                  "(last rc %s): unbind ran while others kept pinning", W, n, weft_err_name(rc));
+        WT_ASSERT(accepted == 1, "%u workers: %d pins accepted after unbind began", W, accepted - 1);
+        WT_ASSERT_EQ(atomic_load(&c.ran), accepted);
+        WT_ASSERT(!atomic_load(&c.stuck), "a chain task waited SPIN_NS for its answer");
+        WT_ASSERT_EQ(atomic_load(&c.self_rc), 1000 + WEFT_OK);
+        WT_ASSERT(atomic_load(&c.self_ran), "%u workers: the pin X's task made to X did not run "
+                  "before unbind returned", W);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
 }
