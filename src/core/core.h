@@ -10,14 +10,14 @@
  *
  * Files: sched.c (create/destroy/bind, config, stats), worker.c (the loop,
  * picking, stealing, worker threads), ready.c (fibers made ready: inbox,
- * FIFO, run_next), block.c (suspending fibers, the host primitives block
- * through), waiting.c (wait_until, yield), timer.c (the timer heap,
+ * FIFO, run_next), suspend.c (suspending fibers, the host primitives block
+ * through), wait_until.c (wait_until, yield), timer.c (the timer heap,
  * sleep), park.c (two-phase parking), task.c (records, spawn, wait_idle),
  * stall.c (what blocked fibers wait on, the stall watchdog, state dumps),
  * poller.c (the epoll set of fd waits, and parking in it), io.c
- * (weft_fd_wait_for, weft_pid_wait_for), blocking.c (the blocking pool,
+ * (weft_fd_wait_for, weft_pid_wait_for), blocking_pool.c (the blocking pool,
  * weft_call_blocking), pin.c (priorities, pinned tasks, thread ids),
- * inject.c (the global ring and its per-thread ports), extspawn.c
+ * global_ring.c (the global ring and its per-thread ports), extspawn.c
  * (spawns from outside the workers, through those ports).
  * worker.h holds what the worker files share among themselves.
  */
@@ -31,7 +31,7 @@
 
 #include "deque.h"
 #include "fiber.h"
-#include "inject.h"
+#include "global_ring.h"
 #include "node.h"
 #include "spin.h"
 #include "wait.h"
@@ -346,7 +346,7 @@ struct weft_sched {
                                             waits for 0 */
     atomic_bool exiting;                 /* workers may leave their loops */
 
-    /* fd and pid waits (poller.c), the blocking pool (blocking.c): made
+    /* fd and pid waits (poller.c), the blocking pool (blocking_pool.c): made
      * at first use, under io_lock; published with release, read with
      * acquire, freed by destroy. */
     pthread_mutex_t io_lock;

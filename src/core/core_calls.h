@@ -48,7 +48,7 @@ int  weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint);
 void *weft__worker_thread(void *arg);
 int  weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound);
 void weft__worker_fini(weft__worker *w);
-/* worker.c, ready.c, block.c, waiting.c, timer.c */
+/* worker.c, ready.c, suspend.c, wait_until.c, timer.c */
 /* The loop every fiber of a worker runs (worker.c): returns only on the
  * host fiber when the scheduler exits. Callable from: owner. */
 void weft__worker_loop(weft__worker *w);
@@ -163,7 +163,7 @@ static inline bool weft__io_waiting(weft_sched *s)
 /* io.c. Test seam: true makes weft_pid_wait_for poll as without pidfd_open. */
 extern atomic_bool weft__no_pidfd;
 
-/* blocking.c. Test seam: how long an idle pool thread waits before it
+/* blocking_pool.c. Test seam: how long an idle pool thread waits before it
  * leaves (10 s). */
 extern uint64_t weft__bpool_keep_ns;
 /* Waits for every call in flight on s's blocking pool, stops and joins

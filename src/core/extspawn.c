@@ -4,7 +4,7 @@
  * A thread that queues work to s without being one of its workers (a
  * plain thread; a bound thread, on its own code or running a task
  * beside workers) keeps, in thread-local storage, an entry for s: s, s's
- * id, and a port of s's global queue (inject.h). The port is a
+ * id, and a port of s's global queue (global_ring.h). The port is a
  * single-producer queue that workers take from like the main one, so a
  * push is a slot store and a tail store; it also carries up to a
  * magazine of spare task records for a plain thread (a bound thread has
@@ -29,7 +29,7 @@
  * Synchronization
  *   xc[], xc_victim  thread-local: only the owning thread.
  *   port             owned by the thread whose entry names it: its queue
- *                    as inject.c says (single producer), its record cache
+ *                    as global_ring.c says (single producer), its record cache
  *                    (ncache, cache[]) read and written by the owner only.
  *                    Claimed and released under the queue's main lock,
  *                    which orders one owner's use before the next's.

@@ -4,7 +4,7 @@
  *
  * Synchronization
  *   prio_high, prio_low
- *                 rings like the global one (inject.c): any thread pushes,
+ *                 rings like the global one (global_ring.c): any thread pushes,
  *                 any thread that picks pops. A push is followed by a
  *                 seq_cst fence and the park check, as a locked push to
  *                 the global ring is (weft__submit_global), so a parked

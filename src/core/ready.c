@@ -29,7 +29,7 @@
  *                 runs one local task, releases yielded fibers and polls
  *                 wait_until pollers.
  *
- * A fiber is made ready only on the worker it is pinned to (block.c): a
+ * A fiber is made ready only on the worker it is pinned to (suspend.c): a
  * fiber made ready before it has finished switching out is harmless, as
  * its worker cannot look at the inbox until the switch is done.
  */
@@ -141,7 +141,7 @@ void weft__ready_next(weft__fiber *f)
     w->run_next = f;
 }
 
-/* The wake side of weft__core_host (block.c): here, so that the wake
+/* The wake side of weft__core_host (suspend.c): here, so that the wake
  * inlines weft__ready. Callable from: any thread. */
 void weft__host_wake(weft__waiter *wt)
 {

@@ -25,7 +25,7 @@
  *               anyone in weft__sched_is_idle.
  *   ext_spawned spawns from threads with no worker that do not go
  *               through a port: atomic RMW.
- *   pushed (per port, inject.h)
+ *   pushed (per port, global_ring.h)
  *               submits through a port (plain threads, bound threads
  *               beside workers, a bound thread of a scheduler with none
  *               on its own code: extspawn.c): written by the port's

@@ -5,17 +5,17 @@
  *   timers, ntimers, timer_cap: owner only. A binary min-heap by
  *                 deadline of pointers to timers that live in their
  *                 waiters' frames (weft__timer, core.h). Armed by a fiber
- *                 before it blocks (host_block_slow in block.c,
+ *                 before it blocks (host_block_slow in suspend.c,
  *                 weft_sleep here), fired by the loop (worker.c) when
  *                 due, or disarmed by a timed wait resumed before that.
  *                 A fire runs on the owning worker and only makes a fiber
  *                 ready: a timed wait's races the notifier with a CAS on
- *                 the waiter's state (wait_timeout, block.c); a sleep's
+ *                 the waiter's state (wait_timeout, suspend.c); a sleep's
  *                 has nobody to race.
  *   held          per fiber (weft__fstate, core.h): owner only. Submitted
  *                 by thread_sleep before the thread itself sleeps.
  *
- * weft_sleep blocks as host_block does (block.c, "Blocking a fiber"):
+ * weft_sleep blocks as host_block does (suspend.c, "Blocking a fiber"):
  * have_fiber first, then the timer, then weft__suspend.
  */
 #define _GNU_SOURCE

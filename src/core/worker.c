@@ -12,12 +12,12 @@
  *                 with an acquire exchange. A thief takes it only after
  *                 a grace period (steal_lifo) during which it re-reads
  *                 the slot, relaxed, as a hint.
- *   global        the scheduler's ring (inject.c): any thread pushes and
+ *   global        the scheduler's ring (global_ring.c): any thread pushes and
  *                 pops; a worker takes a batch at a time, runs the first,
  *                 puts the second in its LIFO slot if that is empty and
  *                 the rest on its deque, where others may steal them.
  *   a bound thread's deque and LIFO slot (no workers): owner only, and
- *                 nobody else looks at them (block.c); a bound thread
+ *                 nobody else looks at them (suspend.c); a bound thread
  *                 beside workers keeps none and takes one global task at
  *                 a time.
  *   The queries weft__work_queued, weft__work_visible and
@@ -49,9 +49,9 @@
  *                 pollers, yield list, timers, blocked, the streaks: owner
  *                 only. The loop fires due timers (timer.c), polls
  *                 wait_until pollers and releases yielded fibers
- *                 (waiting.c) into the ready FIFO (ready.c).
+ *                 (wait_until.c) into the ready FIFO (ready.c).
  *
- * Every fiber of a worker runs the loop (block.c, "Fibers"). Each pass:
+ * Every fiber of a worker runs the loop (suspend.c, "Fibers"). Each pass:
  * due timers; a ready fiber unless it is the others' turn (ready.c); a
  * local task; past that, the yielded fibers and pollers, an over-budget
  * run_next, a steal if this worker may search; then spinning (spin_us)
@@ -449,7 +449,7 @@ static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
 
 /* Spins up to cfg.spin_us for work to show up; true if it did, or if
  * word (NULL: none) no longer reads expect (a fiber waiting in place on
- * a channel's slot, block.c's host_spin: the same spin moved into the
+ * a channel's slot, suspend.c's host_spin: the same spin moved into the
  * fiber). The inbox, where a fiber of this worker lands when another
  * thread wakes it (a channel's reply from another worker, an event set
  * elsewhere), is polled at every pause: it is this worker's own line,
@@ -476,7 +476,7 @@ bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, uns
             if (weft__work_visible(w) || weft__timer_due(w))   /* a sleep shorter than spin_us ends on time */
                 return true;
             /* Readiness that nobody announces to this worker: its
-             * wait_until predicates (owner only, see waiting.c) and the
+             * wait_until predicates (owner only, see wait_until.c) and the
              * epoll set (a descriptor or child made ready while no
              * worker sleeps in epoll_wait: only a look finds it). Left
              * to the loop, a fiber waiting on either would wait out the

@@ -2,8 +2,8 @@
  *
  * A worker's code is split by concern: worker.c (the loop: picking,
  * stealing, parking; worker threads), ready.c (fibers made ready: the
- * inbox, the FIFO, run_next), block.c (fibers on block: suspending, the
- * fiber to go on with, the host), waiting.c (weft_wait_until, weft_yield)
+ * inbox, the FIFO, run_next), suspend.c (fibers on block: suspending, the
+ * fiber to go on with, the host), wait_until.c (weft_wait_until, weft_yield)
  * and timer.c (the timer heap, weft_sleep). Their entry points
  * for the rest of core are in core.h; here are the names they use among
  * themselves, and the small helpers their hot paths inline, as they did
@@ -176,7 +176,7 @@ static inline bool weft__others_turn(weft__worker *w)
  * from: owner. */
 bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, unsigned expect);
 
-/* ---- block.c ------------------------------------------------------------- */
+/* ---- suspend.c ------------------------------------------------------------- */
 
 /* An idle fiber of w to run the loop on, else a newly mapped one
  * (counted in fibers_created); NULL if none is idle and none can be

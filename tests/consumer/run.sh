@@ -463,7 +463,7 @@ user = args_of("/subdir_user.c")
 leaked = sorted({a for a in user for p in private if a.startswith(p)})
 if leaked:
     die("weft's flags reached subdir_user.c: " + " ".join(leaked))
-own = args_of("/src/fiber/base.c")
+own = args_of("/src/base/base.c")
 for want in ("-Wshadow", "-fvisibility=hidden"):
     if want not in own:
         die("weft's own base.c lacks " + want + ": the check proves nothing")

@@ -56,7 +56,7 @@
 #include <time.h>
 
 #include "core.h"
-#include "inject.h"
+#include "global_ring.h"
 #include "weft.h"
 #include "wtest.h"
 

@@ -3,7 +3,7 @@
  * order across ring -> overflow -> ring transitions. The concurrent tests
  * are in tests/stress/stress_queues.c. */
 #include "deque.h"
-#include "inject.h"
+#include "global_ring.h"
 #include "wtest.h"
 
 typedef struct item {

@@ -2,7 +2,7 @@
  * and every path that ends them (issue 30, findings 1 and 2): each ends
  * the task at once, gives back every unit it was granted, and leaves the
  * semaphore's FIFO to the waiters still in line. Public API, plus one
- * seam: weft__sem_waiting (src/fiber/sem.h) says when the tasks are
+ * seam: weft__sem_waiting (src/sync/sem.h) says when the tasks are
  * queued on the semaphore, so no test waits for a scenario by time.
  *
  *   cancel_*     weft_graph_cancel, weft_task_cancel and a cancel of the

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "deque.h"
-#include "inject.h"
+#include "global_ring.h"
 #include "wtest.h"
 
 #ifdef WEFT_TEST_SMALL_QUEUES

@@ -10,7 +10,7 @@
  *                 fiber runs next without having queued it; submitted by
  *                 suspend before the fiber leaves, and by no_fiber before
  *                 a failed wait returns (weft_yield and thread_sleep do
- *                 the same: waiting.c, timer.c).
+ *                 the same: wait_until.c, timer.c).
  *   a bound thread's deque and LIFO slot (no workers): owner only, and
  *                 nobody else looks at them (no workers, no stealing);
  *                 filled only by its tasks' spawns, and empty whenever its

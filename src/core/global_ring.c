@@ -199,7 +199,7 @@
 #include <ck_pr.h>
 #include <ck_ring.h>
 
-#include "inject.h"
+#include "global_ring.h"
 
 #ifdef WEFT_TSAN
 /* Exported by the TSAN runtime (clang's libclang_rt.tsan and gcc's

@@ -17,9 +17,9 @@
  *                 fiber's inline runs of its own children nest.
  *   held          per fiber (weft__fstate, core.h): owner only. Submitted
  *                 by weft_yield before the fiber leaves (and by
- *                 weft__suspend and no_fiber, block.c).
+ *                 weft__suspend and no_fiber, suspend.c).
  *
- * weft_wait_until blocks as host_block does (block.c, "Blocking a
+ * weft_wait_until blocks as host_block does (suspend.c, "Blocking a
  * fiber"): have_fiber first, then it joins the pollers and suspends; no
  * lock, as nobody else looks at the poll list.
  */

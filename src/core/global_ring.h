@@ -8,11 +8,11 @@
  * A bounded ck_ring in front, plus an intrusive overflow list behind it so
  * a push never fails and never allocates (dealt over lanes, so that
  * draining it is not one long chain of cache misses). Producers are serialized by a
- * mutex (one lock round trip per push or per batch; see inject.c for why
+ * mutex (one lock round trip per push or per batch; see global_ring.c for why
  * not ck_ring's MP enqueue); consumers take from the ring lock-free and
  * take the lock only when the overflow list has items. Order is one FIFO
  * order for all producers, across every ring -> overflow -> ring
- * transition. See inject.c for the protocol.
+ * transition. See global_ring.c for the protocol.
  *
  * Ports. A thread that pushes again and again from outside the workers (a
  * bound thread, a plain thread spawning a frame's jobs) claims a port: a
@@ -47,7 +47,7 @@
 
 /* An overflow list and the lock that guards it: one behind each FIFO
  * (the main queue, every port). private: see the Synchronization block
- * in inject.c. */
+ * in global_ring.c. */
 typedef struct weft__ilist {
     /* over_len is read by every consumer's peek (weft__inject_empty, a
      * spinning worker's every look), the lock is written by every locked
@@ -102,7 +102,7 @@ typedef struct weft__inject_port {
 } weft__inject_port;
 
 typedef struct weft__inject {
-    weft__iq main;                   /* private: see the Synchronization block in inject.c. */
+    weft__iq main;                   /* private: see the Synchronization block in global_ring.c. */
     const weft_allocator *alloc;     /* made slots and ports; read-only after init */
     /* Every port ever made, newest first: published with a store fence
      * and a store under main.lock, read lock-free by consumers (ck_pr);
@@ -164,7 +164,7 @@ weft__inject_port *weft__inject_port_claim(weft__inject *q);
  * through it no more. */
 void weft__inject_port_release(weft__inject *q, weft__inject_port *p);
 
-/* weft__inject_port_push's locked half (P3 in inject.c). */
+/* weft__inject_port_push's locked half (P3 in global_ring.c). */
 void weft__inject_port_push_slow(weft__inject_port *p, weft__node *n);
 
 /* Appends n unless the ring is full. Callable from: the owner only. */
@@ -193,7 +193,7 @@ static inline void weft__inject_port_push(weft__inject_port *p, weft__node *n)
 {
     __atomic_store_n(&p->pushed, p->pushed + 1, __ATOMIC_RELEASE);   /* P1; owner-only writes; pairs with the acquire in ports_pushed */
     WEFT_TSAN_RELEASE(n);
-    /* P2: over_len 0 means the list is empty until we append (inject.c, Ports). */
+    /* P2: over_len 0 means the list is empty until we append (global_ring.c, Ports). */
     if (WEFT_LIKELY(ck_pr_load_uint(&p->l.over_len) == 0) && weft__pring_put(&p->ring, n))   /* release: publishes n; pairs with the acquire in pring_take */
         return;
     weft__inject_port_push_slow(p, n);   /* P3 */
