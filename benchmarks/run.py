@@ -6,26 +6,30 @@
                       [--bench NAME ...] [--filter REGEX] [--no-callgrind]
                       [--no-coldwarm] [--extras-only]
 
-Writes benchmarks/results/<machine>/:
-    bench_<x>.json   Google Benchmark's JSON for each bench_<x> binary
-    meta.json        CPU, cores, compilers, kernel; git commit and date of
-                     each binary's run ("runs")
-    callgrind.json   instructions per fiber switch, per channel round trip,
-                     per spawn + run, per steal + run and per fib call,
-                     counted by callgrind (benchmarks/icount.c for the
-                     last three)
-    coldwarm.json    first run against warm runs, and memory per task, of
-                     fib, 10^6 spawns, a linear chain and 10^6 independent
-                     graph tasks, each in fresh processes
-                     (benchmarks/coldwarm.c)
-    README.md, *.png the summary and its plots, made by report.py from the
-                     files above
+Writes into benchmarks/results/<machine>/ (the layout is in
+benchmarks/results/README.md; <date> is today's, YYYY-MM-DD UTC, and a
+second run on the same day replaces the first):
+    <suite>/<date>.json   Google Benchmark's JSON for the bench_<suite>
+                          binary, every repetition kept
+    meta.json             CPU, cores, compilers, kernel; git commit and date
+                          of each binary's run ("runs")
+    callgrind/<date>.json instructions per fiber switch, per channel round
+                          trip, per spawn + run, per steal + run and per fib
+                          call, counted by callgrind (benchmarks/icount.c
+                          for the last three)
+    coldwarm/<date>.json  first run against warm runs, and memory per task,
+                          of fib, 10^6 spawns, a linear chain and 10^6
+                          independent graph tasks, each in fresh processes
+                          (benchmarks/coldwarm.c)
+    README.md, <suite>/<date>.md, *.png
+                          the machine's page, each suite's page and the
+                          plots, made by report.py from the files above
 
 --bench sync (or bench_sync; repeatable) runs only those binaries and
 leaves the other binaries' files as they are, so one suite can be re-run
 without re-measuring the rest. --filter narrows the cases inside each
-binary run; a binary's JSON is replaced by what that run produced, and
-left alone when no case matched. callgrind counts the fiber switch when
+binary run; a binary's JSON of the day is replaced by what that run
+produced, and none is written when no case matched. callgrind counts the fiber switch when
 bench_fiber runs, the channel round trip when bench_sync runs, and spawn,
 steal and fib when bench_core runs; coldwarm runs when bench_core or
 bench_graph runs. --extras-only runs no bench_* binary, only all the
@@ -40,7 +44,8 @@ repetition; Google Benchmark's default is 0.5) it spreads more evenly.
 
 <machine> is a short slug of the CPU model and the core count, such as
 xeon-8375c-2c. Nothing is pinned: each case is repeated and report.py
-shows medians. Python 3 standard library only (report.py draws the plots
+shows, per case, benchlib.QUANTITY (the median over the repetitions of
+the time per item, the figure ab.py gives too). Python 3 standard library only (report.py draws the plots
 with matplotlib when some python3 here has it, and skips them otherwise).
 """
 
@@ -49,11 +54,11 @@ import datetime
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
 
+import benchlib
 import report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -92,40 +97,8 @@ def out_of(cmd):
 
 # ---- the machine -------------------------------------------------------------
 
-def cpuinfo():
-    """The first processor's fields from /proc/cpuinfo."""
-    fields = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if not line.strip():
-                    if fields:
-                        break
-                    continue
-                k, _, v = line.partition(":")
-                fields[k.strip()] = v.strip()
-    except OSError:
-        pass
-    return fields
-
-
-# Words that say nothing about which CPU it is.
-NOISE = {"intel", "amd", "cpu", "processor", "platinum", "gold", "silver",
-         "bronze", "genuine", "core(tm)", "with", "radeon", "graphics"}
-
-
-def machine_slug(info, cores):
-    """'Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz', 2 -> 'xeon-8375c-2c'.
-    A model name without a model number ('AMD EPYC', as some hypervisors
-    report it) gets the CPUID family and model: 'epyc-f25m1-2c'."""
-    name = info.get("model name", platform.processor() or platform.machine())
-    name = re.sub(r"\((r|tm)\)", "", name, flags=re.I)
-    name = re.sub(r"@.*$", "", name)
-    name = re.sub(r"\b\d+-core\b", "", name, flags=re.I)
-    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w and w not in NOISE]
-    if not any(re.search(r"\d", w) for w in words) and "cpu family" in info:
-        words.append("f%sm%s" % (info["cpu family"], info.get("model", "0")))
-    return "-".join(words[:3] + ["%dc" % cores])
+cpuinfo = benchlib.cpuinfo
+machine_slug = benchlib.machine_slug
 
 
 def cmake_cache(key):
@@ -201,9 +174,9 @@ def meta(info, cores, slug, args, ran, old, outdir):
     runs = {} if full else dict(old.get("runs", {}))
     if not full:
         # Binaries measured by an earlier full run keep its commit and date.
-        for name in sorted(os.listdir(outdir)):
-            b = name[: -len(".json")]
-            if name.startswith("bench_") and name.endswith(".json") and b not in runs:
+        for suite in benchlib.suites(outdir):
+            b = benchlib.binary_of(suite)
+            if b not in runs:
                 runs[b] = {k: old[k] for k in
                            ("git_commit", "git_branch", "date", "repetitions", "command") if k in old}
     for b in ran:
@@ -325,11 +298,14 @@ def callgrind(outdir, fiber=True, chan=True, sched=True):
     round trip on one worker (chan_pingpong), and per spawn, steal and fib
     call (benchmarks/icount), each program run under callgrind at two
     sizes so that setup cancels out of the difference. Merged into
-    callgrind.json: a part not measured keeps its previous figures."""
-    path = os.path.join(outdir, "callgrind.json")
+    callgrind/<date>.json: a part not measured keeps the previous run's
+    figures."""
+    previous = benchlib.latest(outdir, "callgrind")
+    path = benchlib.dated(outdir, "callgrind")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     result = {}
-    if os.path.exists(path):
-        with open(path) as f:
+    if previous:
+        with open(previous) as f:
             result = json.load(f)
     if not shutil.which("valgrind"):
         print("callgrind: skipped (no valgrind)")
@@ -432,7 +408,7 @@ COLDWARM = [
 def coldwarm(outdir, cores, processes=3, warm=10):
     """Runs benchmarks/coldwarm for each case of COLDWARM at 1 thread and
     at `cores`, `processes` fresh processes each (a cold run is a
-    process's first), and writes coldwarm.json with every process's
+    process's first), and writes coldwarm/<date>.json with every process's
     figures; report.py takes the medians."""
     exe = os.path.join(BUILD, "benchmarks", "coldwarm")
     if not os.path.exists(exe):
@@ -465,7 +441,8 @@ def coldwarm(outdir, cores, processes=3, warm=10):
                                      "group": "%s_t%d" % (group, t), "runs": runs})
     load = os.getloadavg() if hasattr(os, "getloadavg") else ()
     out["load_avg_end"] = [round(x, 2) for x in load]
-    path = os.path.join(outdir, "coldwarm.json")
+    path = benchlib.dated(outdir, "coldwarm")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
@@ -477,7 +454,7 @@ def coldwarm(outdir, cores, processes=3, warm=10):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-build", action="store_true", help="use the existing build/release")
-    ap.add_argument("--machine", help="results folder name (default: CPU model + cores)")
+    ap.add_argument("--machine", help="machine folder name (default: CPU model + cores)")
     ap.add_argument("--repetitions", type=int, default=5)
     ap.add_argument("--min-time", type=float, help="seconds each repetition runs at least")
     ap.add_argument("--interleave", action="store_true",
@@ -502,7 +479,7 @@ def main():
     info = cpuinfo()
     cores = os.cpu_count() or 1
     slug = args.machine or machine_slug(info, cores)
-    outdir = os.path.join(ROOT, "benchmarks", "results", slug)
+    outdir = os.path.join(benchlib.RESULTS, slug)
     os.makedirs(outdir, exist_ok=True)
 
     bindir = os.path.join(BUILD, "benchmarks")
@@ -527,11 +504,14 @@ def main():
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
     ran = []
     for b in ([] if args.extras_only else benches):
-        out = os.path.join(outdir, b + ".json")
+        out = benchlib.dated(outdir, benchlib.suite_of(b))
+        os.makedirs(os.path.dirname(out), exist_ok=True)
         tmp = out + ".new"
+        # Every repetition goes to the file (the samples of the figure);
+        # the console shows the aggregates only.
         cmd = [os.path.join(bindir, b),
                "--benchmark_repetitions=%d" % args.repetitions,
-               "--benchmark_report_aggregates_only=true",
+               "--benchmark_display_aggregates_only=true",
                "--benchmark_out=" + tmp,
                "--benchmark_out_format=json"]
         if args.filter:
@@ -542,14 +522,14 @@ def main():
             cmd.append("--benchmark_enable_random_interleaving=true")
         sh(cmd, env=env)
         # A filter that matches nothing in this binary still truncates
-        # the output file: keep the previous results then.
+        # the output file: write nothing then (earlier runs stay).
         try:
             with open(tmp) as f:
                 produced = bool(json.load(f).get("benchmarks"))
         except (OSError, ValueError):
             produced = False
         if not produced:
-            print("run.py: %s: no case ran; %s left as it was" % (b, os.path.relpath(out, ROOT)))
+            print("run.py: %s: no case ran; %s not written" % (b, os.path.relpath(out, ROOT)))
             if os.path.exists(tmp):
                 os.remove(tmp)
             continue
