@@ -7,7 +7,9 @@
 # A_BUILD and B_BUILD are release build directories (each holding
 # benchmarks/bench_graph and benchmarks/graph_phases, or a graph_phases
 # built from this tree's benchmarks/graph_phases.c against the other's
-# libweft.a). Writes into OUT_DIR:
+# libweft.a). OUT_DIR is a study's folder,
+# benchmarks/results/studies/<date>-<topic>/ (benchmarks/results/README.md),
+# where a README.md says what was compared. Writes into OUT_DIR:
 #   graph_ab.txt      benchmarks/ab.py over bench_graph's warm and brd rows
 #                     (weft, oneTBB and sequential, 1 and 2 threads)
 #   phases_a.jsonl    graph_phases lines of A, phases_b.jsonl of B: chain,

@@ -45,8 +45,9 @@ repetition; Google Benchmark's default is 0.5) it spreads more evenly.
 <machine> is a short slug of the CPU model and the core count, such as
 xeon-8375c-2c. Nothing is pinned: each case is repeated and report.py
 shows, per case, benchlib.QUANTITY (the median over the repetitions of
-the time per item, the figure ab.py gives too). Python 3 standard library only (report.py draws the plots
-with matplotlib when some python3 here has it, and skips them otherwise).
+the time per item, the figure ab.py gives too). Python 3 standard library
+only (report.py draws the plots with matplotlib when some python3 here has
+it, and skips them otherwise).
 """
 
 import argparse
