@@ -85,8 +85,13 @@ def main():
         print(f"round {r + 1}/{rounds} done", file=sys.stderr)
 
     def spread(c):
+        """Slowest / fastest sample; None with fewer than two (a file of
+        aggregates only)."""
         got = [s[0] for s in c.samples if s[0] is not None] or c.iter_ns
-        return max(got) / min(got) if got else 1.0
+        return max(got) / min(got) if len(got) >= 2 else None
+
+    def fmt_spread(v):
+        return f"{v:9.2f}" if v is not None else f"{'n/a':>9}"
 
     rows = []
     print(f"{'case':44} {args.label_a + ' ns':>14} {args.label_b + ' ns':>14} "
@@ -103,7 +108,7 @@ def main():
                "per_item": ca.ns_per_item is not None}
         rows.append(row)
         print(f"{ca.name:44} {ma:14.2f} {mb:14.2f} {mb / ma:6.3f} "
-              f"{row['spread_a']:9.2f} {row['spread_b']:9.2f}"
+              f"{fmt_spread(row['spread_a'])} {fmt_spread(row['spread_b'])}"
               + ("" if row["per_item"] else "   (per iteration: no items counted)"))
     if args.json:
         with open(args.json, "w") as f:

@@ -471,6 +471,9 @@ def main():
     args = ap.parse_args()
     if args.extras_only and (args.bench or args.filter):
         sys.exit("run.py: --extras-only runs no bench_* binary; --bench and --filter do not apply")
+    if args.repetitions < 5:
+        print("run.py: fewer than 5 repetitions: each figure is a median of %d samples"
+              % args.repetitions)
     args.commit = commit_id()   # before the results change the tree
 
     if not args.no_build:
