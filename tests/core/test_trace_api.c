@@ -90,7 +90,7 @@ WT_TEST(trace, args, .timeout = 120)
     WT_ASSERT_EQ(weft_trace_write(NULL, devnull), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_trace_write(NULL, NULL), WEFT_EINVAL);
 
-    for (unsigned w = 0; w < 2; w++) {
+    WT_FOR_WORKERS(w, 0, 1) {
         weft_sched *s = open_s(w);
         WT_ASSERT_EQ(weft_trace_write(s, NULL), WEFT_EINVAL);
         WT_ASSERT_EQ(weft_trace_stop(s), WEFT_OK);   /* not recording */

@@ -2305,8 +2305,7 @@ static void blk_tail(void *arg)
 
 WT_TEST(graph_control, series_tasks_block_on_each_other, .timeout = 120)
 {
-    for (size_t k = 0; k < 3; k++) {   /* 0 (bound), 1 and 2 workers */
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2) {   /* 0: the test thread bound */
         weft_sched *s = open_sched(workers);
         weft_graph *g = new_graph();
         memset(&blk, 0, sizeof blk);

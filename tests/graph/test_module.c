@@ -777,10 +777,10 @@ static void fail_case(unsigned w, unsigned depth, bool fail_fast)
 
 WT_TEST(module, fail_inside_a_sub_fails_the_module, .timeout = 120)
 {
-    for (size_t k = 0; k < NWC; k++)
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
         for (unsigned depth = 1; depth <= 3; depth += 2)
             for (int ff = 0; ff < 2; ff++)
-                fail_case(wcounts[k], depth, ff);
+                fail_case(w, depth, ff);
 }
 
 /* A cancelled task inside a sub: the sub's run is cancelled, so the
@@ -908,11 +908,11 @@ static void cancel_case(unsigned w, bool cancel_sub, bool from_thread)
 
 WT_TEST(module, cancel_while_a_sub_task_blocks, .timeout = 120)
 {
-    for (size_t k = 0; k < NWC; k++)
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
         for (int cs = 0; cs < 2; cs++) {
-            cancel_case(wcounts[k], cs, false);
-            if (wcounts[k] > 0)
-                cancel_case(wcounts[k], cs, true);
+            cancel_case(w, cs, false);
+            if (w > 0)
+                cancel_case(w, cs, true);
         }
 }
 
@@ -1411,9 +1411,8 @@ static void *sw_thread(void *arg)
 
 WT_TEST(module, wait_for_the_sub_from_outside_while_it_runs_as_a_module, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++)
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
         for (int from_thread = 0; from_thread < 2; from_thread++) {
-            unsigned w = wcounts[k];
             if (from_thread && w == 0)
                 continue;
             weft_sched *s = open_sched(w);
@@ -1537,9 +1536,8 @@ static void grow_sub(void *arg)
 
 WT_TEST(module, sub_built_on_during_the_outer_run, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++)
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
         for (int cyc = 0; cyc < 2; cyc++) {
-            unsigned w = wcounts[k];
             weft_sched *s = open_sched(w);
             atomic_int n = 0;
             struct grow gr = { .o = new_graph(), .sub = new_graph(), .n = &n, .close_cycle = cyc };

@@ -38,9 +38,6 @@
 #include "graph.h" /* weft__attr_grant_seam: a test seam */
 #include "sem.h"   /* weft__sem_waiting: the test seam */
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NW (sizeof wcounts / sizeof wcounts[0])
-
 static atomic_int ran_count;
 
 static void count_task(void *arg)
@@ -136,14 +133,14 @@ static void cancel_case(unsigned w, bool series)
 
 WT_TEST(promise_sem, cancel_ends_waiting_tasks_while_the_waiter_holds_every_unit, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++)
-        cancel_case(wcounts[k], false);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
+        cancel_case(w, false);
 }
 
 WT_TEST(promise_sem, series_cancel_ends_waiting_tasks_at_once, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++)
-        cancel_case(wcounts[k], true);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
+        cancel_case(w, true);
 }
 
 /* weft_task_cancel of a task that waits for its unit: skipped at once,
@@ -470,14 +467,14 @@ static void fifo_case(unsigned w, bool fiber)
 
 WT_TEST(promise_sem, fifo_threads_around_cancelled_tasks_keep_their_order, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++)
-        fifo_case(wcounts[k], false);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
+        fifo_case(w, false);
 }
 
 WT_TEST(promise_sem, fifo_a_fiber_before_cancelled_tasks_keeps_its_place, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++)
-        fifo_case(wcounts[k], true);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
+        fifo_case(w, true);
 }
 
 /* ---- scheduler destroy with a task waiting for its unit ------------------------------ */
