@@ -4,7 +4,9 @@
 #   tools/build.sh deps           install the Debian packages weft needs (as root)
 #   tools/build.sh demo           the demo's deps only, then build (quietly, in build/demo)
 #                                 and run the demo, and say whether the machine was quiet
-#   tools/build.sh test           deps, then build and test every preset
+#   tools/build.sh test           deps, then each preset's CMake workflow (configure,
+#                                 build, ctest: CMakePresets.json "workflowPresets"),
+#                                 with a JUnit file in build/PRESET/weft-junit.xml
 #   tools/build.sh install-check  install weft in a temporary prefix and use it
 #                                 through find_package, pkg-config, add_subdirectory
 #   tools/build.sh docs           the demo's deps and Doxygen, then the HTML API
@@ -233,6 +235,11 @@ preflight() {
     return 0
 }
 
+# One workflow per preset (cmake --workflow --preset P: configure, build,
+# then ctest with the test preset's jobs and JUnit file), its output kept
+# in build/P/weft-workflow.log. In CI the preset is configured first with
+# -DWEFT_WERROR=ON, which the workflow's own configure keeps (a cache
+# variable the preset does not set).
 run_tests() {
     deps soft
     local presets
@@ -249,11 +256,8 @@ run_tests() {
         fi
     done
 
-    local configure_args=()
-    if ((ci)); then configure_args+=(-DWEFT_WERROR=ON); fi
-
     local total_passed=0 total_failed=0 start_all=$SECONDS
-    local summary=() start line n m log status
+    local summary=() start line n m log status step
     for p in "${presets[@]}"; do
         start=$SECONDS
         echo
@@ -270,19 +274,23 @@ run_tests() {
             fi
             continue
         fi
-        if ! cmake --preset "$p" "${configure_args[@]}"; then
+        if ((ci)) && ! cmake --preset "$p" -DWEFT_WERROR=ON; then
             summary+=("$(printf '%-8s FAILED   configure (%d s)' "$p" $((SECONDS - start)))")
             total_failed=$((total_failed + 1))
             continue
         fi
-        if ! cmake --build --preset "$p"; then
-            summary+=("$(printf '%-8s FAILED   build (%d s)' "$p" $((SECONDS - start)))")
+        mkdir -p "build/$p"
+        log="build/$p/weft-workflow.log"
+        status=0
+        cmake --workflow --preset "$p" 2>&1 | tee "$log" || status=$?
+        # The step the workflow reached: configure, build or test.
+        step=$(grep -Eo '^Executing workflow step [0-9]+ of [0-9]+: [a-z]+' "$log" | tail -n 1 || true)
+        step=${step##* }
+        if [[ $step != test ]]; then
+            summary+=("$(printf '%-8s FAILED   %s (%d s)' "$p" "${step:-configure}" $((SECONDS - start)))")
             total_failed=$((total_failed + 1))
             continue
         fi
-        log="build/$p/weft-ctest.log"
-        status=0
-        ctest --preset "$p" --output-on-failure -j2 2>&1 | tee "$log" || status=$?
         line=$(grep -Eo '[0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1 || true)
         if [[ -n $line ]]; then
             read -r n _ _ _ _ m <<<"$line"

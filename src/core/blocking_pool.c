@@ -33,7 +33,7 @@
  *      else queue the waiter, weft__wait
  *   5. outside: lock; outside - 1; signal
  *      if closing; unlock (last touch)
- * A pool thread idle for weft__bpool_keep_ns (10 s) leaves: under the
+ * A pool thread idle for keep_ns (10 s) leaves: under the
  * lock it marks its slot exited, its last touch of the pool; the next
  * thread made, or destroy, joins it.
  * destroy (weft__bpool_fini), once the workers have left (no task can
@@ -78,9 +78,16 @@ struct weft__bpool {
     slot *slots;                 /* max of them */
 };
 
-/* How long a pool thread waits for a call before it leaves (a test seam:
- * tests shorten it). */
-uint64_t weft__bpool_keep_ns = 10000000000ull;   /* 10 s, as Tokio's blocking pool */
+/* How long a pool thread waits for a call before it leaves: 10 s, as
+ * Tokio's blocking pool. A test seam in the tests' library (tests shorten
+ * it), a constant in libweft. */
+#define KEEP_NS 10000000000ull
+#ifdef WEFT_TEST_SEAMS
+uint64_t weft__bpool_keep_ns = KEEP_NS;
+#define keep_ns weft__bpool_keep_ns
+#else
+#define keep_ns ((uint64_t)KEEP_NS)
+#endif
 
 typedef struct weft__bpool bpool;
 
@@ -118,8 +125,8 @@ static struct timespec keep_until(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t ns = (uint64_t)ts.tv_nsec + weft__bpool_keep_ns % 1000000000u;
-    ts.tv_sec += (time_t)(weft__bpool_keep_ns / 1000000000u + ns / 1000000000u);
+    uint64_t ns = (uint64_t)ts.tv_nsec + keep_ns % 1000000000u;
+    ts.tv_sec += (time_t)(keep_ns / 1000000000u + ns / 1000000000u);
     ts.tv_nsec = (long)(ns % 1000000000u);
     return ts;
 }

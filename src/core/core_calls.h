@@ -87,7 +87,9 @@ bool weft__timer_disarm(weft__worker *w, weft__timer *t);
 /* stall.c */
 /* Test seam: schedulers created from now on track blocked fibers even
  * with the watchdog off, for weft__sched_dump_all (the test harness). */
+#ifdef WEFT_TEST_SEAMS
 extern bool weft__stall_track_all;
+#endif
 /* Lists s among the live schedulers and starts its watchdog thread if
  * cfg.watchdog_ns asks for one; ENOMEM leaves nothing behind. Callable
  * from: create, once the workers run. */
@@ -163,9 +165,11 @@ static inline bool weft__io_waiting(weft_sched *s)
 /* io.c. Test seam: true makes weft_pid_wait_for poll as without pidfd_open. */
 extern atomic_bool weft__no_pidfd;
 
+#ifdef WEFT_TEST_SEAMS
 /* blocking_pool.c. Test seam: how long an idle pool thread waits before it
  * leaves (10 s). */
 extern uint64_t weft__bpool_keep_ns;
+#endif
 /* Waits for every call in flight on s's blocking pool, stops and joins
  * its threads, frees it. Callable from: destroy, after the workers left. */
 void weft__bpool_fini(weft_sched *s);

@@ -163,7 +163,11 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
     s->cfg = c;
     s->nworkers = c.workers;
     s->spare_cpu = ncpu > c.workers;
+#ifdef WEFT_TEST_SEAMS
     s->track = c.watchdog_ns != 0 || weft__stall_track_all;
+#else
+    s->track = c.watchdog_ns != 0;
+#endif
     if (c.observer) {
         s->obs = *c.observer;   /* the caller's struct need not outlive create */
         s->cfg.observer = &s->obs;

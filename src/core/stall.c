@@ -63,7 +63,9 @@
 
 #include "core.h"
 
+#ifdef WEFT_TEST_SEAMS
 bool weft__stall_track_all;
+#endif
 
 static inline weft__fstate *fstate_of(weft__fiber *f)
 {

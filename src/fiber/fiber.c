@@ -215,8 +215,10 @@ weft__fiber *weft__fiber_current(void)
 /* Test seam: after this many more successful maps, mmap "fails" (-1 =
  * never). Lets tests reach the WEFT_ENOMEM paths without starving the
  * process. Written by tests before fibers are made. */
+#ifdef WEFT_TEST_SEAMS
 long weft__fiber_fail_maps_after = -1;
 bool weft__fiber_fail_maps_all;
+#endif
 
 int weft__fiber_pool_init(weft__fiber_pool *p, size_t stack_size, unsigned max_cached)
 {
@@ -261,10 +263,12 @@ static int map_fiber(weft__fiber_pool *p, weft__fiber **out)
 {
     size_t ps = page_size(), guard = guard_size();
     size_t size = guard + p->stack_size + round_up(sizeof(weft__fiber), ps);
+#ifdef WEFT_TEST_SEAMS
     if (weft__fiber_fail_maps_after >= 0 && weft__fiber_fail_maps_after-- == 0)
         return WEFT_ENOMEM;
     if (__atomic_load_n(&weft__fiber_fail_maps_all, __ATOMIC_RELAXED))   /* relaxed: a test's switch, nothing to order */
         return WEFT_ENOMEM;
+#endif
     char *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (m == MAP_FAILED)

@@ -92,11 +92,13 @@ void weft__fiber_switch(weft__fiber *from, weft__fiber *to);
  * whoever runs next. Callable from: fiber `from`. */
 _Noreturn void weft__fiber_exit(weft__fiber *from, weft__fiber *to);
 
+#ifdef WEFT_TEST_SEAMS   /* only in the library the tests link */
 /* Test seam: the next N maps succeed, then one fails (-1 = never). */
 extern long weft__fiber_fail_maps_after;
 /* Test seam: while true, every map fails (the address space is full).
  * A test sets it while workers run: read and written only with the
  * __atomic builtins (this header is also read by C++). */
 extern bool weft__fiber_fail_maps_all;
+#endif
 
 #endif /* WEFT_FIBER_H */

@@ -288,6 +288,9 @@ static inline int weft__wait(weft__waitq *q, weft__waiter *w,
     return weft__wait_timedout(q, w, s, lock_fn, unlock_fn, lock);
 }
 
+/* The test seams exist only in the library the tests link
+ * (WEFT_TEST_SEAMS); libweft has none. */
+#ifdef WEFT_TEST_SEAMS
 /* Test seam (mutex.c): when set, an unlock that owes a wake-up calls it
  * after its release of the lock word and before it posts that wake-up,
  * so a test can hold the window open. NULL outside tests; set by a test
@@ -298,6 +301,7 @@ extern void (*weft__mutex_unlock_pause)(void);
  * popped calls it before it reads the hand-off slot, so a test can hold
  * open the window in which that peer's caller may destroy the channel. */
 extern void (*weft__chan_popped_pause)(void);
+#endif
 
 /* Monotonic clock in ns. */
 uint64_t weft__clock_ns(void);

@@ -433,7 +433,9 @@ bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool f
     return true;
 }
 
+#ifdef WEFT_TEST_SEAMS
 void (*weft__attr_grant_seam)(void);
+#endif
 
 /* A release handed a unit to t's rec. Callable from: the releasing
  * thread, any thread, after its last access to the semaphore. t's run is
@@ -444,8 +446,10 @@ static void grant(weft__sem_rec *r)
     weft_task *t = a->t;
     weft_sched *s = t->g->sched;
     weft__parked_handoff(s, &a->park);   /* D3: off s's list; s stays until _done */
+#ifdef WEFT_TEST_SEAMS
     if (WEFT_UNLIKELY(weft__attr_grant_seam != NULL))
         weft__attr_grant_seam();   /* tests: hold a hand-off here */
+#endif
     atomic_fetch_add_explicit(&a->granted, 1, memory_order_release);   /* release: pairs with take_granted */
     atomic_store_explicit(&a->waiting, false, memory_order_release);   /* release: rec is free again; pairs with take_unit's exchange */
     weft__worker *w = weft__tls_worker;

@@ -428,7 +428,9 @@ void weft__graph_queue(weft__worker *w, weft_task *v, bool counted);
  * semaphore unit, after the task left its scheduler's list of parked
  * waits and before it is queued (attr.c, D3). Set and cleared by a test
  * while no such release runs. */
+#ifdef WEFT_TEST_SEAMS
 extern void (*weft__attr_grant_seam)(void);
+#endif
 /* Queues rec (v's own record, or a task record that visits v) where v's
  * priority and pin say (core's weft__submit_placed), marking it placed
  * for the visit it arrives at; if v's thread is gone, plainly (the

@@ -122,7 +122,9 @@ struct weft_chan {
 
 #define CHAN_LINE 64
 
+#ifdef WEFT_TEST_SEAMS
 void (*weft__chan_popped_pause)(void);
+#endif
 
 /* spin_end's "nobody came": not a weft result (those are 0 or negative). */
 #define SPIN_NOBODY 1
@@ -270,8 +272,10 @@ int spin_end(weft_chan *ch, unsigned spinning, unsigned v, void *elem)
         }
         weft__spin_unlock(&ch->lock);   /* popped meanwhile: nothing of the channel read below but the slot */
     }
+#ifdef WEFT_TEST_SEAMS
     if (WEFT_UNLIKELY(weft__chan_popped_pause != NULL))
         weft__chan_popped_pause();
+#endif
     if (v == SLOT_FILLED && elem && ch->elem_size <= sizeof ch->slot_buf)
         copy(elem, ch->slot_buf, ch->elem_size);
     atomic_store_explicit(&ch->slot, SLOT_FREE, memory_order_release);   /* release: our reads of slot_buf come first; pairs with spinner_heads */

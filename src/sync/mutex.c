@@ -247,7 +247,9 @@ bool weft_mutex_try_lock(weft_mutex *p)
                memory_order_acquire, memory_order_relaxed);   /* acquire: pairs with unlock's release CAS */
 }
 
+#ifdef WEFT_TEST_SEAMS
 void (*weft__mutex_unlock_pause)(void);
+#endif
 
 /* Unlock past its fast path: sleepers, a woken or spinning waiter on its
  * way, starvation mode, or not locked at all. old: the lock word as the
@@ -287,8 +289,10 @@ static void unlock_slow(mutex_impl *m, weft_mutex *p, unsigned old)
      * sema_post's last access to m is its spin unlock: a sleeper it
      * claims is released after that, and one not yet queued finds the
      * wake-up in sema only under the spin lock. */
+#ifdef WEFT_TEST_SEAMS
     if (WEFT_UNLIKELY(weft__mutex_unlock_pause != NULL))
         weft__mutex_unlock_pause();
+#endif
     sema_post(m, handoff);
 }
 

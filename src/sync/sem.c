@@ -346,6 +346,7 @@ void weft_sem_release(weft_sem *p)
     sem_release_slow(p, m);
 }
 
+#ifdef WEFT_TEST_SEAMS
 size_t weft__sem_waiting(weft_sem *p)
 {
     sem_impl *m = sem_of(p);
@@ -358,6 +359,7 @@ size_t weft__sem_waiting(weft_sem *p)
     weft__spin_unlock(&m->lock);
     return n;
 }
+#endif
 
 void weft_sem_destroy(weft_sem *p)
 {
@@ -372,6 +374,7 @@ void weft_sem_destroy(weft_sem *p)
     m->tag = WEFT__TAG_DEAD;
 }
 
+#ifdef WEFT_TEST_SEAMS
 /* A test seam (sem.h): how many waiters have queued on s since its init,
  * read under the lock that queues them. */
 uint64_t weft__sem_tickets(weft_sem *p)
@@ -383,3 +386,4 @@ uint64_t weft__sem_tickets(weft_sem *p)
     weft__spin_unlock(&m->lock);
     return n;
 }
+#endif

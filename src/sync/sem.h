@@ -52,6 +52,7 @@ weft__sem_took weft__sem_take_or_queue(weft_sem *s, weft__sem_rec *r);
  * blocks. */
 bool weft__sem_withdraw(weft_sem *s, weft__sem_rec *r);
 
+#ifdef WEFT_TEST_SEAMS   /* only in the library the tests link */
 /* Test seam: how many waiters (threads, fibers and records) are queued
  * on s now. Callable from: any thread. */
 size_t weft__sem_waiting(weft_sem *s);
@@ -62,5 +63,6 @@ size_t weft__sem_waiting(weft_sem *s);
  * tests, which wait for it to order their waiters without sleeps.
  * Callable from: any thread. */
 uint64_t weft__sem_tickets(weft_sem *s);
+#endif
 
 #endif /* WEFT_SEM_H */

@@ -213,17 +213,15 @@ static void run_round(unsigned workers, unsigned binders, unsigned iterations, b
     *ebusy += atomic_load(&r.ebusy);
 }
 
-static const unsigned worker_counts[] = { 0, 1, 2 };
-
 WT_TEST(unbind, races_destroy, .timeout = 280)
 {
     uint64_t rng = wt_seed();
     unsigned rounds = (unsigned)wt_scaled(300, 20);
     long ebusy = 0;
-    for (unsigned k = 0; k < 3; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         for (unsigned i = 0; i < rounds; i++) {
             unsigned binders = 1 + (unsigned)(wt_rand(&rng) % MAX_BINDERS);
-            run_round(worker_counts[k], binders, 20, true, wt_rand(&rng), &ebusy);
+            run_round(w, binders, 20, true, wt_rand(&rng), &ebusy);
         }
     }
     fprintf(stderr, "races_destroy: %u rounds per worker count, %ld destroys refused (EBUSY)\n",
@@ -235,6 +233,6 @@ WT_TEST(unbind, loop_alone, .timeout = 280)
     uint64_t rng = wt_seed() + 1;
     unsigned iterations = (unsigned)wt_scaled(3000, 100);
     long ebusy = 0;
-    for (unsigned k = 0; k < 3; k++)
-        run_round(worker_counts[k], MAX_BINDERS, iterations, false, wt_rand(&rng), &ebusy);
+    WT_FOR_WORKERS(w, 0, 1, 2)
+        run_round(w, MAX_BINDERS, iterations, false, wt_rand(&rng), &ebusy);
 }

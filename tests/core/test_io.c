@@ -29,9 +29,6 @@
 
 extern char **environ;
 
-static const unsigned counts[] = { 0, 1, 2 };
-#define NCOUNTS (sizeof counts / sizeof counts[0])
-
 /* Test seam (io.c): pidfd_open counts as missing, so weft_pid_wait_for polls. */
 extern atomic_bool weft__no_pidfd;
 
@@ -86,11 +83,11 @@ static void setup1(weft_sched *s)
 
 WT_TEST(io, fd_ready_wakes_waiter, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         make_pipe(pipe1);
         atomic_store(&got1, 0);
         atomic_store(&writer_ran1, 0);
-        run_on(counts[k], setup1);
+        run_on(w, setup1);
         WT_ASSERT_EQ(atomic_load(&got1), POLLIN);
         WT_ASSERT_EQ(atomic_load(&writer_ran1), 1);
         close(pipe1[0]);
@@ -139,8 +136,8 @@ static void setup_timeouts(weft_sched *s)
 
 WT_TEST(io, fd_timeouts_polls_and_bad_input, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++)
-        run_on(counts[k], setup_timeouts);
+    WT_FOR_WORKERS(w, 0, 1, 2)
+        run_on(w, setup_timeouts);
     timeouts_body(NULL);   /* a plain thread: ppoll */
     /* A bound thread beside workers waits in ppoll too. */
     weft_sched *s = make_sched(1);
@@ -174,8 +171,8 @@ static void setup_ready_all_along(weft_sched *s)
 
 WT_TEST(io, ready_descriptor_never_times_out, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++)
-        run_on(counts[k], setup_ready_all_along);
+    WT_FOR_WORKERS(w, 0, 1, 2)
+        run_on(w, setup_ready_all_along);
 }
 
 /* A bound thread of a scheduler without workers waits on its fiber: the
@@ -276,7 +273,7 @@ WT_TEST(io, ten_thousand_waiters_each_woken_once, .timeout = 300)
     many_n = (unsigned)wt_scaled(MANY_MAX, 200);
     if ((uint64_t)many_n * 5 / 3 + 128 > rl.rlim_cur)   /* pipes and sockets take two, eventfds one */
         many_n = (unsigned)((rl.rlim_cur - 128) * 3 / 5);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         for (unsigned i = 0; i < many_n; i++) {
             int fd[2];
             many_kind[i] = (int)(i % 3);
@@ -297,7 +294,7 @@ WT_TEST(io, ten_thousand_waiters_each_woken_once, .timeout = 300)
         for (unsigned i = 0; i < MANY_THREADS; i++)   /* plain threads wait in ppoll */
             WT_ASSERT_EQ(pthread_create(&waiters[i], NULL, many_thread, (void *)(uintptr_t)i), 0);
         WT_ASSERT_EQ(pthread_create(&th, NULL, many_writer, NULL), 0);
-        run_on(counts[k], setup_many);
+        run_on(w, setup_many);
         pthread_join(th, NULL);
         for (unsigned i = 0; i < MANY_THREADS; i++)
             pthread_join(waiters[i], NULL);
@@ -309,7 +306,7 @@ WT_TEST(io, ten_thousand_waiters_each_woken_once, .timeout = 300)
                 close(many_wr[i]);
         }
         fprintf(stderr, "many: %u workers, %u waiters (pipes, eventfds, sockets; %u on threads): "
-                "each woken once with POLLIN\n", counts[k], many_n, MANY_THREADS);
+                "each woken once with POLLIN\n", w, many_n, MANY_THREADS);
     }
 }
 
@@ -342,11 +339,11 @@ static void setup_busy(weft_sched *s)
 WT_TEST(io, waiting_fiber_leaves_worker_to_other_tasks, .timeout = 120)
 {
     busy_n = (unsigned)wt_scaled(100000, 2000);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         make_pipe(busy_fd);
         atomic_store(&busy_ran, 0);
         atomic_store(&busy_rc, 0);
-        run_on(counts[k], setup_busy);
+        run_on(w, setup_busy);
         WT_ASSERT_EQ(atomic_load(&busy_ran), busy_n);
         WT_ASSERT_EQ(atomic_load(&busy_rc), POLLIN);
         close(busy_fd[0]);
@@ -403,17 +400,17 @@ static void setup_close(weft_sched *s)
 
 WT_TEST(io, close_of_a_waited_fd, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         make_pipe(close_fd);
         WT_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sock_fd), 0);
         atomic_store(&close_rc, 0);
         atomic_store(&shut_rc, 0);
         atomic_store(&close_in_wait, false);
-        run_on(counts[k], setup_close);
+        run_on(w, setup_close);
         WT_ASSERT_EQ(atomic_load(&close_rc), WEFT_ETIMEDOUT);
         if (!atomic_load(&close_in_wait))
             fprintf(stderr, "close_of_a_waited_fd: workers %u: the wait timed out before the close "
-                            "(a loaded machine); checked nothing more\n", counts[k]);
+                            "(a loaded machine); checked nothing more\n", w);
         int rc = atomic_load(&shut_rc);
         WT_ASSERT(rc > 0 && (rc & (POLLIN | POLLHUP)), "shutdown woke the wait with %d", rc);
         close(close_fd[1]);
@@ -450,9 +447,9 @@ static void setup_same(weft_sched *s)
 
 WT_TEST(io, several_waits_on_one_fd, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         WT_ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp), 0);
-        run_on(counts[k], setup_same);
+        run_on(w, setup_same);
         WT_ASSERT_EQ(atomic_load(&same_in), POLLIN);
         WT_ASSERT_EQ(atomic_load(&same_in2), POLLIN);
         WT_ASSERT_EQ(atomic_load(&same_out), POLLOUT);
@@ -537,7 +534,7 @@ static void setup_race(weft_sched *s)
 WT_TEST(io, timeout_racing_readiness_ends_once, .timeout = 120)
 {
     race_rounds = (unsigned)wt_scaled(3000, 200);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         atomic_store(&race_ready, 0);
         atomic_store(&race_timedout, 0);
         atomic_store(&race_bad, 0);
@@ -545,14 +542,14 @@ WT_TEST(io, timeout_racing_readiness_ends_once, .timeout = 120)
         make_pipe(race_fd);
         pthread_t th;
         WT_ASSERT_EQ(pthread_create(&th, NULL, race_thread, NULL), 0);
-        run_on(counts[k], setup_race);
+        run_on(w, setup_race);
         atomic_store(&race_stop, true);
         pthread_join(th, NULL);
         close(race_fd[0]);
         close(race_fd[1]);
         WT_ASSERT_EQ(atomic_load(&race_bad), 0);
         WT_ASSERT_EQ(atomic_load(&race_ready) + atomic_load(&race_timedout), 3 * race_rounds);
-        fprintf(stderr, "race: %u workers: %u ready, %u timed out, 0 torn\n", counts[k],
+        fprintf(stderr, "race: %u workers: %u ready, %u timed out, 0 torn\n", w,
                 atomic_load(&race_ready), atomic_load(&race_timedout));
     }
 }
@@ -577,8 +574,8 @@ static void pend_waiter(void *arg)
 
 WT_TEST(io, destroy_with_waits_pending, .timeout = 60)
 {
-    for (size_t k = 1; k < NCOUNTS; k++) {   /* workers: destroy from outside */
-        weft_sched *s = make_sched(counts[k]);
+    WT_FOR_WORKERS(w, 1, 2) {   /* workers: destroy from outside */
+        weft_sched *s = make_sched(w);
         atomic_store(&pend_started, 0);
         for (unsigned i = 0; i < PENDING; i++) {
             make_pipe(pend_fd[i]);
@@ -668,13 +665,13 @@ static void setup_kids(weft_sched *s)
 
 static void check_kids(const char *how)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         atomic_store(&kid_bad, 0);
         atomic_store(&kid_ok, 0);
-        run_on(counts[k], setup_kids);
+        run_on(w, setup_kids);
         WT_ASSERT_EQ(atomic_load(&kid_bad), 0);
         WT_ASSERT_EQ(atomic_load(&kid_ok), KIDS + 1);
-        fprintf(stderr, "wait_pid (%s): %u workers: %d children reaped\n", how, counts[k], KIDS + 1);
+        fprintf(stderr, "wait_pid (%s): %u workers: %d children reaped\n", how, w, KIDS + 1);
     }
     /* A plain thread. */
     pid_t pid = child(9, 5);
@@ -721,16 +718,16 @@ static void setup_many_kids(weft_sched *s)
 WT_TEST(io, wait_pid_200_children_at_once, .timeout = 300)
 {
     many_kids = (unsigned)wt_scaled(MANY_KIDS, 40);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         atomic_store(&kids_right, 0);
         atomic_store(&kid_bad, 0);
-        run_on(counts[k], setup_many_kids);
+        run_on(w, setup_many_kids);
         WT_ASSERT_EQ(atomic_load(&kid_bad), 0);
         WT_ASSERT_EQ(atomic_load(&kids_right), many_kids);
         errno = 0;
         WT_ASSERT(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "a child is left (a zombie)");
         fprintf(stderr, "wait_pid: %u workers: %u children spawned at once, every status right, "
-                "no zombie\n", counts[k], many_kids);
+                "no zombie\n", w, many_kids);
     }
 }
 
@@ -799,10 +796,10 @@ static void set_int(void *arg)
 
 WT_TEST(io, call_blocking_frees_the_worker, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         cb_flag = false;
         atomic_store(&cb_rc, 1);
-        run_on(counts[k], setup_cb);
+        run_on(w, setup_cb);
         WT_ASSERT_EQ(atomic_load(&cb_rc), WEFT_OK);
     }
     /* From a plain thread; bad input. */

@@ -47,9 +47,6 @@
 #define SPIN_NS  ((uint64_t)60 * 1000000000u)
 #define MS       ((uint64_t)1000000)
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NWCOUNTS (sizeof wcounts / sizeof wcounts[0])
-
 /* Worker counts with the bind flags tried at each. */
 static const struct wcfg { unsigned workers, flags; } cfgs[] = {
     { 0, 0 }, { 1, 0 }, { 2, 0 }, { 8, 0 },
@@ -213,8 +210,7 @@ static int cmp_int(const void *a, const void *b)
 
 WT_TEST(pin, thread_ids, .timeout = 120)
 {
-    for (size_t k = 0; k < NWCOUNTS; k++) {
-        unsigned W = wcounts[k];
+    WT_FOR_WORKERS(W, 0, 1, 2, 8) {
         fprintf(stderr, "thread_ids at %u workers\n", W);
         weft_sched *s = make_sched(W);
         WT_ASSERT_EQ(weft_thread_id(), -1);   /* a plain thread */
@@ -336,10 +332,10 @@ static void wpin_from_task(void *arg)
 WT_TEST(pin, pinned_to_workers_run_there, .timeout = 120)
 {
     int per = (int)wt_scaled(2000, 200);
-    for (size_t k = 1; k < NWCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 8) {
         static struct wpin p;
         memset(&p, 0, sizeof p);
-        p.W = wcounts[k];
+        p.W = w;
         p.per = per;
         p.s = make_sched(p.W);
         for (unsigned t = 0; t < p.W; t++)
@@ -769,8 +765,8 @@ WT_TEST(pin, pumps_refuse_workers_and_plain_threads, .timeout = 60)
 {
     WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), WEFT_ENOTBOUND);   /* no scheduler at all */
     WT_ASSERT_EQ(weft_pinned_wait_for(0), WEFT_ENOTBOUND);
-    for (size_t k = 1; k < NWCOUNTS; k++) {
-        weft_sched *s = make_sched(wcounts[k]);
+    WT_FOR_WORKERS(nw, 1, 2, 8) {
+        weft_sched *s = make_sched(nw);
         WT_ASSERT_EQ(weft_pinned_run(UINT64_MAX), WEFT_ENOTBOUND);   /* a plain thread */
         WT_ASSERT_EQ(weft_pinned_wait_for(MS), WEFT_ENOTBOUND);
         static struct where_rc w;
@@ -1346,7 +1342,7 @@ static void *unbinder_main(void *arg)
 
 WT_TEST(pin, graph_task_pinned_to_unbound_thread_fails, .timeout = 180)
 {
-    for (unsigned W = 1; W <= 2; W++) {
+    WT_FOR_WORKERS(W, 1, 2) {
         weft_sched *s = make_sched(W);
         static struct unbinder u;
         memset(&u, 0, sizeof u);
@@ -1689,8 +1685,7 @@ static weft_graph *help_graph(struct helpcount *h, int pins)
 
 WT_TEST(pin, no_help_runs_only_pinned, .timeout = 120)
 {
-    for (size_t k = 1; k < NWCOUNTS; k++) {
-        unsigned W = wcounts[k];
+    WT_FOR_WORKERS(W, 1, 2, 8) {
         fprintf(stderr, "no_help at %u workers\n", W);
         weft_sched *s = make_sched(W);
         static struct helpcount h;
@@ -1791,7 +1786,7 @@ static void lv_normal(void *arg)
 
 WT_TEST(pin, levels_and_pins_block_on_each_other_in_a_valid_order, .timeout = 120)
 {
-    for (unsigned W = 0; W <= 2; W++) {
+    WT_FOR_WORKERS(W, 0, 1, 2) {
         weft_sched *s = make_sched(W);
         int me = bind_as(s, 0);
         static struct levels l;

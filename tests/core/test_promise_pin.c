@@ -42,9 +42,6 @@
 #define SPIN_NS   (30 * SEC)    /* the test's own spins give up (a skip) */
 #define ROUNDS    3
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NWCOUNTS (sizeof wcounts / sizeof wcounts[0])
-
 /* ---- helpers ---------------------------------------------------------- */
 
 static bool spin_until(atomic_int *v, int want, uint64_t ns)
@@ -209,8 +206,7 @@ static int selfpin_round(weft_sched *s, unsigned workers, struct selfpin *x, uin
 /* Findings 8 and 9: the wait must see the pin T made, and return 0. */
 WT_TEST(promise_pin, wait_sees_pin_from_task_it_ran, .timeout = 240)
 {
-    for (unsigned i = 0; i < NWCOUNTS; i++) {
-        unsigned workers = wcounts[i];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = make_sched(workers);
         WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
         for (int round = 0; round < ROUNDS; round++) {
@@ -248,8 +244,7 @@ static void pin_then_sleep(void *arg)
 
 WT_TEST(promise_pin, pin_made_in_another_wait_is_seen, .timeout = 120)
 {
-    for (unsigned i = 0; i < NWCOUNTS; i++) {
-        unsigned workers = wcounts[i];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = make_sched(workers);
         WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
         struct selfpin x = { .s = s, .main_id = weft_thread_id() };
@@ -281,8 +276,7 @@ WT_TEST(promise_pin, pin_made_in_another_wait_is_seen, .timeout = 120)
  * the wait ends at its timeout, WEFT_ETIMEDOUT. */
 WT_TEST(promise_pin, wait_times_out_after_running_other_work, .timeout = 120)
 {
-    for (unsigned i = 0; i < NWCOUNTS; i++) {
-        unsigned workers = wcounts[i];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = make_sched(workers);
         WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
         for (int round = 0; round < ROUNDS; round++) {
@@ -305,9 +299,9 @@ WT_TEST(promise_pin, wait_times_out_after_running_other_work, .timeout = 120)
 WT_TEST(promise_pin, wait_outcomes, .timeout = 120)
 {
     static const unsigned flags[] = { 0, WEFT_BIND_NO_HELP };
-    for (unsigned i = 0; i < NWCOUNTS; i++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (unsigned f = 0; f < 2; f++) {
-            unsigned workers = wcounts[i];
+            unsigned workers = w;
             if (workers == 0 && flags[f])
                 continue;
             weft_sched *s = make_sched(workers);
@@ -359,8 +353,7 @@ static int timed_wait(enum timed_kind k)
 
 WT_TEST(promise_pin, other_timed_waits_end_after_running_pins, .timeout = 240)
 {
-    for (unsigned i = 0; i < NWCOUNTS; i++) {
-        unsigned workers = wcounts[i];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = make_sched(workers);
         WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
         for (int k = 0; k < TK_COUNT; k++) {
@@ -447,8 +440,7 @@ static void *chain_x(void *arg)
 
 WT_TEST(promise_pin, unbind_ends_while_others_pin, .timeout = 240)
 {
-    for (size_t k = 0; k < NWCOUNTS; k++) {
-        unsigned W = wcounts[k];
+    WT_FOR_WORKERS(W, 0, 1, 2, 8) {
         weft_sched *s = make_sched(W);
         static struct chain c;
         memset(&c, 0, sizeof c);

@@ -12,9 +12,6 @@
 #include "sched_util.h"
 #include "wtest.h"
 
-static const unsigned worker_counts[] = { 1, 2, 4, 8 };
-#define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
 
 /* ---- exactly once --------------------------------------------------------- */
 
@@ -48,9 +45,9 @@ WT_TEST(sched, external_spawns_run_exactly_once, .timeout = 300)
 {
     size_t n = wt_scaled(10000000, 10000);
     hits = calloc(n, 1);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4, 8) {
         memset(hits, 0, n);
-        cur = make_sched(worker_counts[k]);
+        cur = make_sched(w);
         for (size_t i = 0; i < n; i++)
             WT_ASSERT_EQ(weft_spawn(cur, mark, (void *)(uintptr_t)i), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
@@ -65,9 +62,9 @@ WT_TEST(sched, worker_spawns_run_exactly_once, .timeout = 300)
     size_t n = wt_scaled(10000000, 20000);
     size_t chunk = (n + (1 << 16) - 1) >> 16;
     hits = calloc(n, 1);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(nw, 1, 2, 4, 8) {
         memset(hits, 0, n);
-        cur = make_sched(worker_counts[k]);
+        cur = make_sched(nw);
         size_t nf = 0;
         for (size_t lo = 0; lo < n; lo += chunk, nf++) {
             fans[nf].lo = lo;
@@ -77,7 +74,7 @@ WT_TEST(sched, worker_spawns_run_exactly_once, .timeout = 300)
         WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
         check_once(n);
         uint64_t ran = 0;
-        for (unsigned w = 0; w < worker_counts[k]; w++) {
+        for (unsigned w = 0; w < nw; w++) {
             weft_worker_stats st;
             WT_ASSERT_EQ(weft_sched_stats(cur, w, &st), WEFT_OK);
             ran += st.tasks_run;
@@ -251,9 +248,9 @@ static void sleeper(void *arg)
 
 WT_TEST(sched, sleep_suspends_fibers, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4, 8) {
         atomic_store(&slept, 0);
-        cur = make_sched(worker_counts[k]);
+        cur = make_sched(w);
         for (int i = 0; i < 200; i++)
             WT_ASSERT_EQ(weft_spawn(cur, sleeper, NULL), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
@@ -266,10 +263,10 @@ WT_TEST(sched, sleep_suspends_fibers, .timeout = 120)
 
 WT_TEST(sched, destroy_runs_queued_and_suspended_work, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4, 8) {
         atomic_store(&slept, 0);
         hits = calloc(1000, 1);
-        cur = make_sched(worker_counts[k]);
+        cur = make_sched(w);
         for (int i = 0; i < 1000; i++) {
             WT_ASSERT_EQ(weft_spawn(cur, mark, (void *)(uintptr_t)i), WEFT_OK);
             if (i % 10 == 0)

@@ -90,7 +90,7 @@ WT_TEST(trace, args, .timeout = 120)
     WT_ASSERT_EQ(weft_trace_write(NULL, devnull), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_trace_write(NULL, NULL), WEFT_EINVAL);
 
-    for (unsigned w = 0; w < 2; w++) {
+    WT_FOR_WORKERS(w, 0, 1) {
         weft_sched *s = open_s(w);
         WT_ASSERT_EQ(weft_trace_write(s, NULL), WEFT_EINVAL);
         WT_ASSERT_EQ(weft_trace_stop(s), WEFT_OK);   /* not recording */
@@ -140,8 +140,7 @@ WT_TEST(trace, args, .timeout = 120)
 
 WT_TEST(trace, write_without_recording, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         tr_trace t;
         CAPTURE(s, &t);   /* nothing ran yet */
@@ -218,8 +217,7 @@ WT_TEST(trace, write_errors, .timeout = 60)
 
 WT_TEST(trace, restart, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         tr_trace t;
         start_ok(s, BIG);
@@ -272,8 +270,7 @@ WT_TEST(trace, full_buffer, .timeout = 300)
      * the sizes go up, and the limit is the largest power of two so far. */
     static const size_t sizes[] = { 16, 17, 64, 4096 };
     int ntasks = (int)wt_scaled(3000, 500);
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         weft_graph *g = NULL;
         WT_ASSERT_EQ(weft_graph_create(&g), WEFT_OK);
@@ -375,8 +372,7 @@ static void ft_task(void *p)
 
 WT_TEST(trace, from_task, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         struct ft f = { .s = s };
         weft_waitgroup_init(&f.inner, 0);

@@ -204,8 +204,7 @@ static void wait_blocked(weft_sched *s, weft_event *ev)
  * took 10 ms, which a starved waiter that never blocked could take too). */
 WT_TEST(trace, blocked_event, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         struct evt *e = calloc(1, sizeof *e);
         weft_event_init(&e->ev, false, false);

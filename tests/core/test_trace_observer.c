@@ -235,8 +235,7 @@ static void obs_graph_task(void *p)
 WT_TEST(trace, observer_counts, .timeout = 300)
 {
     enum { N = 200, P = 4, LATE_N = 5 };
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct obs_state *o = calloc(1, sizeof *o);
         WT_ASSERT(o != NULL);
         obs_cur = o;
@@ -410,8 +409,7 @@ WT_TEST(trace, observer_partial, .timeout = 120)
         { "park and unpark only", { .park = p_thread, .unpark = p_thread }, false },
         { "all NULL", { 0 }, false },
     };
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
             atomic_store(&partial_calls, 0);
             weft_sched *s = sched_new(w, &cases[ci].ob);

@@ -93,8 +93,7 @@ static void wait_blocked_on(weft_sched *s, weft_event *ev)
 
 WT_TEST(trace, in_flight_at_write, .timeout = 120)
 {
-    for (size_t wi = 1; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 1, 2, 8) {
         weft_sched *s = open_s(w);
         struct inflight x = { 0 };
         weft_event_init(&x.ev, false, false);
@@ -199,8 +198,7 @@ static void *binder_main(void *p)
 
 WT_TEST(trace, bind_while_recording, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = sched_new(w, NULL);
         start_ok(s, BIG);
         struct binder a = { .s = s, .task_name = "pin-a", .zone_name = "zone-a" };
@@ -259,8 +257,7 @@ static void dr_set(void *p)
 
 WT_TEST(trace, destroy_recording, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = sched_new(w, NULL);
         struct dr d = { 0 };
         weft_event_init(&d.ev, true, false);

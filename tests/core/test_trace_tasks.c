@@ -183,8 +183,7 @@ WT_TEST(trace, graph_dag, .timeout = 300)
     uint64_t rng = wt_seed();
     struct dag *d = calloc(1, sizeof *d);
     WT_ASSERT(d != NULL);
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (int gi = 0; gi < 3; gi++) {
             memset(d, 0, sizeof *d);
             weft_graph *g = dag_build(d, &rng);
@@ -240,8 +239,7 @@ static void names_done(void *p)
 
 WT_TEST(trace, names, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         weft_graph *g = NULL;
         WT_ASSERT_EQ(weft_graph_create(&g), WEFT_OK);
@@ -328,8 +326,7 @@ static void wait_all_asleep(weft_sched *s)
 
 WT_TEST(trace, units, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         /* The test thread is bound (NO_HELP beside workers, so that a
          * worker runs the task): the wake-up of a parked worker then comes
          * from a thread of s, wherever it is recorded. */
@@ -466,8 +463,7 @@ WT_TEST(trace, graph_names, .timeout = 120)
 {
     enum { NG = 2000 };
     static char names[NG][48];
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         weft_graph *g = NULL;
         WT_ASSERT_EQ(weft_graph_create(&g), WEFT_OK);

@@ -107,8 +107,7 @@ static const tr_event *enclosing_zone(const tr_trace *t, const tr_event *e, cons
 WT_TEST(trace, zones, .timeout = 120)
 {
     enum { NZ = 5 };
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         int bound_id = -1;
         if (w == 0) {
@@ -227,8 +226,7 @@ static int cmp_double(const void *a, const void *b)
 
 WT_TEST(trace, chunks, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         struct loop *l = calloc(1, sizeof *l);
         l->s = s;
@@ -302,8 +300,7 @@ static void zd_task(void *p)
 
 WT_TEST(trace, zones_deep, .timeout = 120)
 {
-    for (size_t wi = 0; wi < NWCOUNTS; wi++) {
-        unsigned w = wcounts[wi];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_s(w);
         struct zt z;
         weft_waitgroup_init(&z.wg, 1);

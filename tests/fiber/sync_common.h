@@ -17,9 +17,6 @@
 /* Timeouts every timed form is tried with: a poll, 1 us and 1 ms. */
 static const uint64_t timeouts[] = { 0, 1000, 1000000 };
 
-static const unsigned worker_counts[] = { 1, 2, 4 };
-#define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
 static weft_sched *cur;
 
 /* ---- running a body on fibers and plain threads at once ------------------- */

@@ -104,7 +104,7 @@ WT_TEST(sync, t21_channel_4x4_exactly_once_fifo, .timeout = 900)
 {
     static const size_t caps[] = { 0, 1, 64 };
     uint64_t total = wt_scaled(1000000, 20000);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4) {
         for (size_t c = 0; c < 3; c++) {
             per21 = (unsigned)(total / PROD21 / (c == 2 ? 1 : 4));   /* the unbuffered runs are slower */
             seen21 = calloc((size_t)PROD21 * per21, 1);
@@ -114,7 +114,7 @@ WT_TEST(sync, t21_channel_4x4_exactly_once_fifo, .timeout = 900)
             uint64_t t0 = wt_now_ns();
             pthread_t closer;
             pthread_create(&closer, NULL, closer21, NULL);
-            run_mixed(worker_counts[k], PROD21 + CONS21, t21_thread, t21_body);
+            run_mixed(w, PROD21 + CONS21, t21_thread, t21_body);
             pthread_join(closer, NULL);
             WT_ASSERT_EQ(atomic_load(&closed_seen21), CONS21);
             for (size_t i = 0; i < (size_t)PROD21 * per21; i++)
@@ -127,7 +127,7 @@ WT_TEST(sync, t21_channel_4x4_exactly_once_fifo, .timeout = 900)
             weft_waitgroup_destroy(&producers21);
             free((void *)seen21);
             fprintf(stderr, "t21: %u workers, capacity %zu, %u messages: 0 lost, 0 duplicated, "
-                    "FIFO per producer (%.2f s)\n", worker_counts[k], caps[c], PROD21 * per21,
+                    "FIFO per producer (%.2f s)\n", w, caps[c], PROD21 * per21,
                     (double)(wt_now_ns() - t0) * 1e-9);
         }
     }
@@ -204,8 +204,8 @@ static void check_chan_timeouts(void *arg)
 WT_TEST(sync, chan_timeouts_0_1us_1ms, .timeout = 120)
 {
     check_chan_timeouts(NULL);                       /* a plain thread: futex */
-    for (size_t k = 0; k < NCOUNTS; k++) {           /* tasks: the worker's timers */
-        cur = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {           /* tasks: the worker's timers */
+        cur = make_sched(w);
         for (int i = 0; i < 4; i++)
             WT_ASSERT_EQ(weft_spawn(cur, check_chan_timeouts, NULL), WEFT_OK);
         WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
@@ -242,8 +242,8 @@ static void *rv_receiver(void *arg)
 
 WT_TEST(sync, chan_rendezvous_hand_off, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        cur = make_sched(w);
         WT_ASSERT_EQ(weft_chan_create(&rv, sizeof(int), 0), WEFT_OK);
         atomic_store(&receiving, 0);
         pthread_t t;
@@ -286,8 +286,8 @@ static void let_them_block(void)
 
 WT_TEST(sync, chan_close_semantics, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        cur = make_sched(w);
         /* Receivers blocked on an empty channel. */
         WT_ASSERT_EQ(weft_chan_create(&cl, sizeof(int), 4), WEFT_OK);
         atomic_store(&cl_closed_recv, 0);
@@ -372,15 +372,15 @@ static void race_body(unsigned id)
 WT_TEST(sync, chan_timeouts_race_senders_exactly_once, .timeout = 600)
 {
     per_race = (unsigned)wt_scaled(50000, 2000);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4) {
         WT_ASSERT_EQ(weft_chan_create(&race, sizeof(unsigned), 0), WEFT_OK);
         seen_race = calloc(per_race * 2, 1);
         atomic_store(&got_race, 0);
         atomic_store(&timeouts_race, 0);
-        run_mixed(worker_counts[k], 6, race_thread, race_body);
+        run_mixed(w, 6, race_thread, race_body);
         WT_ASSERT_EQ(atomic_load(&got_race), (long)per_race * 2);
         fprintf(stderr, "recv_for vs send: %u workers, %u messages, %ld timeouts: 0 lost, 0 duplicated\n",
-                worker_counts[k], per_race * 2, atomic_load(&timeouts_race));
+                w, per_race * 2, atomic_load(&timeouts_race));
         free((void *)seen_race);
         weft_chan_destroy(race);
     }
@@ -463,7 +463,7 @@ WT_TEST(sync, chan_close_races_senders_and_receivers_exactly_once, .timeout = 60
 {
     static const size_t caps[] = { 0, 1, 8 };
     close_after_cr = (long)wt_scaled(100000, 5000);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4) {
         for (size_t c = 0; c < 3; c++) {
             WT_ASSERT_EQ(weft_chan_create(&cr, sizeof(uint32_t), caps[c]), WEFT_OK);
             sent_ok_cr = calloc((size_t)PROD_CR * LIMIT_CR, 1);
@@ -471,7 +471,7 @@ WT_TEST(sync, chan_close_races_senders_and_receivers_exactly_once, .timeout = 60
             atomic_store(&received_cr, 0);
             atomic_store(&prod_done_cr, 0);
             atomic_store(&cons_done_cr, 0);
-            run_mixed(worker_counts[k], PROD_CR + CONS_CR, cr_thread, cr_body);
+            run_mixed(w, PROD_CR + CONS_CR, cr_thread, cr_body);
             WT_ASSERT_EQ(atomic_load(&prod_done_cr), PROD_CR);
             WT_ASSERT_EQ(atomic_load(&cons_done_cr), CONS_CR);
             long delivered = 0;
@@ -487,7 +487,7 @@ WT_TEST(sync, chan_close_races_senders_and_receivers_exactly_once, .timeout = 60
             WT_ASSERT_EQ(weft_chan_send(cr, &v), WEFT_ECLOSED);
             weft_chan_close(cr);   /* again: harmless */
             fprintf(stderr, "close race: %u workers, capacity %zu: %ld delivered, each once; "
-                    "every failed send undelivered\n", worker_counts[k], caps[c], delivered);
+                    "every failed send undelivered\n", w, caps[c], delivered);
             free((void *)sent_ok_cr);
             free((void *)got_cr);
             weft_chan_destroy(cr);
@@ -533,8 +533,8 @@ static void *tf_trier_thread(void *arg) { tf_trier(arg); return NULL; }
 
 WT_TEST(sync, chan_try_forms_against_blocked_peers, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        cur = make_sched(w);
         WT_ASSERT_EQ(weft_chan_create(&tf, sizeof(int), 0), WEFT_OK);
         for (int round = 0; round < 200; round++) {
             tf_mode = round % 2;

@@ -50,14 +50,14 @@ static void t19_body(unsigned id)
 WT_TEST(sync, t19_mutex_counter, .timeout = 600)
 {
     iters19 = (unsigned)wt_scaled(10000, 300);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4) {
         weft_mutex_init(&m19);
         counter19 = 0;
-        run_mixed(worker_counts[k], 64 + 2, t19_thread, t19_body);
+        run_mixed(w, 64 + 2, t19_thread, t19_body);
         WT_ASSERT_EQ(counter19, (uint64_t)iters19 * 66);
         weft_mutex_destroy(&m19);
         fprintf(stderr, "t19: %u workers, 64 fibers + 2 threads x %u increments: exact\n",
-                worker_counts[k], iters19);
+                w, iters19);
     }
 }
 
@@ -115,7 +115,7 @@ static void t20_event_body(unsigned id)
 WT_TEST(sync, t20_event_timeouts_exactly_once, .timeout = 600)
 {
     rounds20 = (unsigned)wt_scaled(100000, 3000) / PAIRS20;
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4) {
         atomic_store(&ok20, 0);
         atomic_store(&timedout20, 0);
         for (int p = 0; p < PAIRS20; p++) {
@@ -123,10 +123,10 @@ WT_TEST(sync, t20_event_timeouts_exactly_once, .timeout = 600)
             WT_ASSERT_EQ(weft_chan_create(&go20[p], sizeof(int), 1), WEFT_OK);
             WT_ASSERT_EQ(weft_chan_create(&done20[p], sizeof(int), 1), WEFT_OK);
         }
-        run_mixed(worker_counts[k], 2 * PAIRS20, t20_thread, t20_event_body);
+        run_mixed(w, 2 * PAIRS20, t20_thread, t20_event_body);
         WT_ASSERT_EQ(atomic_load(&ok20) + atomic_load(&timedout20), (long)rounds20 * PAIRS20);
         fprintf(stderr, "t20 event: %u workers, %u rounds: %ld notified, %ld timed out, 0 lost or doubled\n",
-                worker_counts[k], rounds20 * PAIRS20, atomic_load(&ok20), atomic_load(&timedout20));
+                w, rounds20 * PAIRS20, atomic_load(&ok20), atomic_load(&timedout20));
         for (int p = 0; p < PAIRS20; p++) {
             weft_event_destroy(&ev20[p]);
             weft_chan_destroy(go20[p]);
@@ -191,12 +191,12 @@ static void t20_cond_body(unsigned id)
 WT_TEST(sync, t20_cond_timeouts_hold_the_mutex, .timeout = 600)
 {
     per20 = (unsigned)wt_scaled(100000, 3000) / 4;
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4) {
         weft_mutex_init(&m20);
         weft_cond_init(&c20);
         tokens20 = consumed20 = 0;
         owner20 = 0;
-        run_mixed(worker_counts[k], 8, t20c_thread, t20_cond_body);
+        run_mixed(w, 8, t20c_thread, t20_cond_body);
         WT_ASSERT_EQ(consumed20, (long)per20 * 4);
         WT_ASSERT_EQ(tokens20, 0);
         weft_cond_destroy(&c20);
@@ -235,8 +235,8 @@ static void wait_woken(unsigned n)
 
 WT_TEST(sync, t20_signal_wakes_exactly_one, .timeout = 300)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        cur = make_sched(w);
         weft_mutex_init(&m20n);
         weft_cond_init(&c20n);
         queued20n = 0;
@@ -375,8 +375,8 @@ static void *tl_trier_thread(void *arg) { tl_trier(arg); return NULL; }
 
 WT_TEST(sync, mutex_trylock_fails_while_held, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        cur = make_sched(w);
         weft_mutex_init(&tl_m);
         for (int round = 0; round < 20; round++) {
             bool holder_thread = round % 2;
@@ -536,13 +536,13 @@ static void tw_body(unsigned id)
 
 WT_TEST(sync, timed_waits_0_1us_1ms_lower_bounds, .timeout = 300)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4) {
         weft_mutex_init(&tw_m);
         weft_cond_init(&tw_c);
         weft_event_init(&tw_e, false, false);
         weft_waitgroup_init(&tw_g, 1);                   /* never done */
         atomic_store(&tw_waits, 0);
-        run_mixed(worker_counts[k], 8, tw_thread, tw_body);
+        run_mixed(w, 8, tw_thread, tw_body);
         WT_ASSERT_EQ(atomic_load(&tw_waits), 8 * 12 * 4);
         weft_waitgroup_done(&tw_g);
         WT_ASSERT_EQ(weft_waitgroup_wait_for(&tw_g, 0), WEFT_OK);
@@ -578,8 +578,8 @@ static void *wg_waiter_thread(void *arg) { wg_waiter(arg); return NULL; }
 
 WT_TEST(sync, waitgroup_fan_in, .timeout = 300)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        cur = make_sched(w);
         for (int round = 0; round < 3; round++) {      /* reused */
             weft_waitgroup_init(&wg, 0);
             atomic_store(&wg_done, 0);
@@ -660,8 +660,8 @@ WT_TEST(sync, event_manual_and_auto_reset, .timeout = 120)
     WT_ASSERT_EQ(weft_event_wait_for(&e, 1000), WEFT_ETIMEDOUT);
     weft_event_destroy(&e);
 
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        cur = make_sched(w);
         weft_event_init(&mev, true, false);
         atomic_store(&mev_woke, 0);
         pthread_t t;
@@ -718,9 +718,9 @@ WT_TEST(sync, event_200_threads_signal_at_once, .timeout = 600)
 {
     ms_per = (unsigned)wt_scaled(600, 20);
     static pthread_t th[MS_THREADS];
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4) {
         uint64_t t0 = wt_now_ns();
-        cur = make_sched(worker_counts[k]);
+        cur = make_sched(w);
         weft_event_init(&ms_ev, false, false);
         atomic_store(&ms_stop, 0);
         atomic_store(&ms_waits, 0);
@@ -736,7 +736,7 @@ WT_TEST(sync, event_200_threads_signal_at_once, .timeout = 600)
         weft_event_destroy(&ms_ev);
         WT_ASSERT_EQ(weft_sched_destroy(cur), WEFT_OK);
         fprintf(stderr, "event: %u workers, %d threads signalling, %d tasks x %u waits: all returned (%.1f s)\n",
-                worker_counts[k], MS_THREADS, MS_WAITERS, ms_per, (double)(wt_now_ns() - t0) / 1e9);
+                w, MS_THREADS, MS_WAITERS, ms_per, (double)(wt_now_ns() - t0) / 1e9);
     }
 }
 
@@ -833,8 +833,8 @@ static void fm_round(unsigned r)
 WT_TEST(sync, objects_freed_right_after_a_wait_returns, .timeout = 300)
 {
     unsigned rounds = (unsigned)wt_scaled(3000, 200);
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        cur = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        cur = make_sched(w);
         for (unsigned r = 0; r < rounds; r++)
             fm_round(r);
         WT_ASSERT_EQ(weft_sched_wait_idle(cur), WEFT_OK);
@@ -995,7 +995,7 @@ WT_TEST(sync, t24_signals_during_blocking, .timeout = 600)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
     iters19 = (unsigned)wt_scaled(3000, 200);
-    for (size_t k = 0; k < NCOUNTS; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 4) {
         weft_mutex_init(&m19);
         counter19 = 0;
         WT_ASSERT_EQ(weft_chan_create(&ring24, sizeof(unsigned), 2), WEFT_OK);
@@ -1010,12 +1010,12 @@ WT_TEST(sync, t24_signals_during_blocking, .timeout = 600)
             sched_yield();
         before = atomic_load(&signals24);   /* count only those during the load */
         atomic_store(&before24, before);
-        run_mixed(worker_counts[k], 20, t24_thread, t24_body);
+        run_mixed(w, 20, t24_thread, t24_body);
         atomic_store(&stop24, true);
         pthread_join(sig, NULL);
         WT_ASSERT_EQ(counter19, (uint64_t)iters19 * 20);
         long got = atomic_load(&signals24) - before;
-        fprintf(stderr, "t24: %u workers, %ld signals delivered, counts exact\n", worker_counts[k], got);
+        fprintf(stderr, "t24: %u workers, %ld signals delivered, counts exact\n", w, got);
         WT_ASSERT(got > 0);
         weft_chan_destroy(ring24);
         weft_mutex_destroy(&m19);

@@ -142,8 +142,8 @@ WT_TEST(graph_stress, t13_random_dags, .timeout = 900)
 {
     uint64_t rng = wt_seed();
     uint64_t graphs = wt_scaled(3000, 60);
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         uint64_t tasks = 0, edges = 0, bad = 0;
         for (uint64_t i = 0; i < graphs; i++) {
             struct dag d;
@@ -162,7 +162,7 @@ WT_TEST(graph_stress, t13_random_dags, .timeout = 900)
         }
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
         fprintf(stderr, "t13: %u workers: %llu random DAGs, %llu task runs, %llu edges checked: "
-                "0 lost, 0 duplicated, %llu order violations\n", worker_counts[k],
+                "0 lost, 0 duplicated, %llu order violations\n", w,
                 (unsigned long long)graphs, (unsigned long long)tasks,
                 (unsigned long long)edges, (unsigned long long)bad);
     }
@@ -176,8 +176,8 @@ WT_TEST(graph_stress, t13_large_shapes, .timeout = 900)
     uint32_t side = 1;
     while ((side + 1) * (side + 1) <= n)
         side++;
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         for (int shape = 0; shape < 4; shape++) {
             struct dag d;
             const char *name;
@@ -220,7 +220,7 @@ WT_TEST(graph_stress, t13_large_shapes, .timeout = 900)
                 dag_check_full(&d, name, &bad);
             }
             fprintf(stderr, "t13: %u workers: %s of %u tasks, %u edges, run twice: "
-                    "0 lost, 0 duplicated, %llu order violations\n", worker_counts[k], name,
+                    "0 lost, 0 duplicated, %llu order violations\n", w, name,
                     d.n, d.ne, (unsigned long long)bad);
             dag_free(&d);
         }
@@ -258,8 +258,8 @@ WT_TEST(graph_stress, t16_cancel_races, .timeout = 900)
     uint64_t rng = wt_seed() ^ 0x1616;
     uint64_t races = wt_scaled(10000, 200);
     uint64_t total = 0, torn = 0, with_skips = 0;
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         uint64_t per = races / NCOUNTS + 1;
         for (uint64_t i = 0; i < per; i++, total++) {
             struct dag d;

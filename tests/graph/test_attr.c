@@ -36,9 +36,6 @@
 #include "../fiber/sem_util.h"
 #include "graph_util.h"
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NW (sizeof wcounts / sizeof wcounts[0])
-
 /* What a test needs at one worker count: a scheduler (this thread bound
  * at 0 workers), a semaphore of `units`, an empty graph. world_close
  * checks that the semaphore has its units back. */
@@ -101,9 +98,9 @@ static void brief_task(void *arg)
 WT_TEST(attr, sem_10k_waiting_tasks_hold_no_fibers, .timeout = 600)
 {
     int n = (int)wt_scaled(10000, 1000);
-    for (size_t k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(nw, 0, 1, 2, 8) {
         struct world x;
-        world_open(&x, wcounts[k], 2);
+        world_open(&x, nw, 2);
         for (int i = 0; i < n; i++)
             add_sem(&x, brief_task, NULL);
         for (int run = 0; run < 2; run++) {
@@ -162,9 +159,9 @@ static void vo_short(void *arg)
 
 WT_TEST(attr, sem_tasks_block_on_each_other_in_a_valid_order, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct world x;
-        world_open(&x, wcounts[k], 2);
+        world_open(&x, w, 2);
         add_sem(&x, vo_wait, &ev_a);
         add_sem(&x, vo_wait, &ev_a2);
         for (int i = 0; i < 40; i++)
@@ -201,9 +198,9 @@ static void fail_task(void *arg)
  * would wait for ever. x cancelled; p fails, so y is skipped. */
 WT_TEST(attr, sem_skipped_tasks_take_no_unit, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct world x;
-        world_open(&x, wcounts[k], 0);
+        world_open(&x, w, 0);
         weft_task *c = add_sem(&x, count_task, NULL);
         weft_task *p = add(x.g, fail_task, NULL);
         weft_task *y = add_sem(&x, count_task, NULL);
@@ -222,9 +219,9 @@ WT_TEST(attr, sem_skipped_tasks_take_no_unit, .timeout = 60)
 
 WT_TEST(attr, sem_unit_comes_back_after_failure, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct world x;
-        world_open(&x, wcounts[k], 1);
+        world_open(&x, w, 1);
         for (int i = 0; i < 8; i++)
             add_sem(&x, i % 2 ? fail_task : count_task, NULL);
         for (int run = 1; run <= 20; run++) {
@@ -248,10 +245,10 @@ uint64_t weft__sem_tickets(weft_sem *s);   /* sem.h, included below: a test seam
  * a cancel before t ran, not while it waited). */
 WT_TEST(attr, sem_cancel_while_waiting_gives_the_unit_back, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(nw, 0, 1, 2, 8) {
         for (int how = 0; how < 2; how++) {
             struct world x;
-            world_open(&x, wcounts[k], 1);
+            world_open(&x, nw, 1);
             WT_ASSERT(weft_sem_try_acquire(&x.sem));
             weft_task *t = add_sem(&x, count_task, NULL);
             weft_task *after = add(x.g, count_task, NULL);
@@ -321,9 +318,9 @@ static void wait_queued(weft_sem *s, uint64_t n)
  * place in the line among the threads, and no newcomer takes it. */
 WT_TEST(attr, sem_graph_tasks_and_threads_share_one_fifo, .timeout = 60)
 {
-    for (size_t k = 1; k < NW; k++) {
+    WT_FOR_WORKERS(w, 1, 2, 8) {
         struct world x;
-        world_open(&x, wcounts[k], 0);
+        world_open(&x, w, 0);
         fifo_sem = &x.sem;
         atomic_store(&fifo_next, 0);
         add_sem(&x, fifo_task, NULL);
@@ -369,9 +366,9 @@ static int loop_cond(void *arg)
  * done: both bodies share a semaphore of 1, visited 100 times each. */
 WT_TEST(attr, sem_in_a_loop_of_condition_tasks, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct world x;
-        world_open(&x, wcounts[k], 1);
+        world_open(&x, w, 1);
         weft_task *init = add(x.g, NULL, NULL), *fan = add(x.g, NULL, NULL);
         weft_task *b1 = add_sem(&x, loop_body, NULL), *b2 = add_sem(&x, loop_body, NULL);
         weft_task *join = add(x.g, NULL, NULL);
@@ -411,9 +408,9 @@ static void mod_last(void *id)
 
 WT_TEST(attr, sem_module_task_holds_its_unit_while_its_graph_runs, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct world x;
-        world_open(&x, wcounts[k], 1);
+        world_open(&x, w, 1);
         weft_graph *sub[2];
         for (int i = 0; i < 2; i++) {
             sub[i] = new_graph();
@@ -476,9 +473,9 @@ static void busy_task(void *arg)
  * taken, would hang or refuse the next run. */
 WT_TEST(attr, bad_set_calls_during_a_run_change_nothing, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct world x;
-        world_open(&x, wcounts[k], 0);
+        world_open(&x, w, 0);
         weft_event_init(&busy_ev, true, false);
         weft_task *b = add(x.g, busy_task, NULL);
         weft_task *t = add(x.g, count_task, NULL);
@@ -504,9 +501,9 @@ WT_TEST(attr, bad_set_calls_during_a_run_change_nothing, .timeout = 60)
  * is refused, nothing run, nothing changed; so is a series. */
 WT_TEST(attr, bad_pin_refuses_the_run, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(nw, 0, 1, 2, 8) {
         struct world x;
-        world_open(&x, wcounts[k], 0);
+        world_open(&x, nw, 0);
         weft_task *a = add(x.g, count_task, NULL);
         weft_task *t = add(x.g, count_task, NULL);
         WT_ASSERT_EQ(weft_task_precede(a, t), WEFT_OK);

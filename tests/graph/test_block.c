@@ -507,7 +507,7 @@ static int graph_sleepers(weft_sched *s, void *unused)
 
 WT_TEST(block, sleeping_graph_roots_all_sleep_at_once, .timeout = 300)
 {
-    for (unsigned w = 1; w <= 2; w++)
+    WT_FOR_WORKERS(w, 1, 2)
         WT_ASSERT_EQ(run_at(w, PLAIN, graph_sleepers, NULL), 0);
     WT_ASSERT_EQ(run_at(0, BOUND, graph_sleepers, NULL), 0);
 }
@@ -535,7 +535,7 @@ static void yield_once(void *p)
  * start once they run short, so the storm needs a bounded number. */
 WT_TEST(fibers, yield_storm_is_bounded, .timeout = 120)
 {
-    for (unsigned w = 0; w <= 2; w++) {
+    WT_FOR_WORKERS(w, 0, 1, 2) {
         weft_config c;
         weft_config_init(&c);
         c.workers = wt_workers(w);
@@ -697,7 +697,7 @@ static void overflow_child(void *arg)
 
 WT_TEST(fibers, worker_task_overflow_is_reported, .timeout = 60)
 {
-    for (unsigned w = 1; w <= 2; w++) {
+    WT_FOR_WORKERS(w, 1, 2) {
         char buf[4096];
         int st = wt_run_child(overflow_child, (void *)(uintptr_t)w, buf, sizeof buf);
         WT_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,

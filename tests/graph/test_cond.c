@@ -163,8 +163,7 @@ static void loop_expect(struct loop *L, long runs, const char *what, unsigned w)
 WT_TEST(cond, loop_do_while_exact_counts, .timeout = 300)
 {
     long sizes[] = { 1, 2, 10, (long)wt_scaled(100000, 5000) };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
             weft_graph *g = new_graph();
@@ -185,8 +184,7 @@ WT_TEST(cond, loop_do_while_exact_counts, .timeout = 300)
  * so the cycle check cannot take the build-order shortcut. */
 WT_TEST(cond, loop_built_backwards, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         struct loop L;
@@ -248,8 +246,7 @@ static void wl_done(void *arg)
 WT_TEST(cond, loop_while_condition_first, .timeout = 120)
 {
     long sizes[] = { 0, 1, 2, 10, (long)wt_scaled(20000, 1000) };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
             struct wloop L;
@@ -287,8 +284,7 @@ WT_TEST(cond, loop_while_condition_first, .timeout = 120)
  * never runs; the run ends anyway ("not every task need have run"). */
 WT_TEST(cond, loop_while_with_a_strong_back_edge_ends_without_running, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_long init = 0, body = 0, done = 0;
         atomic_store(&cond_calls, 0);
@@ -360,8 +356,7 @@ static void n_done(void *a) { atomic_fetch_add(&((struct nested *)a)->done, 1); 
 WT_TEST(cond, loop_nested_exact_counts, .timeout = 120)
 {
     long shapes[][2] = { { 1, 1 }, { 1, 5 }, { 5, 1 }, { 30, 100 }, { 200, 3 } };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
             struct nested N;
@@ -466,8 +461,7 @@ static int f_cond(void *a)
 WT_TEST(cond, loop_body_fan_out_fan_in, .timeout = 120)
 {
     long sizes[] = { 1, 3, (long)wt_scaled(5000, 300) };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             struct fanloop F;
@@ -518,8 +512,7 @@ static bool until_four(void *ctx)
 
 WT_TEST(cond, loop_run_again_run_n_run_until, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         struct loop L;
@@ -571,8 +564,7 @@ static void nest_body(void *arg)
 
 WT_TEST(cond, loop_nested_runs, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_graph *inner = new_graph();
         struct loop IL;
@@ -610,8 +602,7 @@ WT_TEST(cond, loop_nested_runs, .timeout = 120)
 WT_TEST(cond, loop_many_roots, .timeout = 120)
 {
     enum { NL = 64 };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         struct loop *L = calloc(NL, sizeof *L);
@@ -966,8 +957,7 @@ WT_TEST(cond, random_graphs_many_roots, .timeout = 300)
  * its last strong predecessor ends, then once per pick. */
 WT_TEST(cond, mixed_in_edges_loop, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct loop L;   /* its cond counts calls; body: X */
         memset(&L, 0, sizeof L);
@@ -1037,8 +1027,7 @@ static void mx_wait_y(void *arg)
 
 WT_TEST(cond, mixed_in_edges_pick_before_strong_ends, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct mixed M;
         memset(&M, 0, sizeof M);
@@ -1072,8 +1061,7 @@ WT_TEST(cond, mixed_in_edges_pick_before_strong_ends, .timeout = 60)
  * X runs once. */
 WT_TEST(cond, mixed_in_edges_pick_starts_the_count_afresh, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct mixed M;
         memset(&M, 0, sizeof M);
@@ -1142,8 +1130,7 @@ static void j_b(void *arg)
 
 WT_TEST(cond, counts_start_afresh_at_each_run, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         weft_task *a = add(g, j_a, NULL);
@@ -1193,8 +1180,7 @@ static void maybe_fail(void *arg)
 
 WT_TEST(cond, skip_in_one_run_does_not_leak_into_the_next, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (int how = 0; how < 2; how++) {   /* 0: cancel A, 1: A fails */
             weft_sched *s = open_sched(w);
             weft_graph *g = new_graph();
@@ -1260,8 +1246,7 @@ static int ss_cond(void *arg)
 
 WT_TEST(cond, loop_tasks_read_running_at_every_iteration, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct selfstate S;
         memset(&S, 0, sizeof S);
@@ -1308,8 +1293,7 @@ static int fl_c(void *a)
 
 WT_TEST(cond, one_task_queued_many_times_at_once, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct forkloop F;
         memset(&F, 0, sizeof F);
@@ -1346,8 +1330,7 @@ WT_TEST(cond, one_task_queued_many_times_at_once, .timeout = 120)
 
 WT_TEST(cond, weak_only_task_is_no_root, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_long r = 0, l1 = 0, l2 = 0, m = 0, lone = 0;
         weft_graph *g = new_graph();
@@ -1378,8 +1361,7 @@ WT_TEST(cond, weak_only_task_is_no_root, .timeout = 60)
 /* Every task reached by a weak edge: nothing runs, wait says OK. */
 WT_TEST(cond, every_task_weakly_reached_runs_nothing, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_long x = 0, y = 0;
         atomic_store(&cond_calls, 0);
@@ -1418,8 +1400,7 @@ static void slow_count(void *arg)
 WT_TEST(cond, shared_target_picked_while_queued_or_running, .timeout = 120)
 {
     enum { NL = 64 };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         atomic_long x = 0;
@@ -1454,8 +1435,7 @@ WT_TEST(cond, shared_target_picked_while_queued_or_running, .timeout = 120)
 WT_TEST(cond, answer_out_of_range_runs_nothing, .timeout = 60)
 {
     int answers[] = { -1, 2, INT_MAX, INT_MIN, 3, -2 };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         for (size_t i = 0; i < sizeof answers / sizeof answers[0]; i++) {
             atomic_long s0 = 0, s1 = 0, after = 0;
@@ -1500,8 +1480,7 @@ static int ten_then_out(void *arg)
 
 WT_TEST(cond, loop_ended_by_an_out_of_range_answer, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_long body = 0, done = 0;
         atomic_store(&oor_calls, 0);
@@ -1525,8 +1504,7 @@ WT_TEST(cond, loop_ended_by_an_out_of_range_answer, .timeout = 60)
 
 WT_TEST(cond, condition_without_successors, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_long a = 0;
         atomic_store(&cond_calls, 0);
@@ -1558,8 +1536,7 @@ static int fail_and_answer_0(void *arg)
 
 WT_TEST(cond, failed_condition_picks_nothing, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_long s0 = 0, other = 0;
         atomic_store(&cond_calls, 0);
@@ -1587,8 +1564,7 @@ WT_TEST(cond, failed_condition_picks_nothing, .timeout = 60)
  * reset it runs and picks again. */
 WT_TEST(cond, cancelled_condition_picks_nothing, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_long s0 = 0, pre = 0;
         atomic_store(&cond_calls, 0);
@@ -1640,8 +1616,7 @@ static int cil_cond(void *arg)
 
 WT_TEST(cond, cancel_a_loop_body_from_its_condition, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct cancel_in_loop C;
         memset(&C, 0, sizeof C);
@@ -1715,8 +1690,7 @@ static void *cr_thread(void *arg)
 
 WT_TEST(cond, graph_cancel_ends_a_long_loop, .timeout = 300)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (int from_task = 0; from_task < 2; from_task++) {
             weft_sched *s = open_sched(w);
             struct cancel_run C;
@@ -1766,8 +1740,7 @@ WT_TEST(cond, graph_cancel_ends_a_long_loop, .timeout = 300)
 /* A series (run_n) cancelled from a task in its second run ends there. */
 WT_TEST(cond, graph_cancel_ends_a_series, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct cancel_run C;
         memset(&C, 0, sizeof C);
@@ -1853,8 +1826,7 @@ static void *ff_watch(void *arg)
 
 WT_TEST(cond, fail_fast_in_loops, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (int fast = 0; fast < 2; fast++) {
             weft_sched *s = open_sched(w);
             struct ff F;
@@ -1916,8 +1888,7 @@ static bool is_in(weft_task *const *a, size_t n, const weft_task *t)
 
 WT_TEST(cond, cycle_of_strong_edges_is_ecycle_with_conditions_elsewhere, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_long n = 0;
         atomic_store(&cond_calls, 0);
@@ -2282,8 +2253,7 @@ static void ch_send(void *arg)
 
 WT_TEST(cond, block_condition_waits_on_a_channel, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        unsigned w = worker_counts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (size_t cap = 0; cap <= 4; cap += 4) {
             struct chloop C;
             memset(&C, 0, sizeof C);

@@ -351,9 +351,8 @@ static int answer_none(void *arg)
 
 WT_TEST(cond_model, pick_runs_despite_a_skipped_predecessor, .timeout = 60)
 {
-    static const unsigned wcounts[] = { 0, 1, 2, 8 };
-    for (unsigned k = 0; k < sizeof wcounts / sizeof wcounts[0]; k++) {
-        weft_sched *s = open_sched(wcounts[k]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         weft_task *a = add(g, NULL, NULL);
         weft_task *c2 = weft_graph_add_cond(g, answer_none, NULL);
@@ -371,11 +370,11 @@ WT_TEST(cond_model, pick_runs_despite_a_skipped_predecessor, .timeout = 60)
             WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
             WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);   /* a was skipped */
             WT_ASSERT(atomic_load(&v_runs) == 1, "workers %u run %d: v ran %d times",
-                      wcounts[k], run, atomic_load(&v_runs));
+                      w, run, atomic_load(&v_runs));
             WT_ASSERT_EQ(weft_task_state(v), WEFT_TASK_DONE);
             WT_ASSERT_EQ(weft_task_state(b), WEFT_TASK_PENDING);
         }
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
-        close_sched(s, wcounts[k]);
+        close_sched(s, w);
     }
 }

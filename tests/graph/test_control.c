@@ -548,8 +548,7 @@ static void failer_fn(void *arg)
 
 WT_TEST(graph_control, fail_two_branches_first_by_completion, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         for (int ff = 0; ff < 2; ff++) {
             weft_graph *g = new_graph();
@@ -646,8 +645,7 @@ static void scripted(void *arg)
 
 WT_TEST(graph_control, fail_failed_task_across_runs, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         weft_graph *g = new_graph();
         /* a -> b, c -> d (d after c, so c cancels it before it starts). */
@@ -787,8 +785,7 @@ WT_TEST(graph_control, bad_fail_codes_and_callers, .timeout = 60)
 {
     WT_ASSERT_EQ(weft_task_fail(-5), WEFT_EINVAL);   /* a plain thread, no scheduler */
     WT_ASSERT(weft_task_current() == NULL);
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         bi.s = s;
         weft_waitgroup_init(&bi.wg, 0);
@@ -890,8 +887,8 @@ static void wff_fn(void *arg)
 
 WT_TEST(graph_control, bad_busy_during_a_run_changes_nothing, .timeout = 60)
 {
-    for (size_t k = 1; k < NW; k++) {   /* this thread must stay free: 1, 2, 8 */
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(nw, 1, 2, 8) {   /* this thread must stay free: 1, 2, 8 */
+        unsigned workers = nw;
         weft_sched *s = open_sched(workers);
         weft_graph *g = new_graph();
         atomic_int n = 0;
@@ -1160,8 +1157,7 @@ static void outer_fails_after_inner(void *arg)
 
 WT_TEST(graph_control, current_failure_after_a_nested_wait_is_the_outer_tasks, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         weft_graph *outer = new_graph(), *inner = new_graph();
         struct fail_after_inner x = { .s = s, .inner = inner };
@@ -1690,8 +1686,7 @@ static void series_check_counts(struct world *w, uint64_t runs, const char *what
 
 WT_TEST(graph_control, series_run_n_counts_and_order, .timeout = 300)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         weft_graph *g = new_graph();
         struct world w;
@@ -1776,8 +1771,7 @@ static bool until_pred(void *ctx)
 
 WT_TEST(graph_control, series_run_until_stops_at_the_first_true, .timeout = 300)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         weft_graph *g = new_graph();
         struct world w;
@@ -1811,8 +1805,7 @@ WT_TEST(graph_control, series_run_until_stops_at_the_first_true, .timeout = 300)
  * predicate is not asked. */
 WT_TEST(graph_control, series_run_until_on_an_empty_graph_asks_nothing, .timeout = 30)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         weft_graph *e = new_graph();
         WT_ASSERT_EQ(weft_graph_run_n(s, e, 1000), WEFT_OK);
@@ -1831,8 +1824,7 @@ WT_TEST(graph_control, series_run_until_on_an_empty_graph_asks_nothing, .timeout
  * run_n and run_until; the next series is clean. */
 WT_TEST(graph_control, series_failure_ends_the_series, .timeout = 300)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         for (int ff = 0; ff < 2; ff++) {
             weft_graph *g = new_graph();
@@ -1966,8 +1958,7 @@ static void *hammer_thread(void *p)
 
 WT_TEST(graph_control, series_cancel_hammered_from_another_thread, .timeout = 600)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         weft_graph *g = new_graph();
         memset(&hm, 0, sizeof hm);
@@ -2073,8 +2064,7 @@ static void *between_canceller(void *p)
 
 WT_TEST(graph_control, series_cancel_between_two_runs, .timeout = 300)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         weft_graph *g = new_graph();
         struct world w;
@@ -2131,8 +2121,7 @@ static void sc_first(void *arg)
 
 WT_TEST(graph_control, series_task_cancel_ends_the_series, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         weft_graph *g = new_graph();
         atomic_int n = 0;
@@ -2174,8 +2163,7 @@ static void nested_series_fn(void *arg)
 
 WT_TEST(graph_control, series_from_a_task_of_another_graph, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         weft_graph *outer = new_graph();
         struct world w[3];
@@ -2225,8 +2213,7 @@ static void *wait_thread(void *p)
 
 WT_TEST(graph_control, series_destroy_right_after_wait, .timeout = 300)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2, 8) {
         weft_sched *s = open_sched(workers);
         int rounds = (int)wt_scaled(400, 40);
         for (int r = 0; r < rounds; r++) {
@@ -2318,8 +2305,7 @@ static void blk_tail(void *arg)
 
 WT_TEST(graph_control, series_tasks_block_on_each_other, .timeout = 120)
 {
-    for (size_t k = 0; k < 3; k++) {   /* 0 (bound), 1 and 2 workers */
-        unsigned workers = wcounts[k];
+    WT_FOR_WORKERS(workers, 0, 1, 2) {   /* 0: the test thread bound */
         weft_sched *s = open_sched(workers);
         weft_graph *g = new_graph();
         memset(&blk, 0, sizeof blk);

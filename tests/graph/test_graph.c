@@ -16,9 +16,6 @@
 #include "../core/sched_util.h"
 #include "graph_util.h"
 
-static const unsigned worker_counts[] = { 1, 2, 4 };
-#define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
 static void count(void *arg)
 {
     atomic_fetch_add((atomic_int *)arg, 1);
@@ -40,8 +37,8 @@ static void mul(void *p) { struct expr *e = p; e->product = e->ab * e->cd; }
 
 WT_TEST(graph, diamond_runs_in_order_and_again, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         weft_graph *g = new_graph();
         struct expr e;
         weft_task *a = add(g, get_a, &e), *b = add(g, get_b, &e);
@@ -107,8 +104,8 @@ static void blocker(void *arg)
 
 WT_TEST(graph, t14_resubmission_and_busy, .timeout = 300)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         weft_graph *g = new_graph();
         /* A fan of 16 counters between a source and a sink. */
         atomic_int n = 0;
@@ -166,8 +163,8 @@ static void stamp_b(void *p) { dup_b_at = atomic_fetch_add(&order_seq, 1) + 1; }
 
 WT_TEST(graph, t14_duplicate_edges_act_as_one, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         weft_graph *g = new_graph();
         weft_task *a = add(g, stamp_a, NULL), *b = add(g, stamp_b, NULL);
         for (int i = 0; i < 5; i++)
@@ -319,16 +316,16 @@ static void bad_input(unsigned workers)
 
 WT_TEST(graph, t25_bad_input, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++)
-        bad_input(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4)
+        bad_input(w);
 }
 
 /* ---- cancellation and the per-task state ---------------------------------------- */
 
 WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         weft_graph *g = new_graph();
         atomic_int n = 0;
         /* a -> b -> d, a -> c -> d, c -> e; cancel b: b and d skipped. */
@@ -391,8 +388,8 @@ WT_TEST(graph, cancel_skips_dependents_and_reset_restores, .timeout = 120)
  * false, as if the task would still run). */
 WT_TEST(graph, cancel_between_runs_says_true_and_skips, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         weft_graph *g = new_graph();
         atomic_int n = 0;
         weft_task *a = add(g, count, &n), *b = add(g, count, &n);
@@ -460,8 +457,8 @@ WT_TEST(graph, cancel_from_inside_a_run, .timeout = 60)
  * run is skipped, wait says ECANCELED; the next run is unaffected. */
 WT_TEST(graph, graph_cancel_skips_unstarted, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         weft_graph *g = new_graph();
         atomic_int n = 0;
         atomic_store(&gate, 0);
@@ -531,8 +528,8 @@ static void nest_level(void *arg)
 
 WT_TEST(graph, nested_graphs_three_deep, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        nest_sched = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        nest_sched = make_sched(w);
         atomic_store(&nest_leaves, 0);
         weft_graph *g = new_graph();
         for (int i = 0; i < 4; i++)
@@ -612,8 +609,8 @@ static void self_wait_case(unsigned workers)
 WT_TEST(graph, task_waiting_for_its_own_graph_gets_ebusy, .timeout = 60)
 {
     self_wait_case(0);
-    for (size_t k = 0; k < NCOUNTS; k++)
-        self_wait_case(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4)
+        self_wait_case(w);
 }
 
 /* ---- 15. wait_until nested in graph tasks ------------------------------------------ */
@@ -676,8 +673,8 @@ static void graph_root_wait_until(void *arg)
 WT_TEST(graph, t15_wait_until_nested_50_deep, .timeout = 300)
 {
     wu_depth = 50;
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         weft_graph *g = new_graph();
         struct chain_level tops[4];
         weft_task *join = add(g, NULL, NULL);
@@ -1183,8 +1180,8 @@ static void start_inner(void *arg)
 
 WT_TEST(graph, run_from_a_task_without_waiting, .timeout = 60)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        inner_s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        inner_s = make_sched(w);
         inner_g = new_graph();
         atomic_int n = 0;
         weft_task *prev = NULL;

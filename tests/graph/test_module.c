@@ -393,8 +393,7 @@ WT_TEST(module, nested_three_deep_random_shapes, .timeout = 120)
  * that is a root with successors, one that is a sink with predecessors. */
 WT_TEST(module, shape_root_sink_alone, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_int n = 0, tail = 0, head = 0;
         weft_graph *sub = new_graph();
@@ -437,8 +436,7 @@ WT_TEST(module, shape_root_sink_alone, .timeout = 60)
  * only task is a module of an empty graph; then the empty sub grows. */
 WT_TEST(module, shape_empty_subs_and_growth, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_int n = 0, in_e = 0;
         weft_graph *empty = new_graph(), *mid = new_graph(), *o = new_graph(), *o2 = new_graph();
@@ -506,8 +504,7 @@ static void loop_exit(void *arg)
  * body | exit), used as a module run several times in sequence by two parents. */
 WT_TEST(module, shape_sub_with_a_condition_loop, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct loop l = { .limit = 10 };
         weft_graph *sub = new_graph();
@@ -780,10 +777,10 @@ static void fail_case(unsigned w, unsigned depth, bool fail_fast)
 
 WT_TEST(module, fail_inside_a_sub_fails_the_module, .timeout = 120)
 {
-    for (size_t k = 0; k < NWC; k++)
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
         for (unsigned depth = 1; depth <= 3; depth += 2)
             for (int ff = 0; ff < 2; ff++)
-                fail_case(wcounts[k], depth, ff);
+                fail_case(w, depth, ff);
 }
 
 /* A cancelled task inside a sub: the sub's run is cancelled, so the
@@ -791,8 +788,7 @@ WT_TEST(module, fail_inside_a_sub_fails_the_module, .timeout = 120)
  * ECANCELED; an independent branch runs. */
 WT_TEST(module, cancelled_task_inside_a_sub_skips_the_module, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_int n_sub = 0, n_dep = 0, n_ind = 0;
         weft_graph *o = new_graph(), *sub = new_graph();
@@ -912,11 +908,11 @@ static void cancel_case(unsigned w, bool cancel_sub, bool from_thread)
 
 WT_TEST(module, cancel_while_a_sub_task_blocks, .timeout = 120)
 {
-    for (size_t k = 0; k < NWC; k++)
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
         for (int cs = 0; cs < 2; cs++) {
-            cancel_case(wcounts[k], cs, false);
-            if (wcounts[k] > 0)
-                cancel_case(wcounts[k], cs, true);
+            cancel_case(w, cs, false);
+            if (w > 0)
+                cancel_case(w, cs, true);
         }
 }
 
@@ -924,8 +920,7 @@ WT_TEST(module, cancel_while_a_sub_task_blocks, .timeout = 120)
  * (none of its tasks reached: PENDING), the module is SKIPPED. */
 WT_TEST(module, cancelled_module_task_does_not_start_its_sub, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_int n_sub = 0, n_o = 0;
         weft_graph *o = new_graph(), *sub = new_graph(), *deep = new_graph();
@@ -1024,8 +1019,7 @@ static bool until_pred(void *ctx)
 WT_TEST(module, repeat_run_n_and_run_until, .timeout = 120)
 {
     int n = (int)wt_scaled(1000, 50);
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct rep r = { 0 };
         rep_build(&r);
@@ -1051,8 +1045,7 @@ WT_TEST(module, repeat_run_n_and_run_until, .timeout = 120)
 WT_TEST(module, repeat_module_in_a_condition_loop, .timeout = 120)
 {
     int iters = (int)wt_scaled(10000, 500);
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct loop l = { .limit = iters };
         atomic_int n_init = 0, n_s = 0, n_t = 0;
@@ -1122,8 +1115,7 @@ static void *busy_thread(void *arg)
  * task: FAILED with EBUSY, the dependents skipped, the outer wait EBUSY. */
 WT_TEST(module, busy_sub_running_elsewhere_fails_the_module, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct busy b = { .s = s };
         weft_event_init(&b.go, true, false);
@@ -1195,8 +1187,7 @@ static void overlap_task(void *arg)
 
 WT_TEST(module, busy_two_modules_of_one_sub, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct overlap ov = { 0 };
         atomic_int n = 0;
@@ -1217,8 +1208,7 @@ WT_TEST(module, busy_two_modules_of_one_sub, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_destroy(sub), WEFT_OK);
     }
     /* Sequential (an edge): both run it, every run. */
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         atomic_int n = 0;
         weft_graph *o = new_graph(), *sub = new_graph();
@@ -1260,8 +1250,7 @@ static void inside_task(void *arg)
 
 WT_TEST(module, busy_waiting_for_the_outer_graph_from_inside, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_graph *o = new_graph(), *a = new_graph(), *sub = new_graph(), *idle = new_graph();
         struct inside in = { .outer = { o, a }, .self = sub, .idle = idle };
@@ -1336,8 +1325,7 @@ static void xb_nested(void *arg)
  * workers take them in, the waits finish. */
 WT_TEST(module, block_on_events_across_the_module_edge, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         struct xb x = { .s = s };
         weft_event_init(&x.to_sub, false, false);
@@ -1423,9 +1411,8 @@ static void *sw_thread(void *arg)
 
 WT_TEST(module, wait_for_the_sub_from_outside_while_it_runs_as_a_module, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++)
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
         for (int from_thread = 0; from_thread < 2; from_thread++) {
-            unsigned w = wcounts[k];
             if (from_thread && w == 0)
                 continue;
             weft_sched *s = open_sched(w);
@@ -1549,9 +1536,8 @@ static void grow_sub(void *arg)
 
 WT_TEST(module, sub_built_on_during_the_outer_run, .timeout = 60)
 {
-    for (size_t k = 0; k < NWC; k++)
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
         for (int cyc = 0; cyc < 2; cyc++) {
-            unsigned w = wcounts[k];
             weft_sched *s = open_sched(w);
             atomic_int n = 0;
             struct grow gr = { .o = new_graph(), .sub = new_graph(), .n = &n, .close_cycle = cyc };

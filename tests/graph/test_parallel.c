@@ -17,9 +17,6 @@
 #include "core.h"   /* shutdown, to stand in for a destroy in progress */
 #include "../core/sched_util.h"
 
-static const unsigned worker_counts[] = { 1, 2, 4 };
-#define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
-
 /* ---- coverage --------------------------------------------------------------- */
 
 struct cover {
@@ -89,8 +86,8 @@ static void check_cover_in_task(weft_sched *s, const size_t *sizes, size_t nsize
 WT_TEST(parallel, for_covers_every_index_once_at_grain_edges, .timeout = 300)
 {
     static const size_t grains[] = { 1, 7, 64, 1000 };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         for (size_t gi = 0; gi < sizeof grains / sizeof grains[0]; gi++) {
             size_t g = grains[gi];
             size_t sizes[] = { 0, 1, g - 1, g, g + 1, 3 * g + 2, 100 * g + 1 };
@@ -107,8 +104,8 @@ WT_TEST(parallel, for_covers_every_index_once_at_grain_edges, .timeout = 300)
 WT_TEST(parallel, for_covers_ten_million, .timeout = 600)
 {
     size_t n = (size_t)wt_scaled(10000000, 100000);
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         check_cover(s, 0, n, 0);          /* automatic grain */
         check_cover(s, 3, n, 4096);
         check_cover_in_task(s, &n, 1, 0);
@@ -329,8 +326,8 @@ static void outer_body(size_t b, size_t e, void *arg)
 
 WT_TEST(parallel, nested_loops, .timeout = 120)
 {
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         struct nest n = { .s = s };
         atomic_init(&n.total, 0);
         WT_ASSERT_EQ(weft_parallel_for(s, 0, 64, 1, outer_body, &n), WEFT_OK);
@@ -375,15 +372,15 @@ static void uneven_body(size_t b, size_t e, void *arg)
 WT_TEST(parallel, one_slow_index_does_not_hold_up_the_rest, .timeout = 300)
 {
     static const size_t grains[] = { 1, 0, 100 };
-    for (size_t k = 1; k < NCOUNTS; k++) {   /* needs a second worker */
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 2, 4) {   /* needs a second worker */
+        weft_sched *s = make_sched(w);
         for (size_t gi = 0; gi < sizeof grains / sizeof grains[0]; gi++) {
             struct uneven u = { .n = 4096 };
             atomic_init(&u.others_done, 0);
             atomic_init(&u.timed_out, 0);
             WT_ASSERT_EQ(weft_parallel_for(s, 0, u.n, grains[gi], uneven_body, &u), WEFT_OK);
             WT_ASSERT(atomic_load(&u.timed_out) == 0, "index 0 held up the rest at %u workers, grain %zu",
-                         worker_counts[k], grains[gi]);
+                         w, grains[gi]);
             WT_ASSERT_EQ(atomic_load(&u.others_done), u.n - 1);
         }
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
@@ -446,8 +443,8 @@ WT_TEST(parallel, reduce_integers_equal_sequential, .timeout = 300)
 {
     static const size_t sizes[] = { 0, 1, 63, 64, 65, 1000003 };
     static const size_t grains[] = { 0, 1, 64, 5000 };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             for (size_t gi = 0; gi < sizeof grains / sizeof grains[0]; gi++) {
                 size_t n = sizes[si];
@@ -471,7 +468,7 @@ WT_TEST(parallel, reduce_integers_equal_sequential, .timeout = 300)
             want.bucket[(i * 7919) % 600]++;
         WT_ASSERT_EQ(weft_parallel_reduce(s, 0, 200000, 0, &got, sizeof got, &id,
                                           hist_body, hist_combine, NULL), WEFT_OK);
-        WT_ASSERT(memcmp(&got, &want, sizeof got) == 0, "histogram differs at %u workers", worker_counts[k]);
+        WT_ASSERT(memcmp(&got, &want, sizeof got) == 0, "histogram differs at %u workers", w);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
 }
@@ -489,8 +486,8 @@ WT_TEST(parallel, reduce_floats_identical_across_runs_and_workers, .timeout = 30
     static const size_t grains[] = { 0, 333, 100000 };
     double first[3] = { 0 };
     bool have[3] = { false, false, false };
-    for (size_t k = 0; k < NCOUNTS; k++) {
-        weft_sched *s = make_sched(worker_counts[k]);
+    WT_FOR_WORKERS(w, 1, 2, 4) {
+        weft_sched *s = make_sched(w);
         for (size_t gi = 0; gi < 3; gi++) {
             for (int rep = 0; rep < 5; rep++) {
                 double id = 0.0, got = -1.0;
@@ -502,7 +499,7 @@ WT_TEST(parallel, reduce_floats_identical_across_runs_and_workers, .timeout = 30
                 }
                 WT_ASSERT(memcmp(&got, &first[gi], sizeof got) == 0,
                           "grain %zu: %.17g then %.17g (%u workers)", grains[gi], first[gi], got,
-                          worker_counts[k]);
+                          w);
             }
         }
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);

@@ -37,9 +37,6 @@
 #include "../core/sched_util.h"
 #include "graph_util.h"
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NWC (sizeof wcounts / sizeof wcounts[0])
-
 /* ---- the values ------------------------------------------------------------------ */
 
 /* Every err the sweep fails with, into out (cap at least MAXVALUES):
@@ -107,8 +104,8 @@ static void sweep_direct(bool fail_fast)
 {
     static int vals[MAXVALUES];
     size_t nv = values(vals);
-    for (size_t k = 0; k < NWC; k++) {
-        weft_sched *s = open_sched(wcounts[k]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         static struct failer f;
         weft_task *t = add(g, fail_with, &f);
@@ -128,7 +125,7 @@ static void sweep_direct(bool fail_fast)
                   weft_err_name(atomic_load(&f.bad_rc)));
         WT_ASSERT_EQ(atomic_load(&f.calls), (int)nv);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
-        close_sched(s, wcounts[k]);
+        close_sched(s, w);
     }
 }
 
@@ -150,8 +147,8 @@ static void sweep_module(bool fail_fast)
 {
     static int vals[MAXVALUES];
     size_t nv = values(vals);
-    for (size_t k = 0; k < NWC; k++) {
-        weft_sched *s = open_sched(wcounts[k]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         weft_graph *g = new_graph(), *mid = new_graph(), *sub = new_graph();
         static struct failer f;
         weft_task *t = add(sub, fail_with, &f);
@@ -190,7 +187,7 @@ static void sweep_module(bool fail_fast)
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_destroy(mid), WEFT_OK);
         WT_ASSERT_EQ(weft_graph_destroy(sub), WEFT_OK);
-        close_sched(s, wcounts[k]);
+        close_sched(s, w);
     }
 }
 
@@ -235,8 +232,8 @@ static bool after_six(void *ctx)
 WT_TEST(graph_promise_fail, series_the_failing_run_s_code, .timeout = 300)
 {
     static const int errs[] = { -1, -4, -5, -12, 1, 4, 5, 12, INT_MIN, INT_MAX, -4096, 65536 };
-    for (size_t k = 0; k < NWC; k++) {
-        weft_sched *s = open_sched(wcounts[k]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         static struct nth x;
         weft_task *t = add(g, fail_nth, &x);
@@ -267,7 +264,7 @@ WT_TEST(graph_promise_fail, series_the_failing_run_s_code, .timeout = 300)
             WT_ASSERT_EQ(atomic_load(&x.runs), until ? 6 : 4);
         }
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
-        close_sched(s, wcounts[k]);
+        close_sched(s, w);
     }
 }
 
@@ -276,8 +273,8 @@ WT_TEST(graph_promise_fail, series_the_failing_run_s_code, .timeout = 300)
 WT_TEST(graph_promise_fail, zero_is_einval_and_fails_nothing, .timeout = 120)
 {
     WT_ASSERT_EQ(weft_graph_fail_code(NULL), 0);
-    for (size_t k = 0; k < NWC; k++) {
-        weft_sched *s = open_sched(wcounts[k]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         static struct failer f;
         weft_task *t = add(g, fail_with, &f);
@@ -294,7 +291,7 @@ WT_TEST(graph_promise_fail, zero_is_einval_and_fails_nothing, .timeout = 120)
         WT_ASSERT_EQ(weft_graph_fail_code(g), 0);
         WT_ASSERT(weft_graph_failed_task(g) == NULL);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
-        close_sched(s, wcounts[k]);
+        close_sched(s, w);
     }
 }
 
@@ -331,10 +328,10 @@ static void wait_gone(void *arg)
  * covers weft's codes at 0 workers. */
 WT_TEST(graph_promise_fail, weft_pinned_thread_unbinds_is_einval, .timeout = 120)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        if (wcounts[k] == 0)
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        if (w == 0)
             continue;
-        ub_s = open_sched(wcounts[k]);
+        ub_s = open_sched(w);
         weft_event_init(&ub_gone, true, false);
         atomic_store(&ub_stage, 0);
         pthread_t th;
@@ -351,7 +348,7 @@ WT_TEST(graph_promise_fail, weft_pinned_thread_unbinds_is_einval, .timeout = 120
         WT_ASSERT_EQ(weft_graph_run(ub_s, g), WEFT_OK);   /* the thread is there */
         atomic_store(&ub_stage, 2);   /* p ends only once it is gone: x becomes ready after */
         int rc = weft_graph_wait(g);
-        WT_ASSERT(rc == WEFT_EINVAL, "at %u workers: wait %d (%s), want weft's EINVAL", wcounts[k], rc,
+        WT_ASSERT(rc == WEFT_EINVAL, "at %u workers: wait %d (%s), want weft's EINVAL", w, rc,
                   weft_err_name(rc));
         WT_ASSERT_EQ(weft_graph_fail_code(g), WEFT_EINVAL);
         WT_ASSERT(weft_graph_failed_task(g) == x);
@@ -360,7 +357,7 @@ WT_TEST(graph_promise_fail, weft_pinned_thread_unbinds_is_einval, .timeout = 120
         pthread_join(th, NULL);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         weft_event_destroy(&ub_gone);
-        close_sched(ub_s, wcounts[k]);
+        close_sched(ub_s, w);
     }
 }
 
@@ -376,8 +373,8 @@ static void hold(void *arg)
 
 WT_TEST(graph_promise_fail, weft_module_busy_is_ebusy, .timeout = 120)
 {
-    for (size_t k = 0; k < NWC; k++) {
-        weft_sched *s = open_sched(wcounts[k]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         for (int depth = 1; depth <= 2; depth++) {
             weft_graph *sub = new_graph(), *mid = new_graph(), *g = new_graph();
             add(sub, hold, NULL);
@@ -392,7 +389,7 @@ WT_TEST(graph_promise_fail, weft_module_busy_is_ebusy, .timeout = 120)
             WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
             int rc = weft_graph_wait(g);
             WT_ASSERT(rc == WEFT_EBUSY, "depth %d at %u workers: wait %d (%s), want weft's EBUSY", depth,
-                      wcounts[k], rc, weft_err_name(rc));
+                      w, rc, weft_err_name(rc));
             WT_ASSERT_EQ(weft_graph_fail_code(g), WEFT_EBUSY);
             WT_ASSERT(weft_graph_failed_task(g) == m1);
             WT_ASSERT_EQ(weft_task_state(d1), WEFT_TASK_SKIPPED);
@@ -409,7 +406,7 @@ WT_TEST(graph_promise_fail, weft_module_busy_is_ebusy, .timeout = 120)
             WT_ASSERT_EQ(weft_graph_destroy(sub), WEFT_OK);
             weft_event_destroy(&hold_go);
         }
-        close_sched(s, wcounts[k]);
+        close_sched(s, w);
     }
 }
 

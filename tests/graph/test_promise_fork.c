@@ -42,9 +42,6 @@
 #include "wtest.h"
 #include "base.h"   /* WEFT_TSAN */
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NW (sizeof wcounts / sizeof wcounts[0])
-
 /* A graph of 1100 tasks spans two node blocks: every build takes the
  * kept blocks' lock twice and every destroy twice more. */
 #define CHURN_TASKS 1100u
@@ -278,16 +275,16 @@ WT_TEST(promise_fork, fork_child_builds_while_a_lock_is_held, .timeout = 600)
     struct churn warm[2];
     start_churn(warm, 2);
     stop_churn(warm, 2);
-    for (unsigned k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (int kind = 0; kind < 2; kind++) {
             for (int skip = 0; skip < 3; skip++) {
-                int st = forced_fork(kind == 1, skip, wcounts[k]);
+                int st = forced_fork(kind == 1, skip, w);
                 WT_ASSERT(st != -1,
                           "%u workers: the child hung (killed after 20 s) while a %s thread held "
                           "its process-wide lock number %d at the fork",
-                          wcounts[k], kind ? "scheduler-making" : "graph-building", skip + 1);
+                          w, kind ? "scheduler-making" : "graph-building", skip + 1);
                 WT_ASSERT(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-                          "%u workers, %s holder, lock %d: child status 0x%x", wcounts[k],
+                          "%u workers, %s holder, lock %d: child status 0x%x", w,
                           kind ? "scheduler" : "graph", skip + 1, st);
             }
         }

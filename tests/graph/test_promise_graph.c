@@ -28,9 +28,6 @@
 #include "../core/sched_util.h"
 #include "graph_util.h"
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NW (sizeof wcounts / sizeof wcounts[0])
-
 /* ---- finding 13: work handed off is not the task -------------------------------- */
 
 #define CHUNKS 64
@@ -113,8 +110,8 @@ static void spawn_task(void *arg)
  * run ends OK with the task DONE, or with own_err and the task FAILED. */
 static void check_handed(weft_fn fn, int expect_calls, int own_err)
 {
-    for (unsigned k = 0; k < NW; k++) {
-        weft_sched *s = open_sched(wcounts[k]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         struct handed h = { .s = s, .own_err = own_err };
         h.self = add(g, fn, &h);
@@ -123,19 +120,19 @@ static void check_handed(weft_fn fn, int expect_calls, int own_err)
             WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
             int rc = weft_graph_wait(g);
             WT_ASSERT(rc == (own_err ? WEFT_EFAILED : WEFT_OK), "workers %u run %d: wait %s",
-                      wcounts[k], run, weft_err_name(rc));
+                      w, run, weft_err_name(rc));
             WT_ASSERT_EQ(weft_graph_fail_code(g), own_err);
             WT_ASSERT_EQ(weft_task_state(h.self), own_err ? WEFT_TASK_FAILED : WEFT_TASK_DONE);
             WT_ASSERT_EQ(atomic_load(&h.calls), expect_calls);
         }
         WT_ASSERT(atomic_load(&h.not_einval) == 0, "workers %u: %d handed-off fails not EINVAL",
-                  wcounts[k], atomic_load(&h.not_einval));
+                  w, atomic_load(&h.not_einval));
         WT_ASSERT(atomic_load(&h.current_set) == 0, "workers %u: %d handed-off current not NULL",
-                  wcounts[k], atomic_load(&h.current_set));
+                  w, atomic_load(&h.current_set));
         WT_ASSERT(atomic_load(&h.own_wrong) == 0, "workers %u: the task's own calls wrong %d times",
-                  wcounts[k], atomic_load(&h.own_wrong));
+                  w, atomic_load(&h.own_wrong));
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
-        close_sched(s, wcounts[k]);
+        close_sched(s, w);
     }
 }
 
@@ -267,13 +264,13 @@ static void prio_reset(struct prio_world *x)
 
 WT_TEST(promise_graph, roots_by_priority_from_this_thread, .timeout = 60)
 {
-    for (unsigned k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct prio_world x;
-        prio_open(&x, wcounts[k]);
+        prio_open(&x, w);
         for (int run = 0; run < 10; run++) {
             prio_reset(&x);
             run_wait(x.s, x.g, "roots");
-            check_order(&x.o, wcounts[k] ? "plain thread" : "bound thread", wcounts[k], run);
+            check_order(&x.o, w ? "plain thread" : "bound thread", w, run);
         }
         prio_close(&x);
     }
@@ -295,16 +292,16 @@ static void start_from_task(void *arg)
 
 WT_TEST(promise_graph, roots_by_priority_from_a_task, .timeout = 60)
 {
-    for (unsigned k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct prio_world x;
-        prio_open(&x, wcounts[k]);
+        prio_open(&x, w);
         for (int run = 0; run < 10; run++) {
             prio_reset(&x);
             struct starter st = { &x, 1 };
             WT_ASSERT_EQ(weft_spawn(x.s, start_from_task, &st), WEFT_OK);
             WT_ASSERT_EQ(weft_sched_wait_idle(x.s), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&st.rc), WEFT_OK);
-            check_order(&x.o, "task", wcounts[k], run);
+            check_order(&x.o, "task", w, run);
         }
         prio_close(&x);
     }
@@ -329,9 +326,9 @@ static void picked(void *arg)
 
 WT_TEST(promise_graph, roots_by_priority_with_a_condition, .timeout = 60)
 {
-    for (unsigned k = 0; k < NW; k++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         struct prio_world x;
-        prio_open(&x, wcounts[k]);
+        prio_open(&x, w);
         weft_task *c = weft_graph_add_cond(x.g, pick_first, NULL);
         WT_ASSERT(c != NULL);
         WT_ASSERT_EQ(weft_task_precede(c, add(x.g, picked, NULL)), WEFT_OK);
@@ -339,7 +336,7 @@ WT_TEST(promise_graph, roots_by_priority_with_a_condition, .timeout = 60)
         for (int run = 0; run < 10; run++) {
             prio_reset(&x);
             run_wait(x.s, x.g, "roots and a condition");
-            check_order(&x.o, "with a condition", wcounts[k], run);
+            check_order(&x.o, "with a condition", w, run);
         }
         WT_ASSERT_EQ(atomic_load(&picked_runs), 10);
         prio_close(&x);

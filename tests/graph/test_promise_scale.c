@@ -32,9 +32,6 @@
 #include "../core/sched_util.h"
 #include "graph_util.h"
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NWC (sizeof wcounts / sizeof wcounts[0])
-
 static void count(void *arg)
 {
     atomic_fetch_add((atomic_int *)arg, 1);
@@ -86,8 +83,8 @@ static void build_cond_tower(weft_graph **g, atomic_int *hits)
 
 WT_TEST(scale, cond_over_shared_modules_checks_each_graph_once, .timeout = 60)
 {
-    for (size_t wi = 0; wi < NWC; wi++) {
-        weft_sched *s = open_sched(wcounts[wi]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         static atomic_int hits;
         atomic_store(&hits, 0);
         weft_graph *g[CLEVELS];
@@ -100,7 +97,7 @@ WT_TEST(scale, cond_over_shared_modules_checks_each_graph_once, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_wait(g[CLEVELS - 1]), WEFT_OK);
         WT_ASSERT_EQ(atomic_load(&hits), 51);
         destroy_all(g, CLEVELS);
-        close_sched(s, wcounts[wi]);
+        close_sched(s, w);
     }
 }
 
@@ -124,8 +121,8 @@ static void build_lattice(weft_graph **g, int n)
 
 WT_TEST(scale, lattice_cycle_behind_the_first_path_is_found_at_once, .timeout = 60)
 {
-    for (size_t wi = 0; wi < NWC; wi++) {
-        weft_sched *s = open_sched(wcounts[wi]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         weft_graph *g[LDEPTH + 1];
         build_lattice(g, LDEPTH);
         /* The top's last module task closes a cycle: x runs the top. */
@@ -135,7 +132,7 @@ WT_TEST(scale, lattice_cycle_behind_the_first_path_is_found_at_once, .timeout = 
         WT_ASSERT_EQ(weft_graph_run(s, g[LDEPTH - 1]), WEFT_ECYCLE);
         WT_ASSERT_EQ(weft_graph_run(s, x), WEFT_ECYCLE);
         destroy_all(g, LDEPTH + 1);
-        close_sched(s, wcounts[wi]);
+        close_sched(s, w);
     }
 }
 
@@ -174,13 +171,13 @@ static int run_deep_share(weft_sched *s, int k, int h)
 
 WT_TEST(scale, lattice_shared_graph_counts_its_deepest_use, .timeout = 60)
 {
-    for (size_t wi = 0; wi < NWC; wi++) {
-        weft_sched *s = open_sched(wcounts[wi]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         /* 64 levels reads two ways (test_module's nesting_past_64): 63
          * run, 65 are ECYCLE. */
         WT_ASSERT_EQ(run_deep_share(s, 52, 10), WEFT_OK);       /* 52 + 1 + 10 = 63 */
         WT_ASSERT_EQ(run_deep_share(s, 54, 10), WEFT_ECYCLE);   /* 65 */
-        close_sched(s, wcounts[wi]);
+        close_sched(s, w);
     }
 }
 

@@ -38,9 +38,6 @@
 #include "graph.h" /* weft__attr_grant_seam: a test seam */
 #include "sem.h"   /* weft__sem_waiting: the test seam */
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NW (sizeof wcounts / sizeof wcounts[0])
-
 static atomic_int ran_count;
 
 static void count_task(void *arg)
@@ -136,22 +133,21 @@ static void cancel_case(unsigned w, bool series)
 
 WT_TEST(promise_sem, cancel_ends_waiting_tasks_while_the_waiter_holds_every_unit, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++)
-        cancel_case(wcounts[k], false);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
+        cancel_case(w, false);
 }
 
 WT_TEST(promise_sem, series_cancel_ends_waiting_tasks_at_once, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++)
-        cancel_case(wcounts[k], true);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
+        cancel_case(w, true);
 }
 
 /* weft_task_cancel of a task that waits for its unit: skipped at once,
  * its dependent too, while this thread holds the unit. */
 WT_TEST(promise_sem, cancel_of_a_waiting_task_ends_it_at_once, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_sem sem;
         weft_sem_init(&sem, 1);
@@ -187,8 +183,7 @@ WT_TEST(promise_sem, cancel_of_a_waiting_task_ends_it_at_once, .timeout = 120)
  * wait for their unit: the outer wait returns at once. */
 WT_TEST(promise_sem, cancel_of_the_outer_run_ends_a_module_s_waiting_tasks, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_sem sem;
         weft_sem_init(&sem, 1);
@@ -229,8 +224,7 @@ WT_TEST(promise_sem, cancel_racing_the_queueing_never_strands_a_task, .timeout =
     int rounds = (int)(200 * wt_scale());
     if (rounds < 10)
         rounds = 10;
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_sem sem;
         weft_sem_init(&sem, 1);
@@ -289,8 +283,7 @@ static void ff_task(void *arg)
 
 WT_TEST(promise_sem, fail_fast_ends_waiting_tasks_while_the_waiter_holds_every_unit, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_sem sem;
         weft_sem_init(&sem, 1);
@@ -347,8 +340,7 @@ static void *pu_thread(void *arg)
  * unit released goes to t, which fails with EINVAL: the unit comes back. */
 WT_TEST(promise_sem, pin_unbind_while_waiting_gives_the_unit_back, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         pu_s = open_sched(w);
         atomic_store(&pu_stage, 0);
         pthread_t th;
@@ -475,14 +467,14 @@ static void fifo_case(unsigned w, bool fiber)
 
 WT_TEST(promise_sem, fifo_threads_around_cancelled_tasks_keep_their_order, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++)
-        fifo_case(wcounts[k], false);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
+        fifo_case(w, false);
 }
 
 WT_TEST(promise_sem, fifo_a_fiber_before_cancelled_tasks_keeps_its_place, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++)
-        fifo_case(wcounts[k], true);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8)
+        fifo_case(w, true);
 }
 
 /* ---- scheduler destroy with a task waiting for its unit ------------------------------ */
@@ -496,8 +488,7 @@ WT_TEST(promise_sem, fifo_a_fiber_before_cancelled_tasks_keeps_its_place, .timeo
  * scheduler (ASan: heap-use-after-free in weft__submit_global). */
 WT_TEST(promise_sem, destroy_ends_a_task_waiting_for_its_unit, .timeout = 60)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_sem sem;
         weft_sem_init(&sem, 1);
@@ -535,8 +526,7 @@ static void wait_for_the_run(void *arg)
 
 WT_TEST(promise_sem, destroy_ends_a_wait_that_a_task_of_s_waits_on, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_sem sem;
         weft_sem_init(&sem, 1);
@@ -566,8 +556,7 @@ WT_TEST(promise_sem, destroy_ends_a_wait_that_a_task_of_s_waits_on, .timeout = 1
  * places: the unit released goes to A, the next to B. */
 WT_TEST(promise_sem, destroy_leaves_the_waiters_around_the_tasks_in_order, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_sem sem;
         weft_sem_init(&sem, 1);
@@ -646,8 +635,7 @@ static int count_state(weft_graph *g, int n, weft_task_status st)
 
 WT_TEST(promise_sem, destroy_waits_for_a_release_handing_a_unit_over, .timeout = 120)
 {
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_sem sem;
         weft_sem_init(&sem, 1);
@@ -717,8 +705,7 @@ WT_TEST(promise_sem, destroy_races_a_thread_releasing_units, .timeout = 600)
     int rounds = (int)(20 * wt_scale());
     if (rounds < 4)
         rounds = 4;
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (int r = 0; r < rounds; r++) {
             weft_sched *s = open_sched(w);
             weft_sem sem;

@@ -28,9 +28,6 @@
 #define MS      ((uint64_t)1000000)
 #define WAIT_NS ((uint64_t)60 * 1000 * MS)   /* never reached when it works */
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NWCOUNTS (sizeof wcounts / sizeof wcounts[0])
-
 /* A run held in flight: gate -> tail. */
 struct held {
     weft_event gate;          /* manual reset: open stays open */
@@ -114,13 +111,13 @@ static void one_held_run(weft_sched *s, const char *who, unsigned workers)
 WT_TEST(promise_wait, wait_for_times_out_then_ends_bound, .timeout = 300)
 {
     static const unsigned flags[] = { 0, WEFT_BIND_NO_HELP };
-    for (unsigned i = 0; i < NWCOUNTS; i++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (unsigned f = 0; f < 2; f++) {
-            if (wcounts[i] == 0 && flags[f])
+            if (w == 0 && flags[f])
                 continue;
-            weft_sched *s = make_sched(wcounts[i]);
+            weft_sched *s = make_sched(w);
             WT_ASSERT_EQ(weft_sched_bind_ex(s, flags[f]), WEFT_OK);
-            one_held_run(s, flags[f] ? "bound NO_HELP" : "bound", wcounts[i]);
+            one_held_run(s, flags[f] ? "bound NO_HELP" : "bound", w);
             weft_sched_unbind();
             WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
         }
@@ -129,9 +126,9 @@ WT_TEST(promise_wait, wait_for_times_out_then_ends_bound, .timeout = 300)
 
 WT_TEST(promise_wait, wait_for_times_out_then_ends_plain, .timeout = 300)
 {
-    for (unsigned i = 1; i < NWCOUNTS; i++) {
-        weft_sched *s = make_sched(wcounts[i]);
-        one_held_run(s, "plain thread", wcounts[i]);
+    WT_FOR_WORKERS(w, 1, 2, 8) {
+        weft_sched *s = make_sched(w);
+        one_held_run(s, "plain thread", w);
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
 }
@@ -146,9 +143,9 @@ static bool stop_after_3(void *ctx)
 
 WT_TEST(promise_wait, series_is_one_run, .timeout = 300)
 {
-    for (unsigned i = 0; i < NWCOUNTS; i++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (int until = 0; until < 2; until++) {
-            unsigned workers = wcounts[i];
+            unsigned workers = w;
             weft_sched *s = open_sched(workers);
             struct held h;
             weft_graph *g = held_graph(&h, 2);   /* the second run waits at the gate */
@@ -192,8 +189,8 @@ WT_TEST(promise_wait, refusals, .timeout = 120)
     WT_ASSERT(weft_graph_done(NULL));
     WT_ASSERT_EQ(weft_graph_wait_for(NULL, 0), WEFT_EINVAL);
     WT_ASSERT_EQ(weft_graph_wait_for(NULL, MS), WEFT_EINVAL);
-    for (unsigned i = 0; i < NWCOUNTS; i++) {
-        weft_sched *s = open_sched(wcounts[i]);
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         WT_ASSERT(weft_graph_done(g));
         WT_ASSERT_EQ(weft_graph_wait_for(g, MS), WEFT_OK);   /* empty, never run */
@@ -201,12 +198,12 @@ WT_TEST(promise_wait, refusals, .timeout = 120)
         add(g, waits_for_own_graph, &x);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         int rc = weft_graph_wait_for(g, WAIT_NS);
-        WT_ASSERT(rc == WEFT_OK, "%u workers: %s", wcounts[i], weft_err_name(rc));
+        WT_ASSERT(rc == WEFT_OK, "%u workers: %s", w, weft_err_name(rc));
         WT_ASSERT_EQ(atomic_load(&x.rc_look), WEFT_EBUSY);    /* its own run */
         WT_ASSERT_EQ(atomic_load(&x.rc_timed), WEFT_EBUSY);
         WT_ASSERT_EQ(atomic_load(&x.done), 2);                /* in flight, seen from inside */
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
-        close_sched(s, wcounts[i]);
+        close_sched(s, w);
     }
 }
 
@@ -284,9 +281,9 @@ static void asks_main(void *arg)
 WT_TEST(promise_wait, bound_wait_for_runs_pinned_jobs, .timeout = 300)
 {
     static const unsigned flags[] = { 0, WEFT_BIND_NO_HELP };
-    for (unsigned i = 0; i < NWCOUNTS; i++) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (unsigned f = 0; f < 2; f++) {
-            unsigned workers = wcounts[i];
+            unsigned workers = w;
             if (workers == 0 && flags[f])
                 continue;
             weft_sched *s = make_sched(workers);
@@ -361,8 +358,8 @@ static void crowd_task(void *arg)
 
 WT_TEST(promise_wait, timed_waiters_crowd, .timeout = 300)
 {
-    for (unsigned i = 1; i < NWCOUNTS; i++) {
-        weft_sched *s = make_sched(wcounts[i]);
+    WT_FOR_WORKERS(w, 1, 2, 8) {
+        weft_sched *s = make_sched(w);
         struct held h;
         weft_graph *g = held_graph(&h, 0);
         struct crowd c = { .g = g, .h = &h };

@@ -41,6 +41,27 @@ static inline unsigned wt_workers(unsigned n)
     return n ? n : ~0u;   /* WEFT_WORKERS_NONE */
 }
 
+/* Runs the statement after it once per worker count listed, in order,
+ * with the unsigned W set to each in turn (0: no workers, the calling
+ * thread bound; give weft_config wt_workers(W)):
+ *
+ *   WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+ *       weft_config c = { .workers = wt_workers(w) };
+ *       ...
+ *   }
+ *
+ * break and continue work as in a for loop. The list is a compound
+ * literal indexed in the loop's condition; the index's name carries the
+ * line, so loops nested on other lines do not shadow it. */
+#define WT__CAT2(a, b) a##b
+#define WT__CAT(a, b) WT__CAT2(a, b)
+#define WT__NCOUNTS(...) (sizeof((const unsigned[]){ __VA_ARGS__ }) / sizeof(unsigned))
+#define WT_FOR_WORKERS(W, ...)                                                  \
+    for (unsigned WT__CAT(wt__k_, __LINE__) = 0, W = 0;                         \
+         WT__CAT(wt__k_, __LINE__) < WT__NCOUNTS(__VA_ARGS__) &&                \
+         ((W = ((const unsigned[]){ __VA_ARGS__ })[WT__CAT(wt__k_, __LINE__)]), 1); \
+         WT__CAT(wt__k_, __LINE__)++)
+
 /* Starts the calling process's watchdog for test suite::name (timeout_s
  * <= 0: the default) and makes schedulers created from now on track
  * their blocked fibers for its dump. The runners call it; a test may call

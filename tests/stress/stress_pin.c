@@ -42,9 +42,6 @@
 #define MS       ((uint64_t)1000000)
 #define DEADLINE ((uint64_t)120 * 1000000000u)
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NWCOUNTS (sizeof wcounts / sizeof wcounts[0])
-
 static weft_sched *new_sched(unsigned workers)
 {
     weft_config c;
@@ -170,11 +167,11 @@ WT_TEST(pin_stress, pins_exactly_once, .timeout = 900)
 {
     uint64_t rng = wt_seed();
     int n = (int)wt_scaled(100000, 5000);
-    for (size_t k = 0; k < NWCOUNTS; k++) {
+    WT_FOR_WORKERS(nw, 0, 1, 2, 8) {
         static struct once o;
         memset(&o, 0, sizeof o);
         once_cur = &o;
-        o.W = wcounts[k];
+        o.W = nw;
         o.n = n;
         o.s = new_sched(o.W);
         o.ntargets = (int)o.W + NBOUND;
@@ -401,8 +398,7 @@ static void frame_case(unsigned W, unsigned flags, bool pump, uint64_t frames)
 WT_TEST(pin_stress, frame_loop, .timeout = 900)
 {
     uint64_t frames = wt_scaled(1000, 50);
-    for (size_t k = 0; k < NWCOUNTS; k++) {
-        unsigned W = wcounts[k];
+    WT_FOR_WORKERS(W, 0, 1, 2, 8) {
         frame_case(W, 0, false, frames);
         if (W == 0)   /* who runs unpinned tasks in a pump is not documented */
             continue;
@@ -483,7 +479,7 @@ WT_TEST(pin_stress, pins_racing_unbind, .timeout = 900)
 {
     uint64_t rng = wt_seed() ^ 0x9e3779b97f4a7c15u;
     uint64_t rounds = wt_scaled(2000, 100);
-    for (unsigned W = 0; W <= 2; W++) {
+    WT_FOR_WORKERS(W, 0, 1, 2) {
         fprintf(stderr, "pins_racing_unbind: %llu rounds at %u workers\n", (unsigned long long)rounds, W);
         weft_sched *s = new_sched(W);
         static struct race r;

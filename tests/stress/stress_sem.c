@@ -30,9 +30,6 @@
  * thread-safe on its first call). */
 static uint64_t seed;
 
-static const unsigned wcounts[] = { 0, 1, 2, 8 };
-#define NW (sizeof wcounts / sizeof wcounts[0])
-
 #define N 3
 #define GTASKS 64
 
@@ -191,8 +188,7 @@ WT_TEST(stress_sem, holders_of_every_kind, .timeout = 900)
     iters = (unsigned)wt_scaled(100000 / 17, 100);
     unsigned graph_runs = (unsigned)wt_scaled(200, 10);
     body = holder_body;
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_graph *g = open_at(w, N, N);
         pthread_t th[4];
         unsigned nth = 0;
@@ -259,8 +255,7 @@ WT_TEST(stress_sem, timeouts_racing_releases_conserve_units, .timeout = 900)
     seed = wt_seed();
     units = (long)wt_scaled(30000, 300);
     body = timed_body;
-    for (size_t k = 0; k < NW; k++) {
-        unsigned w = wcounts[k];
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         /* 0 free units: only the releaser's M go round. The graph's tasks
          * wait for units in the same line and give them back: they must
          * not keep any, nor take one twice. */
