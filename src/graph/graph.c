@@ -54,10 +54,11 @@
 
 #include <ck_pr.h>
 
+#include "block_cache.h"
 #include "graph.h"
 
 /* ---- pieces: node blocks and arena chunks --------------------------------------
- * Both are base.h's kept blocks of WEFT__PIECE bytes: a destroyed graph's
+ * Both are block_cache.h's kept blocks of WEFT__PIECE bytes: a destroyed graph's
  * pieces are kept (up to 64 MiB for the process, default allocator only)
  * for the next graph built, so a program that builds a graph per frame or
  * per request writes into memory it already has, instead of the kernel
@@ -261,7 +262,7 @@ int weft_graph_destroy(weft_graph *g)
     /* malloc keeps what is freed for its own reuse, and pages freed
      * between blocks still in use (other graphs, kept pieces) stay
      * resident: a program that made big graphs would hold their memory
-     * for ever. base.c hands free pages back once enough was freed. */
+     * for ever. alloc.c hands free pages back once enough was freed. */
     weft__trim_freed(freed);
     return WEFT_OK;
 }
