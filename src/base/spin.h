@@ -5,7 +5,8 @@
  * that can sleep), so a test-and-test-and-set lock beats a futex. The
  * holder may be a plain thread that the kernel preempts: waiters back off
  * (backoff.h), a bounded spin, then yielding the CPU instead of burning
- * it.
+ * it. A graph's lock is one too (graph.h), taken with patience where a
+ * report must not hang on it (weft__graph_lock_for).
  *
  * Synchronization
  *   v   0 free, 1 held. Taken by exchange (acquire), released by store
