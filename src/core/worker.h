@@ -16,6 +16,7 @@
 #define WEFT_WORKER_H
 
 #include "core.h"
+#include "rand.h"
 #include "trace.h"
 
 /* Full looks at the scheduler's queues (and the clock) in weft__spin_for_work:
@@ -34,16 +35,6 @@ static inline weft__fstate *weft__fstate_of(weft__fiber *f)
 static inline weft__task *weft__as_task(weft__node *n)
 {
     return (weft__task *)(void *)n;
-}
-
-/* xorshift64: steal order, shuffle mode. */
-static inline uint64_t weft__next_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
 }
 
 /* ---- worker.c ------------------------------------------------------------ */
