@@ -76,7 +76,8 @@ static inline __attribute__((always_inline)) void weft__run_task(weft__worker *w
             weft__track_run(w, fn, arg, NULL);
         else
             fn(arg);
-        __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
+        atomic_store_explicit(&w->completed, atomic_load_explicit(&w->completed, memory_order_relaxed) + 1,
+                              memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
         return;
     } else {
         fn = t->fn;
@@ -94,7 +95,8 @@ static inline __attribute__((always_inline)) void weft__run_task(weft__worker *w
     else
         fn(arg);
     /* Still on the same worker: a task that blocked resumed here. */
-    __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
+    atomic_store_explicit(&w->completed, atomic_load_explicit(&w->completed, memory_order_relaxed) + 1,
+                          memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
 }
 
 /* ---- ready.c ------------------------------------------------------------- */

@@ -216,7 +216,7 @@ weft__fiber *weft__fiber_current(void)
  * never). Lets tests reach the WEFT_ENOMEM paths without starving the
  * process. Written by tests before fibers are made. */
 long weft__fiber_fail_maps_after = -1;
-bool weft__fiber_fail_maps_all;
+atomic_bool weft__fiber_fail_maps_all;
 
 int weft__fiber_pool_init(weft__fiber_pool *p, size_t stack_size, unsigned max_cached)
 {
@@ -263,7 +263,7 @@ static int map_fiber(weft__fiber_pool *p, weft__fiber **out)
     size_t size = guard + p->stack_size + round_up(sizeof(weft__fiber), ps);
     if (weft__fiber_fail_maps_after >= 0 && weft__fiber_fail_maps_after-- == 0)
         return WEFT_ENOMEM;
-    if (__atomic_load_n(&weft__fiber_fail_maps_all, __ATOMIC_RELAXED))   /* relaxed: a test's switch, nothing to order */
+    if (atomic_load_explicit(&weft__fiber_fail_maps_all, memory_order_relaxed))   /* relaxed: a test's switch, nothing to order */
         return WEFT_ENOMEM;
     char *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
