@@ -3,8 +3,10 @@
  *
  * Held for a few dozen instructions (never across a block or a wake-up
  * that can sleep), so a test-and-test-and-set lock beats a futex. The
- * holder may be a plain thread that the kernel preempts: after a bounded
- * spin, waiters yield the CPU instead of burning it.
+ * holder may be a plain thread that the kernel preempts: waiters back off
+ * (backoff.h), a bounded spin, then yielding the CPU instead of burning
+ * it. A graph's lock is one too (graph.h), taken with patience where a
+ * report must not hang on it (weft__graph_lock_for).
  *
  * Synchronization
  *   v   0 free, 1 held. Taken by exchange (acquire), released by store
@@ -13,10 +15,10 @@
 #ifndef WEFT_SPIN_H
 #define WEFT_SPIN_H
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "backoff.h"
 #include "base.h"
 
 typedef struct weft__spin {
@@ -24,18 +26,6 @@ typedef struct weft__spin {
 } weft__spin;
 
 #define WEFT__SPIN_INIT { 0 }
-
-/* One pause of a spin-wait loop: tells the core we are spinning. */
-static inline void weft__cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
 
 static inline void weft__spin_init(weft__spin *l)
 {
@@ -53,13 +43,10 @@ static inline bool weft__spin_trylock(weft__spin *l)
  * with no spin counter kept in a register across the primitive. */
 static __attribute__((noinline, cold, unused)) void weft__spin_lock_slow(weft__spin *l)
 {
-    for (unsigned n = 0;; n++) {
-        while (atomic_load_explicit(&l->v, memory_order_relaxed)) {   /* relaxed: only a hint; the exchange below decides */
-            if (++n < 128)
-                weft__cpu_relax();
-            else
-                sched_yield();   /* the holder is probably preempted */
-        }
+    weft__backoff b = WEFT__BACKOFF_INIT;
+    for (;;) {
+        while (atomic_load_explicit(&l->v, memory_order_relaxed))   /* relaxed: only a hint; the exchange below decides */
+            weft__backoff_step(&b);   /* the holder may be preempted */
         if (atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0)   /* acquire: pairs with the release in weft__spin_unlock */
             return;
     }

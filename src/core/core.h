@@ -225,8 +225,8 @@ struct weft__worker {
     weft__fiber_pool fibers;
     weft__timer **timers;                /* min-heap by deadline */
     unsigned ntimers, timer_cap;
-    uint64_t spawned;                    /* tasks spawned here (atomic store) */
-    uint64_t completed;                  /* tasks completed here (atomic store) */
+    _Atomic uint64_t spawned;            /* tasks spawned here: owner-only writes (relaxed load, release store) */
+    _Atomic uint64_t completed;          /* tasks completed here: likewise */
     pthread_t thread;
     weft__stats stats;
 
@@ -432,8 +432,10 @@ static inline void weft__notify_work(weft_sched *s)
  * task. Inline: a graph chain pays it at every node. */
 static inline void weft__count_inline(weft__worker *w)
 {
-    __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);      /* release: pairs with acquire in is_idle */
-    __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
+    atomic_store_explicit(&w->spawned, atomic_load_explicit(&w->spawned, memory_order_relaxed) + 1,
+                          memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
+    atomic_store_explicit(&w->completed, atomic_load_explicit(&w->completed, memory_order_relaxed) + 1,
+                          memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
 }
 
 /* Takes the newest record on w's deque if it is a hook record for which
@@ -464,7 +466,8 @@ static inline weft__task *weft__take_own(weft__worker *w, bool (*mine)(weft__tas
  * counts a continuation: its own record is still outstanding. */
 static inline void weft__count_runs(weft__worker *w, uint64_t n)
 {
-    __atomic_store_n(&w->completed, w->completed + n, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
+    atomic_store_explicit(&w->completed, atomic_load_explicit(&w->completed, memory_order_relaxed) + n,
+                          memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
 }
 
 /* ---- work a fiber holds (weft__fstate.held) ------------------------------------- */
@@ -538,7 +541,8 @@ static inline bool weft__bound_runs_tasks(const weft__worker *w)
 static inline void weft__count_spawn(weft_sched *s, weft__worker *w)
 {
     if (WEFT_LIKELY(w != NULL))
-        __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);
+        atomic_store_explicit(&w->spawned, atomic_load_explicit(&w->spawned, memory_order_relaxed) + 1,
+                              memory_order_release);   /* relaxed: our own count; release: as above */
     else
         atomic_fetch_add_explicit(&s->ext_spawned, 1, memory_order_release);
 }

@@ -542,7 +542,7 @@ weft__inject_port *weft__inject_port_claim(weft__inject *q)
         weft__free_with(q->alloc, p, sizeof *p);
         return NULL;
     }
-    p->pushed = 0;
+    atomic_init(&p->pushed, 0);   /* before the port is published */
     p->ncache = 0;
     p->owned = true;
     pthread_mutex_lock(&q->main.l.lock);
@@ -582,7 +582,7 @@ uint64_t weft__inject_ports_pushed(const weft__inject *q)
 {
     uint64_t sum = 0;
     for (const weft__inject_port *p = ports_first(q); p; p = p->next)
-        sum += __atomic_load_n(&p->pushed, __ATOMIC_ACQUIRE);   /* pairs with the release in port_push */
+        sum += atomic_load_explicit(&p->pushed, memory_order_acquire);   /* pairs with the release in port_push */
     return sum;
 }
 

@@ -29,6 +29,7 @@
 #define WEFT_INJECT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -93,10 +94,10 @@ typedef struct weft__inject_port {
     unsigned ncache;
     void *cache[WEFT__INJECT_PORT_CACHE];
     /* Items ever pushed through this port, by all its owners in turn:
-     * the owner adds 1 (__atomic: relaxed load, release store; no locked
+     * the owner adds 1 (relaxed load, release store; no locked
      * instruction) before it publishes each item; read with acquire by
      * anyone (core's idle accounting counts these as spawns). */
-    _Alignas(WEFT_CACHELINE) uint64_t pushed;
+    _Alignas(WEFT_CACHELINE) _Atomic uint64_t pushed;
     struct weft__inject_port *next;  /* the queue's list of ports; set before the port is published, then read-only */
     bool owned;                      /* claimed by a thread; under the main queue's lock */
 } weft__inject_port;
@@ -191,7 +192,8 @@ static inline bool weft__pring_put(weft__pring *r, weft__node *n)
  * only. */
 static inline void weft__inject_port_push(weft__inject_port *p, weft__node *n)
 {
-    __atomic_store_n(&p->pushed, p->pushed + 1, __ATOMIC_RELEASE);   /* P1; owner-only writes; pairs with the acquire in ports_pushed */
+    atomic_store_explicit(&p->pushed, atomic_load_explicit(&p->pushed, memory_order_relaxed) + 1,
+                          memory_order_release);   /* P1; relaxed load: owner-only writes; release: pairs with the acquire in ports_pushed */
     WEFT_TSAN_RELEASE(n);
     /* P2: over_len 0 means the list is empty until we append (global_ring.c, Ports). */
     if (WEFT_LIKELY(ck_pr_load_uint(&p->l.over_len) == 0) && weft__pring_put(&p->ring, n))   /* release: publishes n; pairs with the acquire in pring_take */

@@ -627,8 +627,8 @@ void weft_sched_unbind(void)
     pthread_mutex_lock(&s->bound_lock);
     weft__bound_remove(s, w);
     /* Keep its counts: idle accounting sums over every worker ever. */
-    s->retired_spawned += w->spawned;
-    s->retired_completed += w->completed;
+    s->retired_spawned += atomic_load_explicit(&w->spawned, memory_order_relaxed);       /* relaxed: our own counts */
+    s->retired_completed += atomic_load_explicit(&w->completed, memory_order_relaxed);
     pthread_mutex_unlock(&s->bound_lock);
     /* Out of bound[]: nobody reads w any more, and s is still ours until
      * the sub below (destroy waits for it before it frees anything). */
@@ -662,7 +662,7 @@ int weft_sched_stats(const weft_sched *s, unsigned worker, weft_worker_stats *ou
 #define LOAD(f) out->f = atomic_load_explicit(&((weft__stats *)st)->f, memory_order_relaxed)
     /* tasks_run is the worker's completion count, which the idle test
      * keeps anyway: one counter per task, not two. */
-    out->tasks_run = __atomic_load_n(&s->workers[worker].completed, __ATOMIC_ACQUIRE);   /* pairs with release in run_task */
+    out->tasks_run = atomic_load_explicit(&s->workers[worker].completed, memory_order_acquire);   /* pairs with release in run_task */
     LOAD(lifo_runs); LOAD(local_runs); LOAD(global_runs);
     LOAD(stolen_runs); LOAD(steal_attempts); LOAD(steals); LOAD(offloads);
     LOAD(global_grabs); LOAD(parks); LOAD(wakeups); LOAD(fibers_created);

@@ -435,7 +435,7 @@ static void put_worker(weft_sched *s, weft__worker *w, unsigned bound_pos, sbuf 
               atomic_load_explicit(&w->lifo, memory_order_relaxed) ? "full" : "empty",   /* relaxed: a snapshot */
               atomic_load_explicit(&w->inbox, memory_order_relaxed) ? "not empty" : "empty");
     sb_printf(b, "; tasks completed: %" PRIu64 "\n",
-              (uint64_t)__atomic_load_n(&w->completed, __ATOMIC_ACQUIRE));   /* pairs with release in run_task */
+              (uint64_t)atomic_load_explicit(&w->completed, memory_order_acquire));   /* pairs with release in run_task */
 }
 
 /* The body of a report on s: blocked fibers (if tracked), then workers
@@ -499,10 +499,10 @@ static uint64_t count_completed(weft_sched *s)
 {
     uint64_t done = 0;
     for (unsigned i = 0; i < s->nworkers; i++)
-        done += __atomic_load_n(&s->workers[i].completed, __ATOMIC_ACQUIRE);   /* pairs with release in run_task */
+        done += atomic_load_explicit(&s->workers[i].completed, memory_order_acquire);   /* pairs with release in run_task */
     pthread_mutex_lock(&s->bound_lock);
     for (unsigned i = 0; i < s->nbound; i++)
-        done += __atomic_load_n(&s->bound[i]->completed, __ATOMIC_ACQUIRE);
+        done += atomic_load_explicit(&s->bound[i]->completed, memory_order_acquire);
     done += s->retired_completed;
     pthread_mutex_unlock(&s->bound_lock);
     return done;
@@ -551,7 +551,7 @@ static void live_fork_release(void)
 
 __attribute__((constructor)) static void live_fork_register(void)
 {
-    (void)pthread_atfork(live_fork_prepare, live_fork_release, live_fork_release);   /* as base.c's */
+    (void)pthread_atfork(live_fork_prepare, live_fork_release, live_fork_release);   /* as alloc.c's */
 }
 
 void weft__sched_dump_all(FILE *out)

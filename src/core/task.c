@@ -355,16 +355,16 @@ bool weft__sched_is_idle(weft_sched *s)
 {
     uint64_t done = 0, made = 0;
     for (unsigned i = 0; i < s->nworkers; i++)
-        done += __atomic_load_n(&s->workers[i].completed, __ATOMIC_ACQUIRE);   /* pairs with release in run */
+        done += atomic_load_explicit(&s->workers[i].completed, memory_order_acquire);   /* pairs with release in run */
     pthread_mutex_lock(&s->bound_lock);
     for (unsigned i = 0; i < s->nbound; i++)
-        done += __atomic_load_n(&s->bound[i]->completed, __ATOMIC_ACQUIRE);
+        done += atomic_load_explicit(&s->bound[i]->completed, memory_order_acquire);
     done += s->retired_completed;
     atomic_thread_fence(memory_order_seq_cst);   /* every completed read before any spawned read */
     for (unsigned i = 0; i < s->nworkers; i++)
-        made += __atomic_load_n(&s->workers[i].spawned, __ATOMIC_ACQUIRE);     /* pairs with release in count_spawn */
+        made += atomic_load_explicit(&s->workers[i].spawned, memory_order_acquire);     /* pairs with release in count_spawn */
     for (unsigned i = 0; i < s->nbound; i++)
-        made += __atomic_load_n(&s->bound[i]->spawned, __ATOMIC_ACQUIRE);
+        made += atomic_load_explicit(&s->bound[i]->spawned, memory_order_acquire);
     made += s->retired_spawned;
     pthread_mutex_unlock(&s->bound_lock);
     made += atomic_load_explicit(&s->ext_spawned, memory_order_acquire);

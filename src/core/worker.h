@@ -16,6 +16,7 @@
 #define WEFT_WORKER_H
 
 #include "core.h"
+#include "rand.h"
 #include "trace.h"
 
 /* Full looks at the scheduler's queues (and the clock) in weft__spin_for_work:
@@ -34,16 +35,6 @@ static inline weft__fstate *weft__fstate_of(weft__fiber *f)
 static inline weft__task *weft__as_task(weft__node *n)
 {
     return (weft__task *)(void *)n;
-}
-
-/* xorshift64: steal order, shuffle mode. */
-static inline uint64_t weft__next_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
 }
 
 /* ---- worker.c ------------------------------------------------------------ */
@@ -85,7 +76,8 @@ static inline __attribute__((always_inline)) void weft__run_task(weft__worker *w
             weft__track_run(w, fn, arg, NULL);
         else
             fn(arg);
-        __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
+        atomic_store_explicit(&w->completed, atomic_load_explicit(&w->completed, memory_order_relaxed) + 1,
+                              memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
         return;
     } else {
         fn = t->fn;
@@ -103,7 +95,8 @@ static inline __attribute__((always_inline)) void weft__run_task(weft__worker *w
     else
         fn(arg);
     /* Still on the same worker: a task that blocked resumed here. */
-    __atomic_store_n(&w->completed, w->completed + 1, __ATOMIC_RELEASE);   /* release: pairs with acquire in is_idle */
+    atomic_store_explicit(&w->completed, atomic_load_explicit(&w->completed, memory_order_relaxed) + 1,
+                          memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
 }
 
 /* ---- ready.c ------------------------------------------------------------- */

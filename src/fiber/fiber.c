@@ -217,7 +217,7 @@ weft__fiber *weft__fiber_current(void)
  * process. Written by tests before fibers are made. */
 #ifdef WEFT_TEST_SEAMS
 long weft__fiber_fail_maps_after = -1;
-bool weft__fiber_fail_maps_all;
+atomic_bool weft__fiber_fail_maps_all;
 #endif
 
 int weft__fiber_pool_init(weft__fiber_pool *p, size_t stack_size, unsigned max_cached)
@@ -266,7 +266,7 @@ static int map_fiber(weft__fiber_pool *p, weft__fiber **out)
 #ifdef WEFT_TEST_SEAMS
     if (weft__fiber_fail_maps_after >= 0 && weft__fiber_fail_maps_after-- == 0)
         return WEFT_ENOMEM;
-    if (__atomic_load_n(&weft__fiber_fail_maps_all, __ATOMIC_RELAXED))   /* relaxed: a test's switch, nothing to order */
+    if (atomic_load_explicit(&weft__fiber_fail_maps_all, memory_order_relaxed))   /* relaxed: a test's switch, nothing to order */
         return WEFT_ENOMEM;
 #endif
     char *m = mmap(NULL, size, PROT_READ | PROT_WRITE,

@@ -16,6 +16,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#ifndef __cplusplus
+#include <stdatomic.h>   /* not in C++ (the benchmarks read this header) */
+#endif
 
 #include "arch.h"
 #include "base.h"
@@ -96,9 +99,12 @@ _Noreturn void weft__fiber_exit(weft__fiber *from, weft__fiber *to);
 /* Test seam: the next N maps succeed, then one fails (-1 = never). */
 extern long weft__fiber_fail_maps_after;
 /* Test seam: while true, every map fails (the address space is full).
- * A test sets it while workers run: read and written only with the
- * __atomic builtins (this header is also read by C++). */
-extern bool weft__fiber_fail_maps_all;
+ * A test sets it while workers run (relaxed: a switch, nothing to
+ * order). Not declared for C++, which reads this header (the benchmarks)
+ * and has no _Atomic. */
+#ifndef __cplusplus
+extern atomic_bool weft__fiber_fail_maps_all;
+#endif
 #endif
 
 #endif /* WEFT_FIBER_H */

@@ -60,11 +60,6 @@ void weft__host_set_next(weft__fiber *const *next)
     weft__tls_next = next;
 }
 
-const weft__host *weft__host_get(void)
-{
-    return weft__tls_host;
-}
-
 uint64_t weft__clock_ns(void)
 {
     struct timespec ts;

@@ -77,7 +77,6 @@ typedef struct weft__host {
 
 /* Callable from: the thread itself. NULL removes the host. */
 void weft__host_set(const weft__host *h);
-const weft__host *weft__host_get(void);
 
 /* The calling thread's host, as weft__host_set left it; read inline by
  * weft__wait. Written by its own thread only. */

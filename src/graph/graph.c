@@ -54,10 +54,11 @@
 
 #include <ck_pr.h>
 
+#include "block_cache.h"
 #include "graph.h"
 
 /* ---- pieces: node blocks and arena chunks --------------------------------------
- * Both are base.h's kept blocks of WEFT__PIECE bytes: a destroyed graph's
+ * Both are block_cache.h's kept blocks of WEFT__PIECE bytes: a destroyed graph's
  * pieces are kept (up to 64 MiB for the process, default allocator only)
  * for the next graph built, so a program that builds a graph per frame or
  * per request writes into memory it already has, instead of the kernel
@@ -125,7 +126,7 @@ int weft_graph_create(weft_graph **out)
     if (!g)
         return WEFT_ENOMEM;
     g->tag = WEFT__TAG_GRAPH;
-    atomic_init(&g->lock, false);
+    weft__spin_init(&g->lock);
     atomic_init(&g->run, 0);
     atomic_init(&g->cancel_epoch, WEFT__NO_EPOCH);
     atomic_init(&g->sinks_left, 0);
@@ -261,7 +262,7 @@ int weft_graph_destroy(weft_graph *g)
     /* malloc keeps what is freed for its own reuse, and pages freed
      * between blocks still in use (other graphs, kept pieces) stay
      * resident: a program that made big graphs would hold their memory
-     * for ever. base.c hands free pages back once enough was freed. */
+     * for ever. alloc.c hands free pages back once enough was freed. */
     weft__trim_freed(freed);
     return WEFT_OK;
 }
@@ -716,16 +717,14 @@ int weft__graph_check(weft_graph *g)
 bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
 {
     uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
-    for (unsigned spins = 0;; spins++) {
-        if (!atomic_load_explicit(&g->lock, memory_order_relaxed) &&              /* relaxed: a hint; the exchange decides */
-            !atomic_exchange_explicit(&g->lock, true, memory_order_acquire))      /* acquire: pairs with the release in unlock */
+    weft__backoff b = WEFT__BACKOFF_INIT;
+    for (;;) {
+        if (weft__spin_trylock(&g->lock))   /* acquire: pairs with the release in unlock */
             return true;
-        if (spins < 128) {
-            ck_pr_stall();
-        } else {
-            if (until != UINT64_MAX && weft__now_ns() > until)
-                return false;
-            sched_yield();   /* the holder may be preempted, or checking a large graph */
-        }
+        /* Past the pauses the holder may be preempted, or checking a
+         * large graph: the clock is read only then. */
+        if (!weft__backoff_spinning(&b) && until != UINT64_MAX && weft__now_ns() > until)
+            return false;
+        weft__backoff_step(&b);
     }
 }

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "core.h"
+#include "spin.h"
 #include "trace.h"
 
 /* Successors kept in the node itself, as indices; longer lists are
@@ -263,7 +264,7 @@ typedef struct weft__chunk {
 struct weft_graph {
     uint32_t tag;                   /* WEFT__TAG_GRAPH, or DEAD after destroy: written by create and destroy only */
     /* Build state: under lock. */
-    atomic_bool lock;               /* a spin lock; see run.c for why not a mutex */
+    weft__spin lock;                /* a spin lock (spin.h); see run.c for why not a mutex */
     bool cyclic;                    /* found a cycle: stays (no edge removal) */
     bool need_dedup;                /* a list past WEFT__SUCC_SCAN grew unsearched */
     bool need_order;                /* back_edges and an edge since the last order check */
@@ -350,13 +351,12 @@ bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns);
 static inline void weft__graph_lock(weft_graph *g)
 {
     WEFT__GRAPH_CHECK(g, "weft_graph call (its lock)");   /* every build and inspect call takes it */
-    if (WEFT_UNLIKELY(atomic_exchange_explicit(&g->lock, true, memory_order_acquire)))   /* acquire: pairs with the release in unlock */
-        weft__graph_lock_for(g, UINT64_MAX);
+    weft__spin_lock(&g->lock);   /* acquire: pairs with the release in unlock */
 }
 
 static inline void weft__graph_unlock(weft_graph *g)
 {
-    atomic_store_explicit(&g->lock, false, memory_order_release);   /* release: pairs with the acquire in lock */
+    weft__spin_unlock(&g->lock);   /* release: pairs with the acquire in lock */
 }
 /* The record function of every node. */
 void weft__node_entry(void *arg);

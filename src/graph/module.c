@@ -48,6 +48,7 @@
 #include <time.h>
 
 #include "graph.h"
+#include "rand.h"
 
 /* check_modules' answer when a sub's lock was held by another thread
  * past MODULE_PATIENCE_NS (see Synchronization): start over. Private to
@@ -174,11 +175,9 @@ static void backoff(unsigned attempt)
     static WEFT_TLS uint64_t rng;
     if (rng == 0)
         rng = (uint64_t)(uintptr_t)&attempt * 0x9e3779b97f4a7c15ull | 1;
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
+    uint64_t r = weft__next_rand(&rng);
     unsigned shift = attempt < 10 ? attempt : 10;
-    struct timespec ts = { 0, (long)(1000 + rng % ((uint64_t)1000 << shift)) };   /* 1 us .. ~1 ms */
+    struct timespec ts = { 0, (long)(1000 + r % ((uint64_t)1000 << shift)) };   /* 1 us .. ~1 ms */
     nanosleep(&ts, NULL);
 }
 

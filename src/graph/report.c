@@ -217,7 +217,7 @@ static void listed_fork_release(void)
 
 __attribute__((constructor)) static void listed_fork_register(void)
 {
-    (void)pthread_atfork(listed_fork_prepare, listed_fork_release, listed_fork_release);   /* as base.c's */
+    (void)pthread_atfork(listed_fork_prepare, listed_fork_release, listed_fork_release);   /* as block_cache.c's */
 }
 
 void weft__report_list(weft_graph *g)

@@ -88,6 +88,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backoff.h"
 #include "spin.h"
 #include "wait.h"
 
@@ -212,12 +213,9 @@ void weft_chan_destroy(weft_chan *ch)
      * on its way out (reading the slot, then storing FREE): the peer's
      * call has returned, so its caller may destroy the channel now, and
      * this waits the few instructions until the spinner is gone. */
-    for (unsigned n = 0; atomic_load_explicit(&ch->slot, memory_order_acquire) != SLOT_FREE; n++) {   /* acquire: pairs with spin_end's release store */
-        if (n < 128)
-            weft__cpu_relax();
-        else
-            sched_yield();   /* the spinner's thread is preempted */
-    }
+    weft__backoff b = WEFT__BACKOFF_INIT;
+    while (atomic_load_explicit(&ch->slot, memory_order_acquire) != SLOT_FREE)   /* acquire: pairs with spin_end's release store */
+        weft__backoff_step(&b);   /* past the pauses, the spinner's thread is preempted */
     weft__free(ch->mem, ch->alloc_size);
 }
 

@@ -55,9 +55,9 @@
  *   before it unlocks, the adder claims under the same lock) or the
  *   waiter sees the new count: no lost wake-up.
  */
-#include <sched.h>
 #include <stdatomic.h>
 
+#include "backoff.h"
 #include "spin.h"
 #include "wait.h"
 
@@ -67,12 +67,9 @@
  * so this ends quickly. acquire: pairs with the releasers' release. */
 #define WAIT_RELEASERS(state, mask)                                             \
     do {                                                                        \
-        for (unsigned n_ = 0; atomic_load_explicit((state), memory_order_acquire) & (mask); n_++) { \
-            if (n_ < 128)                                                       \
-                weft__cpu_relax();                                              \
-            else                                                                \
-                sched_yield();                                                  \
-        }                                                                       \
+        weft__backoff b_ = WEFT__BACKOFF_INIT;                                  \
+        while (atomic_load_explicit((state), memory_order_acquire) & (mask))    \
+            weft__backoff_step(&b_);                                            \
     } while (0)
 
 /* One round of waiting for a releaser slot: a full releasers field holds
@@ -81,14 +78,11 @@
  * be a plain thread the kernel preempted: after a bounded spin, yield
  * the CPU. A fiber never waits here for a releaser on its own worker:
  * fibers do not preempt one another and a releaser never suspends, so a
- * releaser on this worker could only be the fiber itself. *n counts the
+ * releaser on this worker could only be the fiber itself. b counts the
  * rounds. */
-static inline void releaser_slot_backoff(unsigned *n)
+static inline void releaser_slot_backoff(weft__backoff *b)
 {
-    if (++*n < 128)
-        weft__cpu_relax();
-    else
-        sched_yield();
+    weft__backoff_step(b);
 }
 
 /* ---- wait group ---------------------------------------------------------- */
@@ -147,7 +141,7 @@ void weft_waitgroup_add(weft_waitgroup *p, int64_t delta)
     uint64_t v = atomic_load_explicit(&g->state, memory_order_relaxed), nv;   /* relaxed: the CAS decides */
     int64_t old, now;
     bool release;
-    for (unsigned backoff = 0;;) {
+    for (weft__backoff backoff = WEFT__BACKOFF_INIT;;) {
         old = wg_count(v);
         now = old + delta;
         wg_range(p, now);
@@ -284,7 +278,7 @@ void weft_event_signal(weft_event *p)
     ev_impl *e = ev_of(p);
     WEFT__CHECK_TAG(e->tag, WEFT__TAG_EVENT, "event_signal", "event", p);
     unsigned v = atomic_load_explicit(&e->state, memory_order_relaxed), nv;   /* relaxed: the CAS decides */
-    for (unsigned backoff = 0;;) {
+    for (weft__backoff backoff = WEFT__BACKOFF_INIT;;) {
         if (!(v & EV_WAITERS)) {
             if (v & EV_SIGNALLED)
                 return;                               /* already set: signals coalesce */

@@ -463,11 +463,11 @@ user = args_of("/subdir_user.c")
 leaked = sorted({a for a in user for p in private if a.startswith(p)})
 if leaked:
     die("weft's flags reached subdir_user.c: " + " ".join(leaked))
-own = args_of("/src/base/base.c")
+own = args_of("/src/base/alloc.c")
 for want in ("-Wshadow", "-fvisibility=hidden"):
     if want not in own:
-        die("weft's own base.c lacks " + want + ": the check proves nothing")
-print("subdir_user.c has none of " + " ".join(private) + "; weft's base.c has -Wshadow -fvisibility=hidden")
+        die("weft's own alloc.c lacks " + want + ": the check proves nothing")
+print("subdir_user.c has none of " + " ".join(private) + "; weft's alloc.c has -Wshadow -fvisibility=hidden")
 EOF
     ); then
         pass "add_subdirectory-flags ($verdict)"

@@ -515,7 +515,7 @@ static void no_fiber_child(void *arg)
     weft_mutex_init(&mu);
     for (int i = 0; i < 8; i++)
         atomic_init(&results[i], 0);
-    __atomic_store_n(&weft__fiber_fail_maps_all, true, __ATOMIC_RELAXED);   /* every fiber stack map fails from now on */
+    atomic_store_explicit(&weft__fiber_fail_maps_all, true, memory_order_relaxed);   /* every fiber stack map fails from now on */
     if (workers == 0) {
         /* The bound thread has no fiber to run the task on: waiting in
          * its own code, it runs it on its own stack (weft_sched_wait_idle and
