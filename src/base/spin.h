@@ -13,11 +13,11 @@
 #ifndef WEFT_SPIN_H
 #define WEFT_SPIN_H
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
 #include "base.h"
+#include "os.h"
 
 typedef struct weft__spin {
     atomic_uint v;
@@ -58,7 +58,7 @@ static __attribute__((noinline, cold, unused)) void weft__spin_lock_slow(weft__s
             if (++n < 128)
                 weft__cpu_relax();
             else
-                sched_yield();   /* the holder is probably preempted */
+                weft__os_yield();   /* the holder is probably preempted */
         }
         if (atomic_exchange_explicit(&l->v, 1, memory_order_acquire) == 0)   /* acquire: pairs with the release in weft__spin_unlock */
             return;

@@ -47,7 +47,6 @@
  * or freed when replaced (see weft_task_set_name), since renaming is
  * allowed at any time. Everything is freed by weft_graph_destroy.
  */
-#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -725,7 +724,7 @@ bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
         } else {
             if (until != UINT64_MAX && weft__now_ns() > until)
                 return false;
-            sched_yield();   /* the holder may be preempted, or checking a large graph */
+            weft__os_yield();   /* the holder may be preempted, or checking a large graph */
         }
     }
 }

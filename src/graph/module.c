@@ -44,8 +44,6 @@
  *   without a cycle only ever wait, so for them a retry is a slower
  *   success, never a different answer.
  */
-#include <sched.h>
-#include <time.h>
 
 #include "graph.h"
 
@@ -166,7 +164,7 @@ static int module_check(weft_graph *g)
 static void backoff(unsigned attempt)
 {
     if (attempt == 0) {
-        sched_yield();
+        weft__os_yield();
         return;
     }
     /* A thread's own generator, seeded from its stack's address: the
@@ -178,8 +176,7 @@ static void backoff(unsigned attempt)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     unsigned shift = attempt < 10 ? attempt : 10;
-    struct timespec ts = { 0, (long)(1000 + rng % ((uint64_t)1000 << shift)) };   /* 1 us .. ~1 ms */
-    nanosleep(&ts, NULL);
+    weft__os_sleep_ns(1000 + rng % ((uint64_t)1000 << shift));   /* 1 us .. ~1 ms */
 }
 
 int weft__graph_lock_checked(weft_graph *g, weft_task *m)

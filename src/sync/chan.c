@@ -82,7 +82,6 @@
  *   unlinks itself; exactly one of "element exchanged" and "timed out"
  *   happens. Timed waits never spin.
  */
-#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -214,7 +213,7 @@ void weft_chan_destroy(weft_chan *ch)
         if (n < 128)
             weft__cpu_relax();
         else
-            sched_yield();   /* the spinner's thread is preempted */
+            weft__os_yield();   /* the spinner's thread is preempted */
     }
     weft__free(ch->mem, ch->alloc_size);
 }

@@ -55,7 +55,6 @@
  *   before it unlocks, the adder claims under the same lock) or the
  *   waiter sees the new count: no lost wake-up.
  */
-#include <sched.h>
 #include <stdatomic.h>
 
 #include "spin.h"
@@ -71,7 +70,7 @@
             if (n_ < 128)                                                       \
                 weft__cpu_relax();                                              \
             else                                                                \
-                sched_yield();                                                  \
+                weft__os_yield();                                                  \
         }                                                                       \
     } while (0)
 
@@ -88,7 +87,7 @@ static inline void releaser_slot_backoff(unsigned *n)
     if (++*n < 128)
         weft__cpu_relax();
     else
-        sched_yield();
+        weft__os_yield();
 }
 
 /* ---- wait group ---------------------------------------------------------- */
