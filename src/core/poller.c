@@ -11,6 +11,9 @@
  * comes and goes. Busy workers look with timeout 0 every global_interval
  * picks (worker.c), and before they spin for work.
  *
+ * The set and the eventfd are the OS seam's poller (weft__os_poller,
+ * src/os/os.h): this file names epoll for what the Linux one does.
+ *
  * Synchronization
  *   s->poller, s->bpool
  *              made once under s->io_lock, published with a release
