@@ -80,15 +80,6 @@ bool weft__os_barrier_setup(void)
 #endif
 }
 
-int weft__os_barrier(void)
-{
-#if defined(SYS_membarrier)
-    return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : errno;
-#else
-    return ENOSYS;   /* unreachable: setup said false */
-#endif
-}
-
 /* ---- CPUs and threads ---------------------------------------------------------- */
 
 unsigned weft__os_cpu_count(void)

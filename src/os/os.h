@@ -17,9 +17,9 @@
  * (atomics, strings, struct timespec) is no OS call.
  *
  * One implementation per OS: linux.c, and os_linux.h for the calls on
- * hot paths (the clock, the word wait and wake, yield), which are static
- * inline so that park and wake pay one system call and no call into
- * weft around it. Nothing here needs an OS header: a descriptor is an
+ * hot paths (the clock, the word wait and wake, the barrier a parking
+ * worker pays, yield), which are static inline so that park and wake pay
+ * one system call and no call into weft around it. Nothing here needs an OS header: a descriptor is an
  * int, a poller's events are weft's own struct. Every room sees this one
  * (it sits below base).
  *
@@ -75,10 +75,11 @@ void weft__os_sleep_ns(uint64_t ns);
  * from: any thread; call once (park.c does, under a pthread_once). */
 bool weft__os_barrier_setup(void);
 
-/* A full memory barrier on every running thread of the process: 0, or
- * an errno value (the call failed; no barrier happened, retry). Only
- * after weft__os_barrier_setup returned true. Callable from: any thread. */
-int weft__os_barrier(void);
+/* static inline int weft__os_barrier(void)
+ *   A full memory barrier on every running thread of the process: 0, or
+ *   an errno value (the call failed; no barrier happened, retry). Only
+ *   after weft__os_barrier_setup returned true. Callable from: any
+ *   thread. */
 
 /* ---- CPUs and threads -------------------------------------------------- */
 

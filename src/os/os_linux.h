@@ -1,6 +1,7 @@
 /* This file is private to weft: the hot-path calls of the OS seam on
- * Linux (os.h documents them), static inline so that a park, a wake or a
- * clock read costs the system call (or vDSO call) alone. Included by
+ * Linux (os.h documents them), static inline so that a park, a wake, a
+ * parking worker's barrier or a clock read costs the system call (or
+ * vDSO call) alone. Included by
  * os.h only.
  *
  * Synchronization: none of its own; a word's protocol is its caller's.
@@ -8,7 +9,9 @@
 #ifndef WEFT_OS_LINUX_H
 #define WEFT_OS_LINUX_H
 
+#include <errno.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -41,6 +44,15 @@ static inline void weft__os_word_wait(atomic_uint *word, unsigned val, uint64_t 
 static inline void weft__os_word_wake(atomic_uint *word, int n)
 {
     syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+static inline int weft__os_barrier(void)
+{
+#if defined(SYS_membarrier)
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : errno;
+#else
+    return ENOSYS;   /* unreachable: weft__os_barrier_setup said false */
+#endif
 }
 
 #endif /* WEFT_OS_LINUX_H */
