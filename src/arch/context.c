@@ -2,10 +2,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "arch.h"
 #include "frame.h"
+#include "os.h"
 
 #if defined(__x86_64__)
 
@@ -135,7 +135,6 @@ void weft__ctx_entry_returned(void)
     static const char msg[] =
         "weft: a fiber's entry function returned; a fiber must switch away "
         "when it is done, there is no frame to return to\n";
-    ssize_t r = write(2, msg, sizeof msg - 1);
-    (void)r;
+    weft__os_write_err(msg, sizeof msg - 1);
     abort();
 }

@@ -25,10 +25,7 @@
 #include <string.h>
 
 #include "base.h"
-
-#if defined(__GLIBC__)
-#include <malloc.h>   /* malloc_trim */
-#endif
+#include "os.h"
 
 static void *default_alloc(size_t size, void *ctx)
 {
@@ -127,7 +124,7 @@ void weft__trim_freed(size_t bytes)
      * meanwhile counts from 0 again. */
     if (atomic_exchange_explicit(&freed_untrimmed, 0, memory_order_relaxed) < WEFT__TRIM_AFTER)   /* relaxed: as above */
         return;
-    malloc_trim(0);
+    weft__os_trim_heap();
 #else
     (void)bytes;
 #endif

@@ -8,9 +8,10 @@
 #ifndef WEFT_BACKOFF_H
 #define WEFT_BACKOFF_H
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+
+#include "os.h"
 
 /* Pauses before the first yield. */
 #define WEFT__BACKOFF_SPINS 128u
@@ -48,7 +49,7 @@ static inline void weft__backoff_step(weft__backoff *b)
         b->n++;
         weft__cpu_relax();
     } else {
-        sched_yield();   /* the thread waited for is probably preempted */
+        weft__os_yield();   /* the thread waited for is probably preempted */
     }
 }
 

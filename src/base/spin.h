@@ -20,6 +20,7 @@
 
 #include "backoff.h"
 #include "base.h"
+#include "os.h"
 
 typedef struct weft__spin {
     atomic_uint v;

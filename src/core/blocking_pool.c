@@ -43,7 +43,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <time.h>
 
 #include "worker.h"
@@ -123,12 +122,8 @@ static bpool *bpool_get(weft_sched *s)
  * variable's timed wait. */
 static struct timespec keep_until(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t ns = (uint64_t)ts.tv_nsec + keep_ns % 1000000000u;
-    ts.tv_sec += (time_t)(keep_ns / 1000000000u + ns / 1000000000u);
-    ts.tv_nsec = (long)(ns % 1000000000u);
-    return ts;
+    uint64_t ns = weft__os_wall_ns() + keep_ns;
+    return (struct timespec){ (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
 }
 
 static void *pool_thread(void *arg)
@@ -179,7 +174,7 @@ static void reap_exited(bpool *b)
 {
     for (unsigned i = 0; b->exited && i < b->max; i++) {
         if (b->slots[i].state == SLOT_EXITED) {
-            pthread_join(b->slots[i].thread, NULL);
+            weft__os_thread_join(b->slots[i].thread);
             b->slots[i].state = SLOT_FREE;
             b->exited--;
         }
@@ -195,7 +190,7 @@ static bool grow(bpool *b)
         if (b->slots[i].state != SLOT_FREE)
             continue;
         b->slots[i].b = b;
-        if (pthread_create(&b->slots[i].thread, NULL, pool_thread, &b->slots[i]) != 0)
+        if (weft__os_thread_start(&b->slots[i].thread, pool_thread, &b->slots[i], NULL) != 0)
             return false;
         b->slots[i].state = SLOT_RUNNING;
         b->nthreads++;
@@ -244,8 +239,7 @@ static void wait_done(call *c)
         if (weft__wait(&c->q, &w, weft__spin_lock_fn, weft__spin_unlock_fn, &c->lock) == WEFT_OK)
             return;
         /* ENOMEM: no fiber to go on with; the thread waits a little. */
-        struct timespec ts = { 0, WEFT__RETRY_NS };
-        nanosleep(&ts, NULL);
+        weft__os_sleep_ns(WEFT__RETRY_NS);
     }
 }
 
@@ -309,7 +303,7 @@ void weft__bpool_fini(weft_sched *s)
      * took after): join the exited ones. */
     for (unsigned i = 0; i < b->max; i++)
         if (b->slots[i].state == SLOT_EXITED)
-            pthread_join(b->slots[i].thread, NULL);
+            weft__os_thread_join(b->slots[i].thread);
     pthread_cond_destroy(&b->cond);
     pthread_cond_destroy(&b->drained);
     pthread_mutex_destroy(&b->lock);

@@ -12,9 +12,7 @@
  * test spin_us != 0). A user's 0 never reaches them: it is a default by
  * then. */
 #define _GNU_SOURCE
-#include <sched.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core.h"
 
@@ -40,16 +38,7 @@ void weft_config_init(weft_config *cfg)
     zeros_to_defaults(cfg);
 }
 
-unsigned weft__cpu_count(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
-}
-
-/* Each 0 of c becomes its default; ncpu: weft__cpu_count(). */
+/* Each 0 of c becomes its default; ncpu: weft__os_cpu_count(). */
 static void resolve(weft_config *c, unsigned ncpu)
 {
     zeros_to_defaults(c);
@@ -86,7 +75,7 @@ const char *weft_config_check(const weft_config *cfg)
     if (!cfg)
         return NULL;   /* the defaults */
     weft_config c = *cfg;
-    resolve(&c, weft__cpu_count());
+    resolve(&c, weft__os_cpu_count());
     return reason(&c);
 }
 

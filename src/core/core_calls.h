@@ -71,7 +71,6 @@ void weft__ready_next(weft__fiber *f);
  * outside touches w and its scheduler after the fiber it woke may have
  * finished. Callable from: destroy and unbind, before freeing w. */
 void weft__worker_wait_wakers(weft__worker *w);
-uint64_t weft__now_ns(void);
 /* For a thread that is not a worker of s and waits for work it handed to
  * the workers: spins while !pred(ctx), up to cfg.spin_us, if a CPU is
  * spare for it (fewer workers than online CPUs), so a short wait costs no
@@ -190,9 +189,6 @@ void weft__park(weft__worker *w, uint64_t deadline);
 void weft__stop_searching(weft__worker *w);
 bool weft__try_start_searching(weft__worker *w);
 
-void weft__futex_wait(atomic_uint *word, unsigned val, uint64_t timeout_ns);
-void weft__futex_wake(atomic_uint *word, int n);
-
 /* Is there anything w could run now (queues, inbox, lifo slots)? Used
  * by parking to re-check after announcing idle. */
 bool weft__work_visible(weft__worker *w);
@@ -200,10 +196,7 @@ bool weft__work_visible(weft__worker *w);
 bool weft__work_queued(weft_sched *s);
 
 /* config.c: a config as a scheduler takes it.
- * The CPUs this thread may run on (its affinity mask, which a cpuset or
- * taskset narrows), else the online count. Callable from: any thread. */
-unsigned weft__cpu_count(void);
-/* Replaces c's zeros by their defaults (workers AUTO by ncpu), checks
+ * Replaces c's zeros by their defaults (workers AUTO by ncpu), checks
  * it (WEFT_EINVAL: a rule of WEFT_CONFIG_TABLE broken), then stores
  * WEFT_WORKERS_NONE and WEFT_SPIN_NONE as 0, what src/core reads, and
  * resolves the allocator. Callable from: any thread. */

@@ -24,24 +24,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/epoll.h>
-#include <sys/syscall.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "worker.h"
 
-_Static_assert(sizeof(pid_t) == sizeof(int), "weft_pid_wait_for takes a pid_t as int");
-_Static_assert(POLLIN == EPOLLIN && POLLPRI == EPOLLPRI && POLLOUT == EPOLLOUT &&
-               POLLERR == EPOLLERR && POLLHUP == EPOLLHUP && POLLRDHUP == EPOLLRDHUP,
-               "poll and epoll events share their bits (Linux)");
-
-/* The events a wait may ask for. */
-#define ASKABLE (POLLIN | POLLPRI | POLLOUT | POLLRDHUP)
+/* The events a wait may ask for (poll(2)'s bits: os.h). */
+#define ASKABLE (WEFT__OS_IN | WEFT__OS_PRI | WEFT__OS_OUT | WEFT__OS_RDHUP)
 
 /* ---- a thread's wait: ppoll --------------------------------------------------- */
 
@@ -51,25 +38,20 @@ _Static_assert(POLLIN == EPOLLIN && POLLPRI == EPOLLPRI && POLLOUT == EPOLLOUT &
 static int thread_wait_fd(int fd, short events, uint64_t timeout_ns, uint64_t deadline)
 {
     for (;;) {
-        struct pollfd pfd = { .fd = fd, .events = events };
-        struct timespec ts, *tp = NULL;
+        uint64_t wait_ns = WEFT__OS_FOREVER;
         if (timeout_ns == 0) {
-            ts = (struct timespec){ 0, 0 };
-            tp = &ts;
+            wait_ns = 0;
         } else if (deadline) {
             uint64_t now = weft__now_ns();
-            uint64_t d = deadline > now ? deadline - now : 0;
-            ts.tv_sec = (time_t)(d / 1000000000u);
-            ts.tv_nsec = (long)(d % 1000000000u);
-            tp = &ts;
+            wait_ns = deadline > now ? deadline - now : 0;
         }
-        int n = ppoll(&pfd, 1, tp, NULL);
+        int n = weft__os_fd_poll(fd, (unsigned)(unsigned short)events, wait_ns);
         if (n > 0)
-            return pfd.revents & POLLNVAL ? WEFT_EINVAL : (int)(unsigned short)pfd.revents;
+            return n & WEFT__OS_NVAL ? WEFT_EINVAL : n;
         if (n == 0)
             return WEFT_ETIMEDOUT;
-        if (errno != EINTR)
-            return errno == ENOMEM ? WEFT_ENOMEM : WEFT_EINVAL;
+        if (n != -EINTR)
+            return n == -ENOMEM ? WEFT_ENOMEM : WEFT_EINVAL;
         if (timeout_ns == 0)
             continue;
     }
@@ -123,29 +105,14 @@ int weft_fd_wait_for(int fd, short events, uint64_t timeout_ns)
 
 /* ---- weft_pid_wait_for ------------------------------------------------------------------ */
 
-#ifndef SYS_pidfd_open
-# define SYS_pidfd_open 434   /* the same number on every Linux architecture */
-#endif
-
 atomic_bool weft__no_pidfd;   /* pidfd_open is missing or refused here (also a test seam) */
 
-/* waitpid(pid, WNOHANG): 1 reaped (*status set), 0 still running, or
- * WEFT_EINVAL (not a child of ours, or reaped by someone else). */
+/* Reaps pid if it has ended: 1 reaped (*status set), 0 still running,
+ * or WEFT_EINVAL (not a child of ours, or reaped by someone else). */
 static int reap(int pid, int *status)
 {
-    int st = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) {
-            if (status)
-                *status = st;
-            return 1;
-        }
-        if (r == 0)
-            return 0;
-        if (errno != EINTR)
-            return WEFT_EINVAL;
-    }
+    int r = weft__os_child_reap(pid, status);
+    return r < 0 ? WEFT_EINVAL : r;
 }
 
 /* No pidfd: waitpid(WNOHANG) between growing sleeps until deadline. */
@@ -181,10 +148,10 @@ int weft_pid_wait_for(int pid, int *status, uint64_t timeout_ns)
         return WEFT_ETIMEDOUT;
     int pfd = -1;
     if (!atomic_load_explicit(&weft__no_pidfd, memory_order_relaxed)) {   /* relaxed: a cached answer */
-        pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-        if (pfd < 0 && (errno == ENOSYS || errno == EPERM))
+        pfd = weft__os_child_handle(pid);
+        if (pfd == -ENOSYS || pfd == -EPERM)
             atomic_store_explicit(&weft__no_pidfd, true, memory_order_relaxed);
-        if (pfd < 0 && errno == ESRCH)
+        if (pfd == -ESRCH)
             return reap(pid, status) > 0 ? WEFT_OK : WEFT_EINVAL;   /* gone between the two calls */
     }
     if (pfd < 0)
@@ -200,15 +167,15 @@ int weft_pid_wait_for(int pid, int *status, uint64_t timeout_ns)
             if (left == 0)
                 left = 1;   /* one last look that cannot mean "poll only" to a zero */
         }
-        int rc = wait_fd(pfd, POLLIN, left, "child pid", (const void *)(intptr_t)pid);
+        int rc = wait_fd(pfd, WEFT__OS_IN, left, "child pid", (const void *)(intptr_t)pid);
         if (rc > 0) {
             r = reap(pid, status);
             if (r == 0)
                 continue;   /* not ended after all (cannot happen: readable means ended) */
-            close(pfd);
+            weft__os_close(pfd);
             return r > 0 ? WEFT_OK : r;
         }
-        close(pfd);
+        weft__os_close(pfd);
         return rc;
     }
 }

@@ -58,13 +58,7 @@
  * fence.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core.h"
 #include "trace.h"
@@ -77,11 +71,8 @@ static pthread_once_t fence_once = PTHREAD_ONCE_INIT;
 
 static void setup_fences(void)
 {
-#if !defined(WEFT_TSAN) && defined(SYS_membarrier)
-    long r = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    if (r > 0 && (r & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-        weft__use_membarrier = true;
+#if !defined(WEFT_TSAN)
+    weft__use_membarrier = weft__os_barrier_setup();
 #endif
 }
 
@@ -92,43 +83,22 @@ void weft__park_setup_fences(void)
 
 static void fence_park(void)
 {
-#if defined(SYS_membarrier)
     if (weft__use_membarrier) {
         /* A full barrier runs on every running thread of the process:
          * pairs with fence_submit, a compiler barrier only in this mode.
          * A plain fence here would not pair with that, so a failure (the
          * kernel short of memory for its CPU mask) is retried, never
          * replaced: a lost wakeup would hang a worker. */
-        for (unsigned tries = 1;
-             syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0; tries++) {
+        int e;
+        for (unsigned tries = 1; (e = weft__os_barrier()) != 0; tries++) {
             if (tries == 1000)
                 weft__panic("park: membarrier keeps failing (%s); cannot park safely",
-                            strerror(errno));
-            sched_yield();
+                            strerror(e));
+            weft__os_yield();
         }
         return;
     }
-#endif
     atomic_thread_fence(memory_order_seq_cst);      /* StoreLoad: pairs with fence_submit */
-}
-
-/* ---- futex --------------------------------------------------------------- */
-
-void weft__futex_wait(atomic_uint *word, unsigned val, uint64_t timeout_ns)
-{
-    struct timespec ts, *tp = NULL;
-    if (timeout_ns) {
-        ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
-        ts.tv_nsec = (long)(timeout_ns % 1000000000u);
-        tp = &ts;
-    }
-    /* EINTR, EAGAIN and timeouts all return: callers re-check their word. */
-    syscall(SYS_futex, (void *)word, FUTEX_WAIT_PRIVATE, val, tp, NULL, 0);
-}
-
-void weft__futex_wake(atomic_uint *word, int n)
-{
-    syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
 /* ---- the idle set ------------------------------------------------------- */
@@ -181,7 +151,7 @@ static void give_token(weft__worker *w)
     if (atomic_load_explicit(&s->poll_owner, memory_order_seq_cst) == w)   /* seq_cst: see the store above */
         weft__poller_break(s);   /* it sleeps in epoll_wait, not on its futex */
     else
-        weft__futex_wake(&w->token, 1);
+        weft__os_word_wake(&w->token, 1);
 }
 
 /* Pops one idle worker and counts it as searching. Returns NULL if the
@@ -220,7 +190,7 @@ void weft__wake_worker(weft_sched *s, weft__worker *w)
         /* Asleep on its own futex (weft__bound_park), never in the set. */
         if (atomic_load_explicit(&w->sleeping, memory_order_relaxed)) {
             atomic_store_explicit(&w->token, 1, memory_order_release);   /* release: pairs with the acquire load in weft__bound_park */
-            weft__futex_wake(&w->token, 1);
+            weft__os_word_wake(&w->token, 1);
         }
         return;
     }
@@ -407,7 +377,7 @@ void weft__park(weft__worker *w, uint64_t deadline)
         }
         int polled = weft__poller_sleep(w, deadline);
         if (polled < 0) {
-            weft__futex_wait(&w->token, 0, timeout);
+            weft__os_word_wait(&w->token, 0, timeout);
         } else if (polled > 0 && leave_idle(s, w)) {
             /* Readiness made fibers of ours ready: go and run them. The
              * poller is free meanwhile: if fd waits are left and nobody
@@ -453,7 +423,7 @@ void weft__bound_park(weft__worker *w, uint64_t deadline)
                     break;
                 timeout = deadline - now;
             }
-            weft__futex_wait(&w->token, 0, timeout);
+            weft__os_word_wait(&w->token, 0, timeout);
         }
         if (WEFT_UNLIKELY(hooked))
             weft__hook_unpark(w);

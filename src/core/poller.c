@@ -11,6 +11,9 @@
  * comes and goes. Busy workers look with timeout 0 every global_interval
  * picks (worker.c), and before they spin for work.
  *
+ * The set and the eventfd are the OS seam's poller (weft__os_poller,
+ * src/os/os.h): this file names epoll for what the Linux one does.
+ *
  * Synchronization
  *   s->poller, s->bpool
  *              made once under s->io_lock, published with a release
@@ -68,13 +71,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "worker.h"
 
@@ -93,8 +90,7 @@ enum {
 
 #define CHUNK_RECS 256
 #define MAX_CHUNKS 4096          /* 2^20 waits at once per scheduler */
-#define WAKE_DATA  UINT64_MAX    /* the eventfd's data in the set */
-#define EVENTS_MAX 64            /* events taken per epoll_wait */
+#define EVENTS_MAX 64            /* events taken per wait */
 
 typedef struct pollrec {
     _Atomic uint64_t word;
@@ -104,7 +100,7 @@ typedef struct pollrec {
 } pollrec;
 
 struct weft__poller {
-    int epfd, wakefd;
+    weft__os_poller os;
     weft_sched *s;
     atomic_bool closing;
     weft__spin lock;
@@ -130,15 +126,7 @@ weft__poller *weft__poller_get(weft_sched *s)
              * set before weft__poller_shutdown takes io_lock). */
             atomic_init(&p->closing, atomic_load(&s->shutdown));   /* seq_cst: pairs with destroy's store */
             weft__spin_init(&p->lock);
-            p->epfd = epoll_create1(EPOLL_CLOEXEC);
-            p->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-            struct epoll_event ev = { .events = EPOLLIN, .data.u64 = WAKE_DATA };
-            if (p->epfd < 0 || p->wakefd < 0 ||
-                epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->wakefd, &ev) != 0) {
-                if (p->epfd >= 0)
-                    close(p->epfd);
-                if (p->wakefd >= 0)
-                    close(p->wakefd);
+            if (weft__os_poller_open(&p->os) != 0) {
                 weft__free_with(&s->cfg.allocator, p, sizeof *p);
                 p = NULL;
             } else {
@@ -155,8 +143,7 @@ void weft__poller_fini(weft_sched *s)
     weft__poller *p = atomic_load_explicit(&s->poller, memory_order_acquire);   /* acquire: pairs with the release in get */
     if (!p)
         return;
-    close(p->epfd);
-    close(p->wakefd);
+    weft__os_poller_close(&p->os);
     unsigned n = atomic_load_explicit(&p->nchunks, memory_order_acquire);
     for (unsigned i = 0; i < n; i++)
         weft__free_with(&s->cfg.allocator, atomic_load_explicit(&p->chunks[i], memory_order_relaxed),
@@ -240,56 +227,16 @@ static bool rec_end(pollrec *r, uint32_t gen, unsigned events, unsigned to)
 
 /* ---- dispatch --------------------------------------------------------------- */
 
-/* Makes the fibers of n events ready; drains the eventfd if owner.
- * Callable from: any worker (w's own fibers go on its ready FIFO). */
-static void dispatch(weft__poller *p, struct epoll_event *evs, int n, bool owner)
+/* Makes the fibers of n events ready. Callable from: any worker (w's
+ * own fibers go on its ready FIFO). */
+static void dispatch(weft__poller *p, const weft__os_event *evs, int n)
 {
     for (int i = 0; i < n; i++) {
-        uint64_t d = evs[i].data.u64;
-        if (d == WAKE_DATA) {
-            if (owner) {
-                uint64_t v;
-                ssize_t rc = read(p->wakefd, &v, sizeof v);   /* EAGAIN: drained by an earlier look */
-                (void)rc;
-            }
-            continue;
-        }
+        uint64_t d = evs[i].data;
         pollrec *r = rec_at(p, (uint32_t)d);
         if (r)
             rec_end(r, (uint32_t)(d >> 32), evs[i].events & 0xffffff, REC_READY);
     }
-}
-
-/* epoll_wait until deadline (0 = none), to the nanosecond where the
- * kernel has epoll_pwait2 (5.11), else rounded up to the millisecond. */
-static int wait_until(int epfd, struct epoll_event *evs, uint64_t deadline)
-{
-#ifdef SYS_epoll_pwait2
-    static atomic_bool no_pwait2;
-    if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {   /* relaxed: a cached answer */
-        struct timespec ts, *tp = NULL;
-        if (deadline) {
-            uint64_t now = weft__now_ns();
-            uint64_t d = deadline > now ? deadline - now : 0;
-            ts.tv_sec = (time_t)(d / 1000000000u);
-            ts.tv_nsec = (long)(d % 1000000000u);
-            tp = &ts;
-        }
-        long rc = syscall(SYS_epoll_pwait2, epfd, evs, EVENTS_MAX, tp, NULL, 0);
-        if (rc >= 0 || errno != ENOSYS)
-            return rc < 0 ? 0 : (int)rc;   /* EINTR: the caller re-checks */
-        atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
-    }
-#endif
-    int ms = -1;
-    if (deadline) {
-        uint64_t now = weft__now_ns();
-        uint64_t d = deadline > now ? deadline - now : 0;
-        uint64_t m = (d + 999999u) / 1000000u;
-        ms = m > INT32_MAX ? INT32_MAX : (int)m;
-    }
-    int rc = epoll_wait(epfd, evs, EVENTS_MAX, ms);
-    return rc < 0 ? 0 : rc;
 }
 
 int weft__poller_sleep(weft__worker *w, uint64_t deadline)
@@ -306,9 +253,9 @@ int weft__poller_sleep(weft__worker *w, uint64_t deadline)
         return -1;   /* another worker sleeps there */
     int r = 0;
     if (!atomic_load_explicit(&w->token, memory_order_seq_cst)) {   /* seq_cst: Dekker with give_token's store, then owner load */
-        struct epoll_event evs[EVENTS_MAX];
-        int n = wait_until(p->epfd, evs, deadline);
-        dispatch(p, evs, n, true);
+        weft__os_event evs[EVENTS_MAX];
+        int n = weft__os_poller_wait(&p->os, evs, EVENTS_MAX, deadline);   /* consumes a break */
+        dispatch(p, evs, n);
         r = w->ready_head != NULL;   /* nothing was ready when w parked */
     }
     atomic_store_explicit(&s->poll_owner, NULL, memory_order_release);   /* release: a later owner's CAS reads it */
@@ -320,9 +267,7 @@ void weft__poller_break(weft_sched *s)
     weft__poller *p = atomic_load_explicit(&s->poller, memory_order_acquire);   /* acquire: pairs with the release in get */
     if (!p)
         return;
-    uint64_t one = 1;
-    ssize_t rc = write(p->wakefd, &one, sizeof one);   /* EAGAIN (counter full) still leaves it readable */
-    (void)rc;
+    weft__os_poller_wake(&p->os);
 }
 
 void weft__poller_poll(weft__worker *w)
@@ -330,10 +275,10 @@ void weft__poller_poll(weft__worker *w)
     weft__poller *p = atomic_load_explicit(&w->s->poller, memory_order_acquire);   /* acquire: pairs with the release in get */
     if (!p)
         return;
-    struct epoll_event evs[EVENTS_MAX];
-    int n = epoll_wait(p->epfd, evs, EVENTS_MAX, 0);
+    weft__os_event evs[EVENTS_MAX];
+    int n = weft__os_poller_look(&p->os, evs, EVENTS_MAX);   /* leaves a break to the owner */
     if (n > 0)
-        dispatch(p, evs, n, false);
+        dispatch(p, evs, n);
 }
 
 /* ---- shutdown ---------------------------------------------------------------- */
@@ -382,30 +327,6 @@ static bool rec_end_self(pollrec *r, uint32_t gen)
                memory_order_relaxed, memory_order_relaxed);   /* relaxed: only decides the race with shutdown's CAS */
 }
 
-/* Registers fd (or a duplicate, if fd is in the set already: another
- * wait on it) for ev; 0, or errno. *regfd and *dupfd: what to remove
- * and close after the wait. */
-static int add_fd(weft__poller *p, int fd, struct epoll_event *ev, int *regfd, int *dupfd)
-{
-    if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, ev) == 0) {
-        *regfd = fd;
-        return 0;
-    }
-    if (errno != EEXIST)
-        return errno;
-    /* A duplicate is a registration of its own on the same open file. */
-    int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (d < 0)
-        return errno == EBADF ? EBADF : ENOMEM;
-    if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, d, ev) != 0) {
-        int e = errno;
-        close(d);
-        return e;
-    }
-    *regfd = *dupfd = d;
-    return 0;
-}
-
 int weft__poller_wait(weft__worker *w, weft__poller *p, int fd, unsigned events,
                       uint64_t deadline, const char *what, const void *obj)
 {
@@ -420,16 +341,15 @@ int weft__poller_wait(weft__worker *w, weft__poller *p, int fd, unsigned events,
     atomic_store_explicit(&r->word, REC_WORD(gen, 0, REC_PENDING), memory_order_seq_cst);   /* seq_cst: publishes rec->fiber (release), and before the closing load (Dekker with shutdown) */
     atomic_fetch_add_explicit(&s->io_waiters, 1, memory_order_relaxed);   /* relaxed: a hint (see Synchronization) */
     w->io_waits++;   /* owner only: a bound thread beside workers looks at the set itself (worker.c) */
-    int regfd = -1, dupfd = -1;
+    weft__os_watch watch = { -1, -1 };
     int failed = 1;   /* 1: none; else what to return if we end the wait ourselves */
     fd_timer tm = { .timer = { .deadline = deadline, .fire = fd_timeout }, .rec = r, .gen = gen };
     bool armed = false;
-    struct epoll_event ev = { .events = events | EPOLLONESHOT,
-                              .data.u64 = (uint64_t)r->index | ((uint64_t)gen << 32) };
     if (atomic_load_explicit(&p->closing, memory_order_seq_cst)) {   /* seq_cst: see the store above */
         failed = WEFT_EAGAIN;   /* the caller looks once instead */
     } else {
-        int e = add_fd(p, fd, &ev, &regfd, &dupfd);
+        int e = weft__os_poller_add(&p->os, fd, events,
+                                    (uint64_t)r->index | ((uint64_t)gen << 32), &watch);
         if (e)
             failed = e == EPERM ? 0 : (e == EBADF || e == EINVAL) ? WEFT_EINVAL : WEFT_ENOMEM;   /* EPERM: a regular file, always ready */
         else if (deadline && !(armed = weft__timer_arm(w, &tm.timer)))
@@ -445,10 +365,7 @@ int weft__poller_wait(weft__worker *w, weft__poller *p, int fd, unsigned events,
     if (armed)
         weft__timer_disarm(w, &tm.timer);
 finish:
-    if (regfd >= 0)
-        epoll_ctl(p->epfd, EPOLL_CTL_DEL, regfd, NULL);   /* EBADF, ENOENT: fd was closed and the kernel dropped it */
-    if (dupfd >= 0)
-        close(dupfd);
+    weft__os_poller_remove(&p->os, &watch);   /* fd may be closed by now: fine */
     atomic_fetch_sub_explicit(&s->io_waiters, 1, memory_order_relaxed);   /* relaxed: a hint */
     w->io_waits--;
     uint64_t v = atomic_load_explicit(&r->word, memory_order_acquire);   /* acquire: pairs with the winner's acq_rel CAS */

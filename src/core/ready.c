@@ -33,7 +33,6 @@
  * fiber made ready before it has finished switching out is harmless, as
  * its worker cannot look at the inbox until the switch is done.
  */
-#include <sched.h>
 
 #include "worker.h"
 
@@ -124,7 +123,7 @@ void weft__ready(weft__fiber *f)
 void weft__worker_wait_wakers(weft__worker *w)
 {
     while (atomic_load_explicit(&w->wakers, memory_order_acquire))   /* acquire: pairs with the release in weft__ready */
-        sched_yield();
+        weft__os_yield();
 }
 
 void weft__ready_next(weft__fiber *f)

@@ -83,11 +83,7 @@
  * parked_lock, a semaphore's.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <sched.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core.h"
 #include "trace.h"
@@ -149,7 +145,7 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         c = *cfg;
     else
         weft_config_init(&c);
-    unsigned ncpu = weft__cpu_count();
+    unsigned ncpu = weft__os_cpu_count();
     int rc = weft__config_take(&c, ncpu);
     if (rc != WEFT_OK)
         return rc;
@@ -218,8 +214,8 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
     unsigned started = 0;
     if (rc == WEFT_OK) {
         for (; started < s->nworkers; started++) {
-            if (pthread_create(&s->workers[started].thread, NULL, weft__worker_thread,
-                               &s->workers[started]) != 0) {
+            if (weft__os_thread_start(&s->workers[started].thread, weft__worker_thread,
+                                      &s->workers[started], NULL) != 0) {
                 rc = WEFT_ENOMEM;
                 break;
             }
@@ -232,7 +228,7 @@ int weft_sched_create(weft_sched **out, const weft_config *cfg)
         atomic_store(&s->exiting, true);
         weft__wake_all(s);
         for (unsigned i = 0; i < started; i++)
-            pthread_join(s->workers[i].thread, NULL);
+            weft__os_thread_join(s->workers[i].thread);
         weft__park_fini(s);
         fini_rings(s);
         destroy_partial(s, inited);
@@ -329,10 +325,10 @@ static void end_parked(weft_sched *s)
         pthread_mutex_unlock(&s->parked_lock);
         if (!any)
             break;
-        sched_yield();   /* step c */
+        weft__os_yield();   /* step c */
     }
     while (atomic_load_explicit(&s->parked_handoffs, memory_order_acquire) != 0)   /* acquire, step d: pairs with the release in weft__parked_handoff_done */
-        sched_yield();
+        weft__os_yield();
 }
 
 /* Are waits parked outside s? A look, for destroy's refusal. */
@@ -353,7 +349,7 @@ static void wait_idle_blocking(weft_sched *s)
         unsigned gen = atomic_load_explicit(&s->idle_gen, memory_order_acquire);  /* pairs with release in notify_idle_waiters */
         if (weft__sched_is_idle(s))
             break;
-        weft__futex_wait(&s->idle_gen, gen, 1000000);
+        weft__os_word_wait(&s->idle_gen, gen, 1000000);
     }
     atomic_fetch_sub(&s->idle_waiters, 1);
 }
@@ -462,7 +458,7 @@ int weft_sched_destroy(weft_sched *s)
      * themselves in ext_inflight before leaving it, under bound_lock,
      * which we took after: the load below sees them). */
     while (atomic_load(&s->ext_inflight) != 0)              /* seq_cst (acquire): pairs with the subs in spawn and unbind */
-        sched_yield();
+        weft__os_yield();
     /* fd and pid waits end with WEFT_ESHUTDOWN, and later ones do not
      * wait: "finish every task" must not hang on input that never comes.
      * Blocking calls are waited for (weft__bpool_fini, below). */
@@ -492,7 +488,7 @@ int weft_sched_destroy(weft_sched *s)
     for (unsigned i = 0; i < s->nworkers; i++) {
         /* A worker may go back to sleep between wake_all and reading
          * exiting; it re-checks exiting after announcing idle. */
-        pthread_join(s->workers[i].thread, NULL);
+        weft__os_thread_join(s->workers[i].thread);
     }
     weft__bpool_fini(s);   /* no task is left to call it; outside callers are waited for */
     weft__stall_stop(s);

@@ -312,7 +312,7 @@ static bool spin_lock_for(weft__spin *l, uint64_t patience_ns)
     while (!weft__spin_trylock(l)) {
         if (weft__now_ns() > until)
             return false;
-        sched_yield();
+        weft__os_yield();
     }
     return true;
 }
@@ -327,8 +327,7 @@ static bool mutex_lock_for(pthread_mutex_t *m, uint64_t patience_ns)
     while (pthread_mutex_trylock(m) != 0) {
         if (weft__now_ns() > until)
             return false;
-        struct timespec ts = { 0, 1000000 };
-        nanosleep(&ts, NULL);
+        weft__os_sleep_ns(1000000);
     }
     return true;
 }
@@ -662,12 +661,11 @@ int weft__stall_start(weft_sched *s)
         pthread_cond_init(&wd->cond, &ca);
         pthread_condattr_destroy(&ca);
         s->watchdog = wd;
-        if (pthread_create(&wd->thread, NULL, watchdog_main, s) != 0) {
+        if (weft__os_thread_start(&wd->thread, watchdog_main, s, "weft-watchdog") != 0) {
             s->watchdog = NULL;
             watchdog_free(s, wd);
             return WEFT_ENOMEM;
         }
-        pthread_setname_np(wd->thread, "weft-watchdog");
     }
     pthread_mutex_lock(&live_lock);
     s->live_prev = NULL;
@@ -697,7 +695,7 @@ void weft__stall_stop(weft_sched *s)
     wd->stop = true;
     pthread_cond_signal(&wd->cond);
     pthread_mutex_unlock(&wd->lock);
-    pthread_join(wd->thread, NULL);
+    weft__os_thread_join(wd->thread);
     s->watchdog = NULL;
     watchdog_free(s, wd);
 }

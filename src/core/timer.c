@@ -19,9 +19,7 @@
  * have_fiber first, then the timer, then weft__suspend.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "worker.h"
 
@@ -122,9 +120,7 @@ static int thread_sleep(weft__worker *w, uint64_t ns)
 {
     if (w)
         weft__publish_held(w);
-    struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
+    weft__os_sleep_ns(ns);
     return WEFT_OK;
 }
 

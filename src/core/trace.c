@@ -65,7 +65,6 @@
  */
 #define _GNU_SOURCE
 #include <string.h>
-#include <time.h>
 
 #include "trace.h"
 #include "worker.h"

@@ -16,11 +16,9 @@
  * one. Anything still open at the thread's last event ends there.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "trace.h"
 
@@ -147,10 +145,9 @@ static const char *symbol_of(writer *wr, uint64_t fn)
     unsigned slot = (unsigned)((fn >> 4) ^ (fn >> 12)) & 255;
     if (wr->syms[slot].fn == fn)
         return wr->syms[slot].name;
-    Dl_info info;
     const char *name = weft__task_kind((weft_fn)(uintptr_t)fn);   /* a static string */
-    if (!name && dladdr((void *)(uintptr_t)fn, &info) && info.dli_sname)
-        name = info.dli_sname;   /* lives as long as the object is loaded */
+    if (!name)
+        name = weft__os_symbol_name((const void *)(uintptr_t)fn);   /* lives as long as the object is loaded */
     if (!name)
         name = "task";   /* static or hidden: the symbol table does not name it */
     wr->syms[slot].fn = fn;
@@ -440,8 +437,7 @@ static double us_per_tick(struct weft__trace *tr)
         weft__trace_clock_pair(&now, &now_ns);
         if (now_ns - tr->t0_ns >= CALIBRATE_NS)
             break;
-        struct timespec ts = { 0, 1000000 };
-        nanosleep(&ts, NULL);
+        weft__os_sleep_ns(1000000);
     }
     double rate = (double)(now_ns - tr->t0_ns) / 1e3 / (double)(now - t0);
     if (!atomic_load_explicit(&tr->on, memory_order_relaxed))

@@ -24,8 +24,6 @@
  * lock, as nobody else looks at the poll list.
  */
 #define _GNU_SOURCE
-#include <sched.h>
-#include <time.h>
 
 #include "worker.h"
 
@@ -119,7 +117,7 @@ void weft_yield(void)
 {
     weft__worker *w = weft__tls_worker;
     if (!w) {
-        sched_yield();
+        weft__os_yield();
         return;
     }
     /* Nothing to let through? Other yielded fibers, due timers and

@@ -63,20 +63,9 @@
  * deque, oldest first, then its LIFO slot after a grace period).
  */
 #define _GNU_SOURCE
-#include <sched.h>
 #include <string.h>
-#include <time.h>
 
 #include "worker.h"
-
-/* CLOCK_MONOTONIC in ns: timer deadlines, spinning. Here, beside the
- * loop's calls (timers, weft__spin_for_work, park_deadline), which inline it. */
-uint64_t weft__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- picking work ------------------------------------------------------------------ */
 
@@ -329,7 +318,7 @@ static __attribute__((noinline)) weft__node *steal_lifo(weft__worker *victim)
         if (n % WEFT__SPIN_SCAN == 0 && weft__now_ns() >= until)
             break;
     }
-    sched_yield();
+    weft__os_yield();
     if (!atomic_load_explicit(&victim->lifo, memory_order_relaxed))   /* relaxed: as above */
         return NULL;
     weft__node *node = atomic_exchange_explicit(&victim->lifo, NULL,
@@ -423,7 +412,7 @@ static void notify_idle_waiters(weft_sched *s)
 {
     if (atomic_load_explicit(&s->idle_waiters, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&s->idle_gen, 1, memory_order_release);  /* release: pairs with acquire in wait_idle */
-        weft__futex_wake(&s->idle_gen, INT32_MAX);
+        weft__os_word_wake(&s->idle_gen, INT32_MAX);
     }
 }
 
@@ -690,6 +679,5 @@ __attribute__((noinline)) void weft__host_runs_one(weft__worker *w)
         weft__bound_hand_back(w);   /* its spawns went on this thread's deque */
         return;
     }
-    struct timespec ts = { 0, WEFT__RETRY_NS };
-    nanosleep(&ts, NULL);
+    weft__os_sleep_ns(WEFT__RETRY_NS);
 }

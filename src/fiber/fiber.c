@@ -7,17 +7,13 @@
  * overflow handler reads this thread's current fiber, written only by this
  * thread.
  */
-#define _GNU_SOURCE
-#include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "fiber.h"
+#include "os.h"
 
 #ifdef WEFT_ASAN
 # include <sanitizer/asan_interface.h>
@@ -29,31 +25,12 @@
 
 /* The fiber running on this thread. Written by this thread only. */
 static WEFT_TLS weft__fiber *current;
-/* This thread's alternate signal stack, if weft mapped it. */
-static _Thread_local void *altstack;
-static _Thread_local size_t altstack_size;
-
-static size_t page_size(void)
-{
-    /* Racing first callers store the same value: relaxed is enough. */
-    static atomic_size_t ps;
-    size_t v = atomic_load_explicit(&ps, memory_order_relaxed);
-    if (!v) {
-        v = (size_t)sysconf(_SC_PAGESIZE);
-        atomic_store_explicit(&ps, v, memory_order_relaxed);
-    }
-    return v;
-}
-
 static size_t round_up(size_t n, size_t to)
 {
     return (n + to - 1) / to * to;
 }
 
 /* ---- stack-overflow report ------------------------------------------ */
-
-static struct sigaction old_segv, old_bus;
-static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
 
 /* Async-signal-safe decimal and hex formatting for the report. */
 static char *fmt_u(char *p, uintptr_t v, unsigned base)
@@ -88,13 +65,16 @@ static char *fmt_s(char *p, const char *s)
 
 static size_t guard_size(void)
 {
-    return round_up(OVERFLOW_SLACK, page_size());
+    return round_up(OVERFLOW_SLACK, weft__os_page_size());
 }
 
-static void on_fault(int sig, siginfo_t *si, void *uc)
+/* The fault handler (os.h): reports and aborts if addr is in the guard
+ * of this thread's current fiber; else returns, and the fault goes on to
+ * whoever handled it before weft. */
+static void on_fault(void *addr)
 {
     weft__fiber *f = current;
-    uintptr_t a = (uintptr_t)si->si_addr;
+    uintptr_t a = (uintptr_t)addr;
     if (f && f->map) {
         /* The guard is [map, stack_lo): map_fiber puts nothing else there. */
         uintptr_t lo = (uintptr_t)f->stack_lo;
@@ -111,35 +91,10 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
             p = fmt_s(p, ", stack size ");
             p = fmt_u(p, f->stack_size, 10);
             p = fmt_s(p, " bytes; raise weft_config.fiber_stack_size)\n");
-            ssize_t r = write(2, msg, (size_t)(p - msg));
-            (void)r;
+            weft__os_write_err(msg, (size_t)(p - msg));
             abort();
         }
     }
-    /* Not ours: hand the fault to whoever handled it before us. */
-    struct sigaction *old = sig == SIGSEGV ? &old_segv : &old_bus;
-    if (old->sa_flags & SA_SIGINFO) {
-        if (old->sa_sigaction) {
-            old->sa_sigaction(sig, si, uc);
-            return;
-        }
-    } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
-        old->sa_handler(sig);
-        return;
-    }
-    /* Default action: restore it and return; the access faults again. */
-    signal(sig, SIG_DFL);
-}
-
-static void install_handler(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &old_segv);
-    sigaction(SIGBUS, &sa, &old_bus);
 }
 
 /* ---- thread hosts ---------------------------------------------------- */
@@ -150,55 +105,22 @@ int weft__fiber_thread_enter(weft__fiber *self)
     self->name = "thread";
 
     /* The thread's own stack, for ASan's switch annotations. */
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        void *lo;
-        size_t size;
-        if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
-            self->stack_lo = lo;
-            self->stack_size = size;
-        }
-        pthread_attr_destroy(&attr);
-    }
+    weft__os_thread_stack(&self->stack_lo, &self->stack_size);
 #ifdef WEFT_TSAN
     self->tsan = __tsan_get_current_fiber();
 #endif
 
     /* The overflow report runs on an alternate stack: the faulting one is
-     * exhausted. Keep one the thread already has (ASan installs its own). */
-    stack_t ss;
-    if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_DISABLE)) {
-        size_t size = round_up(64 * 1024 > (size_t)SIGSTKSZ ? 64 * 1024 : (size_t)SIGSTKSZ,
-                               page_size());
-        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED)
-            return WEFT_ENOMEM;
-        ss.ss_sp = m;
-        ss.ss_size = size;
-        ss.ss_flags = 0;
-        if (sigaltstack(&ss, NULL) != 0) {
-            munmap(m, size);
-            return WEFT_ENOMEM;
-        }
-        altstack = m;
-        altstack_size = size;
-    }
-    pthread_once(&handler_once, install_handler);
+     * exhausted. */
+    if (weft__os_fault_enter(on_fault) != 0)
+        return WEFT_ENOMEM;
     current = self;
     return WEFT_OK;
 }
 
 void weft__fiber_thread_leave(void)
 {
-    if (altstack) {
-        stack_t ss;
-        memset(&ss, 0, sizeof ss);
-        ss.ss_flags = SS_DISABLE;
-        sigaltstack(&ss, NULL);
-        munmap(altstack, altstack_size);
-        altstack = NULL;
-    }
+    weft__os_fault_leave();
     current = NULL;
 }
 
@@ -227,7 +149,7 @@ int weft__fiber_pool_init(weft__fiber_pool *p, size_t stack_size, unsigned max_c
     if (stack_size < WEFT_FIBER_STACK_MIN || stack_size > STACK_MAX)
         return WEFT_EINVAL;
     memset(p, 0, sizeof *p);
-    p->stack_size = round_up(stack_size, page_size());
+    p->stack_size = round_up(stack_size, weft__os_page_size());
     p->max_cached = max_cached;
     weft__ctx_fp_capture(&p->fp);
     return WEFT_OK;
@@ -243,7 +165,7 @@ static void unmap_fiber(weft__fiber *f)
 #ifdef WEFT_HAVE_VALGRIND
     VALGRIND_STACK_DEREGISTER(f->vg_id);
 #endif
-    munmap(f->map, f->map_size);
+    weft__os_unmap_stack(f->map, f->map_size);
 }
 
 void weft__fiber_pool_fini(weft__fiber_pool *p)
@@ -261,7 +183,7 @@ void weft__fiber_pool_fini(weft__fiber_pool *p)
  * page on top that starts with the fiber struct. */
 static int map_fiber(weft__fiber_pool *p, weft__fiber **out)
 {
-    size_t ps = page_size(), guard = guard_size();
+    size_t ps = weft__os_page_size(), guard = guard_size();
     size_t size = guard + p->stack_size + round_up(sizeof(weft__fiber), ps);
 #ifdef WEFT_TEST_SEAMS
     if (weft__fiber_fail_maps_after >= 0 && weft__fiber_fail_maps_after-- == 0)
@@ -269,14 +191,9 @@ static int map_fiber(weft__fiber_pool *p, weft__fiber **out)
     if (atomic_load_explicit(&weft__fiber_fail_maps_all, memory_order_relaxed))   /* relaxed: a test's switch, nothing to order */
         return WEFT_ENOMEM;
 #endif
-    char *m = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (m == MAP_FAILED)
+    char *m = weft__os_map_stack(size, guard);
+    if (!m)
         return WEFT_ENOMEM;
-    if (mprotect(m, guard, PROT_NONE) != 0) {
-        munmap(m, size);
-        return WEFT_ENOMEM;
-    }
     weft__fiber *f = (weft__fiber *)(m + guard + p->stack_size);
     memset(f, 0, sizeof *f);
     f->map = m;

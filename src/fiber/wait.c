@@ -38,13 +38,6 @@
  * treats as a wake of nobody (or a spurious wake-up of whoever sleeps
  * there later, which futex users re-check anyway).
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
 #include "wait.h"
 
 WEFT_TLS const weft__host *weft__tls_host;
@@ -60,16 +53,9 @@ void weft__host_set_next(weft__fiber *const *next)
     weft__tls_next = next;
 }
 
-uint64_t weft__clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t weft__deadline_slow(uint64_t timeout_ns)
 {
-    uint64_t now = weft__clock_ns();
+    uint64_t now = weft__now_ns();
     /* Past about 290 years from boot, "never" is the honest answer. */
     if (timeout_ns >= UINT64_MAX / 2 - now)
         return 0;
@@ -134,16 +120,6 @@ void weft__wake_list(weft__waiter *list)
     }
 }
 
-static void futex_wait(atomic_uint *word, unsigned val, const struct timespec *rel)
-{
-    syscall(SYS_futex, (void *)word, FUTEX_WAIT_PRIVATE, val, rel, NULL, 0);
-}
-
-void weft__wake_word(atomic_uint *word)
-{
-    syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
 /* Hostless: sleep on the state word until it is NOTIFIED or TIMEDOUT. */
 void weft__block_thread(weft__waiter *w)
 {
@@ -154,24 +130,21 @@ void weft__block_thread(weft__waiter *w)
         if (s == WEFT__WAIT_CLAIMED) {
             /* A notifier owns us and is about to store NOTIFIED and wake
              * the word: no deadline applies any more. */
-            futex_wait(&w->state, WEFT__WAIT_CLAIMED, NULL);
+            weft__os_word_wait(&w->state, WEFT__WAIT_CLAIMED, 0);
             continue;
         }
-        struct timespec rel, *rp = NULL;
+        uint64_t rel = 0;   /* no limit */
         if (w->deadline) {
-            uint64_t now = weft__clock_ns();
+            uint64_t now = weft__now_ns();
             if (now >= w->deadline) {
                 unsigned expect = WEFT__WAIT_PENDING;
                 atomic_compare_exchange_strong_explicit(&w->state, &expect, WEFT__WAIT_TIMEDOUT,
                     memory_order_relaxed, memory_order_relaxed);   /* relaxed: decides the race with the claim CAS; the loop's acquire load reads the outcome */
                 continue;   /* ours (TIMEDOUT), or a notifier's (CLAIMED/NOTIFIED) */
             }
-            uint64_t d = w->deadline - now;
-            rel.tv_sec = (time_t)(d / 1000000000u);
-            rel.tv_nsec = (long)(d % 1000000000u);
-            rp = &rel;
+            rel = w->deadline - now;
         }
-        futex_wait(&w->state, WEFT__WAIT_PENDING, rp);   /* EINTR, EAGAIN, timeout: loop re-checks */
+        weft__os_word_wait(&w->state, WEFT__WAIT_PENDING, rel);   /* EINTR, EAGAIN, timeout: loop re-checks */
     }
 }
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "fiber.h"
+#include "os.h"
 
 enum {
     WEFT__WAIT_PENDING = 0,
@@ -210,9 +211,12 @@ static inline weft__waiter *weft__waitq_claim(weft__waitq *q)
  * number. Caller holds the lock. */
 weft__waiter *weft__waitq_claim_all(weft__waitq *q, unsigned *n);
 
-/* futex_wake on a released thread waiter's word (which may be dead by
- * now: harmless, see wait.c). */
-void weft__wake_word(atomic_uint *word);
+/* Wakes the thread sleeping on a released thread waiter's word (which
+ * may be dead by now: harmless, see wait.c). */
+static inline void weft__wake_word(atomic_uint *word)
+{
+    weft__os_word_wake(word, 1);
+}
 
 static inline void weft__release(weft__waiter *w, bool next)
 {
@@ -302,7 +306,10 @@ extern void (*weft__mutex_unlock_pause)(void);
 extern void (*weft__chan_popped_pause)(void);
 #endif
 
-/* Monotonic clock in ns. */
-uint64_t weft__clock_ns(void);
+/* The monotonic clock in ns: every deadline of weft is on it. */
+static inline uint64_t weft__now_ns(void)
+{
+    return weft__os_now_ns();
+}
 
 #endif /* WEFT_WAIT_H */

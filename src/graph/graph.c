@@ -47,7 +47,6 @@
  * or freed when replaced (see weft_task_set_name), since renaming is
  * allowed at any time. Everything is freed by weft_graph_destroy.
  */
-#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>

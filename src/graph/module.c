@@ -44,8 +44,6 @@
  *   without a cycle only ever wait, so for them a retry is a slower
  *   success, never a different answer.
  */
-#include <sched.h>
-#include <time.h>
 
 #include "graph.h"
 #include "rand.h"
@@ -167,7 +165,7 @@ static int module_check(weft_graph *g)
 static void backoff(unsigned attempt)
 {
     if (attempt == 0) {
-        sched_yield();
+        weft__os_yield();
         return;
     }
     /* A thread's own generator, seeded from its stack's address: the
@@ -177,8 +175,7 @@ static void backoff(unsigned attempt)
         rng = (uint64_t)(uintptr_t)&attempt * 0x9e3779b97f4a7c15ull | 1;
     uint64_t r = weft__next_rand(&rng);
     unsigned shift = attempt < 10 ? attempt : 10;
-    struct timespec ts = { 0, (long)(1000 + r % ((uint64_t)1000 << shift)) };   /* 1 us .. ~1 ms */
-    nanosleep(&ts, NULL);
+    weft__os_sleep_ns(1000 + r % ((uint64_t)1000 << shift));   /* 1 us .. ~1 ms */
 }
 
 int weft__graph_lock_checked(weft_graph *g, weft_task *m)

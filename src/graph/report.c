@@ -40,7 +40,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "graph.h"
 
@@ -259,8 +258,7 @@ static bool listed_lock_for(uint64_t patience_ns)
     while (pthread_mutex_trylock(&listed_lock) != 0) {
         if (weft__now_ns() > until)
             return false;
-        struct timespec ts = { 0, 100 * 1000 };
-        nanosleep(&ts, NULL);
+        weft__os_sleep_ns(100 * 1000);
     }
     return true;
 }

@@ -99,7 +99,6 @@
  * that starts afterwards claims t after the mark, and skips it.
  */
 #define _GNU_SOURCE
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 

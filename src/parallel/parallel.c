@@ -58,7 +58,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include "graph.h"
 
@@ -377,8 +376,7 @@ static void wait_loop(weft__loop *l, weft__worker *w)
     while (weft_waitgroup_wait(&l->done) != WEFT_OK) {
         if (w && w->s == l->s && !w->bound)
             weft__help_until(w, loop_finished, l);
-        struct timespec ts = { 0, WEFT__RETRY_NS };
-        nanosleep(&ts, NULL);
+        weft__os_sleep_ns(WEFT__RETRY_NS);
     }
 }
 

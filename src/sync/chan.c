@@ -82,7 +82,6 @@
  *   unlinks itself; exactly one of "element exchanged" and "timed out"
  *   happens. Timed waits never spin.
  */
-#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -79,7 +79,6 @@
  *   3. lock the mutex again, in both cases, then return.
  */
 #include <stdatomic.h>
-#include <time.h>
 
 #include "spin.h"
 #include "wait.h"
@@ -149,8 +148,7 @@ static void sema_wait(mutex_impl *m, weft_mutex *p, bool first)
          * then sleeps a moment in the kernel and queues again. */
         if (weft__wait(&m->q, &w, weft__spin_lock_fn, weft__spin_unlock_fn, &m->lock) == WEFT_OK)
             return;
-        struct timespec ts = { 0, WEFT__RETRY_NS };
-        nanosleep(&ts, NULL);
+        weft__os_sleep_ns(WEFT__RETRY_NS);
     }
 }
 
@@ -208,9 +206,9 @@ static void lock_slow(mutex_impl *m, weft_mutex *p)
         /* 4. Sleep; a second sleep keeps its place at the head. */
         bool again = wait_start != 0;
         if (!again)
-            wait_start = weft__clock_ns();
+            wait_start = weft__now_ns();
         sema_wait(m, p, again);
-        starving = starving || weft__clock_ns() - wait_start > WEFT__STARVE_NS;
+        starving = starving || weft__now_ns() - wait_start > WEFT__STARVE_NS;
         old = atomic_load_explicit(&m->state, memory_order_relaxed);   /* relaxed: the wake-up (acquire in weft__wait) ordered it */
         if (old & M_STARVING) {
             /* 5. Handed to us: LOCKED is ours to set. */
