@@ -1,19 +1,20 @@
 /* This file is private to weft: core's cross-file interfaces, the
  * prototypes its files call each other by (scheduler, workers, placing
  * and picking work, pins and bound threads, fibers, blocking, timers,
- * the poller, tracing hooks). core.h includes it after the types they
- * name and before its inline fast paths; include core.h, not this. */
+ * the poller, tracing hooks), beyond what the layers above call too
+ * (core_api.h, which it includes). */
 #ifndef WEFT_CORE_CALLS_H
 #define WEFT_CORE_CALLS_H
 
+#include <stdio.h>
+
+#include "core.h"
+#include "core_api.h"
+
 /* ---- cross-file interfaces ------------------------------------------------ */
 
-/* The worker of the calling thread (worker or bound thread), else NULL. */
-extern WEFT_TLS weft__worker *weft__tls_worker;
 
 /* task.c */
-weft__task *weft__task_alloc_slow(weft_sched *s, weft__worker *w);  /* NULL: ENOMEM */
-void weft__task_free_slow(weft_sched *s, weft__worker *w, weft__task *t);
 /* Frees p's slabs. Callable from: destroy, once no record is in use. */
 void weft__task_pool_fini(weft_sched *s, weft__task_pool *p);
 /* Hands p's slabs and free records to s's spares, leaving p empty: for a
@@ -22,27 +23,10 @@ void weft__task_pool_fini(weft_sched *s, weft__task_pool *p);
 void weft__task_pool_retire(weft_sched *s, weft__task_pool *p);
 void weft__spares_fini(weft_sched *s);
 bool weft__sched_is_idle(weft_sched *s);
-/* Scratch memory for the layers above (parallel_reduce's partials): a
- * block of at least size bytes, 64-byte aligned, kept by s and reused,
- * so calls in steady state allocate nothing. *cap receives what to pass
- * back to put. NULL: ENOMEM. Callable from: any thread. */
-void *weft__scratch_get(weft_sched *s, size_t size, size_t *cap);
-void weft__scratch_put(weft_sched *s, void *p, size_t cap);
-/* Queue a ready task from w (a worker or bound thread of s) or from
- * outside (w NULL: the global ring; a caller inside weft__outside_enter
- * uses weft__submit_outside, extspawn.h, instead). A bound thread's go
- * through its port of the global ring (extspawn.c), but for YIELD and a
- * task of its loop with no workers. */
-void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint);
 /* The global ring's locked push for t, counted on w (NULL: ext_spawned),
  * then the park check with a full fence. Callable from: w's owner, or
  * any thread with w NULL. */
 void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t);
-/* weft__submit from a thread with no worker of s, refused with
- * WEFT_ESHUTDOWN once destroy has started (the check weft_spawn makes).
- * For records the caller owns (graph nodes). Callable from: any thread
- * that is not a worker of s. */
-int  weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint);
 
 /* worker_life.c */
 void *weft__worker_thread(void *arg);
@@ -52,11 +36,6 @@ void weft__worker_fini(weft__worker *w);
 /* The loop every fiber of a worker runs (worker.c): returns only on the
  * host fiber when the scheduler exits. Callable from: owner. */
 void weft__worker_loop(weft__worker *w);
-/* Work-first help for a waiting task: runs the calling fiber's own
- * newest children inline while !pred(ctx), and returns pred(ctx) once
- * none is on top of w's deque (the rest were stolen, or others' work is
- * on top). Never suspends. Callable from: a task on w, its owner. */
-bool weft__help_until(weft__worker *w, bool (*pred)(void *), void *ctx);
 /* Suspends the current fiber of w until weft__ready(f). Callable
  * from: a fiber on its own worker. */
 void weft__suspend(weft__worker *w);
@@ -71,13 +50,6 @@ void weft__ready_next(weft__fiber *f);
  * outside touches w and its scheduler after the fiber it woke may have
  * finished. Callable from: destroy and unbind, before freeing w. */
 void weft__worker_wait_wakers(weft__worker *w);
-uint64_t weft__now_ns(void);
-/* For a thread that is not a worker of s and waits for work it handed to
- * the workers: spins while !pred(ctx), up to cfg.spin_us, if a CPU is
- * spare for it (fewer workers than online CPUs), so a short wait costs no
- * sleep and no wakeup on either side. Returns pred(ctx); false means
- * block. Callable from: any thread. */
-bool weft__spin_until(weft_sched *s, bool (*pred)(void *), void *ctx);
 /* Blocking for fiber-aware primitives on workers and on bound threads in
  * single-threaded mode (src/fiber/wait.h). */
 extern const weft__host weft__core_host;
@@ -100,23 +72,9 @@ void weft__track_note(weft__worker *w, const char *what, const void *obj, uint64
 void weft__track_suspend(weft__worker *w, weft__fiber *self);
 void weft__track_resume(weft__worker *w, weft__fiber *self);
 void weft__track_run(weft__worker *w, weft_fn fn, void *arg, const char *name);
-/* The running task goes on as another (a graph continuation): reports
- * show fn(arg) until the task that weft__track_run started returns. */
-void weft__track_task(weft__worker *w, weft_fn fn, void *arg);
-/* Lets a layer above name its tasks in reports: tasks whose function is
- * `entry` are shown as `kind` and, while blocked, by describe(arg, buf,
- * cap), called under the worker's reg_lock (so the task cannot end). At
- * most 4 entries. Callable from: any thread. */
-typedef void (*weft__describe_fn)(void *arg, char *buf, size_t cap);
-void weft__task_namer_add(weft_fn entry, const char *kind, weft__describe_fn describe);
 /* The kind a layer registered for entry (weft__task_namer_add), NULL if
  * none: names in traces for functions no symbol table names. */
 const char *weft__task_kind(weft_fn fn);
-/* Stall reports show a fiber waiting on an object
- * whose waiter says `what` (compared as a string) with describe(obj, buf,
- * cap) after its address, called under the fiber's worker's reg_lock (so
- * the fiber is still waiting). At most 4. Callable from: any thread. */
-void weft__wait_namer_add(const char *what, weft__describe_fn describe);
 /* Writes the state of s (blocked fibers if tracked, workers, queues). */
 void weft__sched_dump(weft_sched *s, FILE *out);
 /* weft__sched_dump for every live scheduler; waits at most about a
@@ -205,37 +163,8 @@ unsigned weft__cpu_count(void);
  * resolves the allocator. Callable from: any thread. */
 int  weft__config_take(weft_config *c, unsigned ncpu);
 
-/* sched.c: waits parked outside s's queues ("Waits parked outside s").
- * Parks p: false once destroy has ended the parked waits (then p must
- * not wait: nothing would end it). Callable from: a thread of s (a visit
- * on a worker or bound thread). */
-bool weft__parked_add(weft_sched *s, weft__parked *p);
-/* Unlinks p, whose wait ended on the thread that parked it (it did not
- * have to wait after all). Callable from: as weft__parked_add. */
-void weft__parked_remove(weft_sched *s, weft__parked *p);
-/* Unlinks p, whose wait another thread ended (a unit handed, a cancel),
- * and counts that thread in parked_handoffs: s is not freed before its
- * weft__parked_handoff_done, so it may queue p's task on s meanwhile
- * (with no worker of s: weft__submit with w NULL). Callable from: any
- * thread. */
-void weft__parked_handoff(weft_sched *s, weft__parked *p);
-/* Ends what weft__parked_handoff began: the caller's last touch of s.
- * Callable from: its caller. */
-void weft__parked_handoff_done(weft_sched *s);
 
 /* pin.c: thread ids, pinned tasks, priorities, bound threads pumping. */
-/* Queues t (a record the caller owns, filled in: a task record or a hook
- * record) at priority prio (a weft_priority) on any thread that picks
- * work, or, with thread >= 0, pinned to the thread of s with that id. w:
- * the caller's worker of s, or NULL from any other thread (then the
- * external rules apply: WEFT_ESHUTDOWN once destroy has started). Counts
- * the spawn as weft__submit does. WEFT_EINVAL, nothing queued: thread is
- * no current thread of s. Callable from: any thread. */
-int  weft__submit_placed(weft_sched *s, weft__worker *w, weft__task *t, int prio, int thread);
-/* Is id a thread of s now (a worker, or a bound thread)? A hint for a
- * check made before a run: the thread may unbind right after. Callable
- * from: any thread. */
-bool weft__thread_valid(weft_sched *s, int id);
 /* The next task pinned to w's thread, oldest first, or NULL. Callable
  * from: owner. */
 weft__task *weft__take_pinned(weft__worker *w);
@@ -261,20 +190,80 @@ void weft__bound_drain(weft__worker *w);
  * (weft__wake_worker) or deadline (0 = none); it is never in the idle
  * set: work for any thread wakes a worker. Callable from: owner (park.c). */
 void weft__bound_park(weft__worker *w, uint64_t deadline);
-/* Does w take part in picking work for everyone (a worker, or a bound
- * thread of a scheduler without workers)? A bound thread beside workers
- * picks its pinned tasks, and helps unless bound with WEFT_BIND_NO_HELP. */
-static inline bool weft__bound_beside(const weft__worker *w)
+
+/* ---- inline fast paths ---------------------------------------------------- */
+
+/* Set once, before any worker exists (park.c): the parking side uses
+ * membarrier(2), so submitters need only a compiler barrier. */
+extern bool weft__use_membarrier;
+
+/* The StoreLoad half a submitter pays after publishing work and before
+ * reading the parking counters; pairs with the parker's fence (park.c). */
+static inline void weft__fence_submit(void)
 {
-    return w->bound && w->s->nworkers != 0;
+    if (WEFT_LIKELY(weft__use_membarrier))
+        atomic_signal_fence(memory_order_seq_cst);   /* compiler only: pairs with membarrier in fence_park */
+    else
+        atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with fence_park */
 }
-/* Does w run nothing but the tasks pinned to it (a bound thread beside
- * workers, bound with WEFT_BIND_NO_HELP)? A layer that would go on with
- * a task inline after one of w's (a graph continuation) queues it
- * instead. Callable from: w's owner. */
-static inline bool weft__only_pinned(const weft__worker *w)
+
+/* After publishing work: whether a parked worker must be woken (none is
+ * searching and some sleep), the submitter's side of the park protocol. */
+static inline bool weft__notify_check(weft_sched *s)   /* after a StoreLoad fence */
 {
-    return w->no_help && weft__bound_beside(w);
+    return atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
+           atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0;
+}
+
+static inline bool weft__notify_needed(weft_sched *s)
+{
+    weft__fence_submit();
+    return weft__notify_check(s);
+}
+
+/* After publishing work: wakes one parked worker if none is searching. */
+static inline void weft__notify_work(weft_sched *s)
+{
+    if (weft__notify_needed(s))
+        weft__notify_slow(s);
+}
+
+/* ---- fibers running short ------------------------------------------------------ */
+
+/* Fibers held by tasks (blocked, yielded or polling) on one worker past
+ * which it runs short: ready fibers then go before new tasks, pollers
+ * are polled and yielded fibers let back in at every pick, and YIELD
+ * spawns go depth first, so that the number of fibers stays bounded by
+ * what the work needs, not by how many tasks were started. */
+#define WEFT__FIBERS_SOFT 256
+
+/* Callable from: owner. */
+static inline bool weft__short_of_fibers(const weft__worker *w)
+{
+    return w->blocked >= WEFT__FIBERS_SOFT;
+}
+
+/* A bound thread of a scheduler without workers, running a task on one
+ * of its loop's fibers (not its own code): what such a task spawns goes
+ * on the thread's own deque and LIFO slot, as on a worker, so recursive
+ * work runs depth first; the loop hands what is left there to the
+ * global ring before the thread goes back to its own code (nobody else
+ * may look at its deque). Callable from: owner. */
+static inline bool weft__bound_runs_tasks(const weft__worker *w)
+{
+    return w->bound && w->s->nworkers == 0 && w->cur != &w->host;
+}
+
+/* Counts a spawn about to be queued, before its record is published:
+ * on w (its owner, a plain store) or, w NULL, on the scheduler's outside
+ * count (an RMW). Release: pairs with the acquire loads of the idle test
+ * (task.c). */
+static inline void weft__count_spawn(weft_sched *s, weft__worker *w)
+{
+    if (WEFT_LIKELY(w != NULL))
+        __atomic_store_n(&w->spawned, w->spawned + 1, __ATOMIC_RELEASE);
+    else
+        atomic_fetch_add_explicit(&s->ext_spawned, 1, memory_order_release);
 }
 
 #endif /* WEFT_CORE_CALLS_H */

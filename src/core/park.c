@@ -66,7 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "core_calls.h"
 #include "trace.h"
 
 /* ---- fences ------------------------------------------------------------ */

@@ -89,7 +89,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "core_calls.h"
 #include "trace.h"
 
 static unsigned gcd(unsigned a, unsigned b)

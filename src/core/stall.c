@@ -61,7 +61,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core.h"
+#include "core_calls.h"
 
 bool weft__stall_track_all;
 

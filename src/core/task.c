@@ -45,7 +45,7 @@
  */
 #include <string.h>
 
-#include "core.h"
+#include "core_calls.h"
 #include "extspawn.h"
 
 WEFT_TLS weft__worker *weft__tls_worker;

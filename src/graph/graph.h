@@ -41,8 +41,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core.h"
-#include "trace.h"
+#include "core_api.h"
 
 /* Successors kept in the node itself, as indices; longer lists are
  * arrays of indices in the arena, their capacity in the word before them
@@ -202,7 +201,7 @@ static inline int weft__fail_result(uint64_t f)
     return f == 0 ? WEFT_OK : (f & WEFT__FAIL_USER) ? WEFT_EFAILED : weft__fail_code(f);
 }
 
-/* What a fiber visiting nodes shows of itself (weft__fstate.graph points
+/* What a fiber visiting nodes shows of itself (weft__fstate.upper points
  * at it, in weft__node_entry's frame): the node whose function runs, and
  * the failure its function asked for (weft_task_fail) or weft gives it
  * (0: none). Owner only. */
@@ -230,7 +229,7 @@ static inline weft__visiting *weft__visiting_fn(void)
     if (!w)
         return NULL;
     const weft__fstate *st = weft__fstate_cur(w);
-    weft__visiting *vis = (weft__visiting *)st->graph;
+    weft__visiting *vis = (weft__visiting *)st->upper;
     return vis && vis->cur && vis->nest == st->nest ? vis : NULL;
 }
 
