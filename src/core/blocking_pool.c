@@ -46,6 +46,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "blocking_pool.h"
 #include "worker.h"
 
 typedef struct call {

@@ -16,7 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core_calls.h"
+#include "config.h"
+#include "core_api.h"
 
 /* Each 0 of c becomes its default (the table's dflt). */
 static void zeros_to_defaults(weft_config *c)

@@ -20,6 +20,15 @@
  * global_ring.c (the global ring and its per-thread ports), extspawn.c
  * (spawns from outside the workers, through those ports).
  * worker.h holds what the worker files share among themselves.
+ *
+ * Headers: this one holds the types every file of core shares (task
+ * records, per-fiber state, the worker, the scheduler). Each file's
+ * interface for the rest of core is a header named for it (task.h,
+ * loop.h for worker.c, worker_life.h, ready.h, suspend.h, timer.h,
+ * park.h, stall.h, poller.h, io.h, blocking_pool.h, pin.h, config.h,
+ * steal.h for the steal order, trace.h, global_ring.h, extspawn.h,
+ * deque.h); iface/core_api.h is what the layers above call, and core's
+ * files include it for the same calls. Each .c includes what it uses.
  */
 #ifndef WEFT_CORE_H
 #define WEFT_CORE_H
@@ -132,14 +141,6 @@ typedef struct weft__fstate {
     _Atomic uint64_t wake_flow;
 } weft__fstate;
 
-/* ---- timers ---------------------------------------------------------- */
-
-typedef struct weft__timer {
-    uint64_t deadline;          /* CLOCK_MONOTONIC ns */
-    void (*fire)(struct weft__timer *t);   /* runs on the owning worker */
-    unsigned index;             /* slot in the heap, while armed */
-} weft__timer;
-
 /* ---- stats: written by their worker only, read by anyone ------------ */
 
 typedef struct weft__stats {
@@ -208,7 +209,7 @@ struct weft__worker {
     unsigned global_left;                /* picks until pick_local looks at the global ring first
                                             (a countdown: no division per pick); fills a hole */
     weft__fiber_pool fibers;
-    weft__timer **timers;                /* min-heap by deadline */
+    struct weft__timer **timers;         /* min-heap by deadline (timer.h) */
     unsigned ntimers, timer_cap;
     uint64_t spawned;                    /* tasks spawned here (atomic store) */
     uint64_t completed;                  /* tasks completed here (atomic store) */
@@ -366,18 +367,5 @@ struct weft_sched {
                                             unique in the process, never reused */
     weft_sched *xprev, *xnext;           /* schedulers with an xid: extspawn.c's list, under its lock */
 };
-
-/* ---- steal order ------------------------------------------------------------ */
-
-/* The k-th victim (0 <= k < n) of a search that starts at `start` and
- * steps by `stride`, coprime with n: k = 0..n-1 visits every worker once
- * (Go's steal order). */
-static inline unsigned weft__victim(unsigned start, unsigned stride, unsigned k, unsigned n)
-{
-    return (unsigned)(((uint64_t)start + (uint64_t)k * stride) % n);
-}
-
-/* Fills out[] with the strides in 1..n coprime with n; returns how many. */
-unsigned weft__coprimes(unsigned n, unsigned *out);
 
 #endif /* WEFT_CORE_H */

@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io.h"
+#include "poller.h"
 #include "worker.h"
 
 _Static_assert(sizeof(pid_t) == sizeof(int), "weft_pid_wait_for takes a pid_t as int");

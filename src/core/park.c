@@ -66,7 +66,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core_calls.h"
+#include "loop.h"
+#include "park.h"
+#include "pin.h"
+#include "poller.h"
 #include "trace.h"
 
 /* ---- fences ------------------------------------------------------------ */

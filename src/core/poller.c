@@ -76,6 +76,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "poller.h"
+#include "ready.h"
+#include "suspend.h"
+#include "timer.h"
 #include "worker.h"
 
 enum {

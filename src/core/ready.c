@@ -35,6 +35,8 @@
  */
 #include <sched.h>
 
+#include "park.h"
+#include "ready.h"
 #include "worker.h"
 
 /* Shuffle mode: any ready fiber, run_next included, drawn at random.

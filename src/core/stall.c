@@ -61,7 +61,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core_calls.h"
+#include "core_api.h"
+#include "stall.h"
 
 bool weft__stall_track_all;
 

@@ -23,6 +23,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "ready.h"
+#include "suspend.h"
+#include "timer.h"
 #include "worker.h"
 
 /* ---- timers: a binary min-heap per worker, owner only ------------------ */

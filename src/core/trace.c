@@ -67,6 +67,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "stall.h"
 #include "trace.h"
 #include "worker.h"
 

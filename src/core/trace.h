@@ -18,8 +18,7 @@
 #ifndef WEFT_TRACE_H
 #define WEFT_TRACE_H
 
-#include "core_calls.h"
-
+#include "core_api.h"
 
 enum weft__tev_kind {
     WEFT__EV_TASK_BEGIN = 1,   /* a = name, b = fn, c = fiber; aux = queue length */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "stall.h"
 #include "trace.h"
 
 #define TS_BITS WEFT__TEV_TS_BITS

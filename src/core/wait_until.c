@@ -27,6 +27,8 @@
 #include <sched.h>
 #include <time.h>
 
+#include "loop.h"
+#include "suspend.h"
 #include "worker.h"
 
 /* Work-first: runs the running fiber's own newest child inline, a

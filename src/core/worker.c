@@ -67,6 +67,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "loop.h"
+#include "park.h"
+#include "pin.h"
+#include "poller.h"
+#include "steal.h"
+#include "timer.h"
 #include "worker.h"
 
 /* CLOCK_MONOTONIC in ns: timer deadlines, spinning. Here, beside the
