@@ -1,14 +1,14 @@
 /* This file is private to weft: recording a run (trace.c, trace_write.c)
- * and the profiler hooks, as the rest of core and the graph layer call
- * them.
+ * and the profiler hooks, as the rest of core calls them (those the
+ * layers above call too are in core_api.h).
  *
  * Every site that can report something tests one byte, the thread's
- * `hooks` (weft__hooks), and calls out of line only when a bit is set:
- * HOOK_TRACK (stall reports keep their lists; fixed at init), HOOK_OBSERVE
- * (weft_config.observer set; fixed at init) and HOOK_TRACE (recording
- * now; set and cleared by weft_trace_start/stop from any thread, read
- * relaxed: an event begun just before a stop or a start is filtered out
- * when written, see trace.c).
+ * `hooks` (weft__hooks, core_api.h), and calls out of line only when a
+ * bit is set: HOOK_TRACK (stall reports keep their lists; fixed at
+ * init), HOOK_OBSERVE (weft_config.observer set; fixed at init) and
+ * HOOK_TRACE (recording now; set and cleared by weft_trace_start/stop
+ * from any thread, read relaxed: an event begun just before a stop or a
+ * start is filtered out when written, see trace.c).
  *
  * An event is four words, written by the recording thread only, into its
  * own buffer: w0 = ticks since the recording's start (48 bits) | kind

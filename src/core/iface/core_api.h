@@ -218,9 +218,10 @@ static inline void weft__count_inline(weft__worker *w)
  * was (it was the newest). Popped before it is looked at: a slot read
  * without taking it may name a record that has run and been freed.
  * The caller, not this, keeps what is per take out of its loop: it takes
- * nothing in shuffle mode (w->shuffle: the loop picks, in the order it
- * draws), counts each record it took as run with weft__count_runs, and
- * adds them to stats.local_runs. Callable from: owner, on a fiber
+ * nothing in shuffle mode (weft__worker_shuffles: the loop picks, in the
+ * order it draws), counts each record it took as run with
+ * weft__count_runs, and adds them to stats.local_runs
+ * (weft__count_local_runs). Callable from: owner, on a fiber
  * running one of its tasks. */
 static inline weft__task *weft__take_own(weft__worker *w, bool (*mine)(weft__task *, void *), void *ctx)
 {
@@ -242,8 +243,7 @@ static inline void weft__count_runs(weft__worker *w, uint64_t n)
     __atomic_store_n(&w->completed, w->completed + n, __ATOMIC_RELEASE);  /* release: pairs with acquire in is_idle */
 }
 
-
-/* ---- work a fiber holds (weft__fstate.held) ------------------------------------- */
+/* ---- work a fiber holds (weft__fstate.held) ------------------------------- */
 
 /* Submits what the running fiber holds, if anything: it is about to
  * block, or to hold something else. Callable from: owner. */
