@@ -45,6 +45,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "blocking_pool.h"
 #include "worker.h"
 
 typedef struct call {

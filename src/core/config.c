@@ -14,7 +14,8 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "core.h"
+#include "config.h"
+#include "core_api.h"
 
 /* Each 0 of c becomes its default (the table's dflt). */
 static void zeros_to_defaults(weft_config *c)

@@ -20,6 +20,15 @@
  * global_ring.c (the global ring and its per-thread ports), extspawn.c
  * (spawns from outside the workers, through those ports).
  * worker.h holds what the worker files share among themselves.
+ *
+ * Headers: this one holds the types every file of core shares (task
+ * records, per-fiber state, the worker, the scheduler). Each file's
+ * interface for the rest of core is a header named for it (task.h,
+ * loop.h for worker.c, worker_life.h, ready.h, suspend.h, timer.h,
+ * park.h, stall.h, poller.h, io.h, blocking_pool.h, pin.h, config.h,
+ * steal.h for the steal order, trace.h, global_ring.h, extspawn.h,
+ * deque.h); iface/core_api.h is what the layers above call, and core's
+ * files include it for the same calls. Each .c includes what it uses.
  */
 #ifndef WEFT_CORE_H
 #define WEFT_CORE_H
@@ -78,17 +87,6 @@ typedef struct weft__task_pool {
     weft__task *slot[WEFT__POOL_TASKS];
 } weft__task_pool;
 
-/* ---- hook records ----------------------------------------------------
- * A queued record whose link carries WEFT__NODE_HOOK (node.h) belongs to
- * a layer above (a graph node: 64 bytes holding what the graph needs, no
- * room for a task record's fields). Core runs it as weft__record_hook(rec)
- * and reads nothing else in it: never pooled, never a spawner's child. */
-extern _Atomic(weft_fn) weft__record_hook;
-/* Sets the hook, once per process, before the first hook record is
- * queued (the queues publish it with the record). Callable from: any
- * thread; a second call with another function is a bug (ignored). */
-void weft__set_record_hook(weft_fn hook);
-
 /* ---- per-fiber state -------------------------------------------------
  * Lives on the fiber's own stack (the loop function's frame) and is found
  * through weft__fiber.host. */
@@ -117,11 +115,10 @@ typedef struct weft__fstate {
     void *pred_ctx;
     weft__fiber *poll_next;     /* link in the worker's poll list */
     weft__blocked blk;          /* stall reports */
-    /* The graph whose task runs on this fiber, NULL = none: src/graph's,
-     * set around a graph task's function (kept while the fiber is
-     * suspended in it) so that weft_graph_wait can refuse a task of the
-     * run it would wait for. Core never reads it. Owner only. */
-    const void *graph;
+    /* The layer above's slot (core_api.h, "The layer above's slot"):
+     * core never reads or writes it, and frees nothing it points at.
+     * Owner only. */
+    void *upper;
     /* How deep user code runs nested on this fiber inside the task it
      * runs: +1 around a child run inline by a join (run_own_child), a
      * pinned task pumped (weft_pinned_run), a task a bound host runs
@@ -143,17 +140,6 @@ typedef struct weft__fstate {
      * the waker before the wake's release, taken at the resume. */
     _Atomic uint64_t wake_flow;
 } weft__fstate;
-
-/* The state of the fiber running on w now. Callable from: w's owner. */
-static inline weft__fstate *weft__fstate_cur(weft__worker *w);
-
-/* ---- timers ---------------------------------------------------------- */
-
-typedef struct weft__timer {
-    uint64_t deadline;          /* CLOCK_MONOTONIC ns */
-    void (*fire)(struct weft__timer *t);   /* runs on the owning worker */
-    unsigned index;             /* slot in the heap, while armed */
-} weft__timer;
 
 /* ---- stats: written by their worker only, read by anyone ------------ */
 
@@ -223,7 +209,7 @@ struct weft__worker {
     unsigned global_left;                /* picks until pick_local looks at the global ring first
                                             (a countdown: no division per pick); fills a hole */
     weft__fiber_pool fibers;
-    weft__timer **timers;                /* min-heap by deadline */
+    struct weft__timer **timers;         /* min-heap by deadline (timer.h) */
     unsigned ntimers, timer_cap;
     _Atomic uint64_t spawned;            /* tasks spawned here: owner-only writes (relaxed load, release store) */
     _Atomic uint64_t completed;          /* tasks completed here: likewise */
@@ -254,10 +240,21 @@ struct weft__worker {
     weft__task_pool pool;
 } __attribute__((aligned(WEFT_CACHELINE)));
 
-static inline weft__fstate *weft__fstate_cur(weft__worker *w)
-{
-    return w->cur->host;
-}
+/* A recording (trace.c): made by the first weft_trace_start, freed by
+ * destroy; its own fields say who writes them. */
+struct weft__trace {
+    atomic_bool on;
+    _Atomic unsigned gen;           /* bumped at each start */
+    _Atomic uint64_t t0;            /* clock at start (ticks) */
+    uint64_t t0_ns;                 /* CLOCK_MONOTONIC at start */
+    uint64_t t_end;                 /* ticks at stop, 0 while recording */
+    uint64_t t_end_ns;
+    double us_per_tick;             /* a stopped recording's clock rate, fixed
+                                       by its first write (0: not yet) */
+    uint64_t cap;                   /* buffers' capacity, a power of two */
+    uint64_t lost_bind;             /* bound threads that got no buffer */
+    struct weft__tbuf *bufs;              /* every buffer made, newest first */
+};
 
 /* ---- the scheduler ------------------------------------------------------ */
 
@@ -370,201 +367,5 @@ struct weft_sched {
                                             unique in the process, never reused */
     weft_sched *xprev, *xnext;           /* schedulers with an xid: extspawn.c's list, under its lock */
 };
-
-/* ---- steal order ------------------------------------------------------------ */
-
-/* The k-th victim (0 <= k < n) of a search that starts at `start` and
- * steps by `stride`, coprime with n: k = 0..n-1 visits every worker once
- * (Go's steal order). */
-static inline unsigned weft__victim(unsigned start, unsigned stride, unsigned k, unsigned n)
-{
-    return (unsigned)(((uint64_t)start + (uint64_t)k * stride) % n);
-}
-
-/* Fills out[] with the strides in 1..n coprime with n; returns how many. */
-unsigned weft__coprimes(unsigned n, unsigned *out);
-
-#include "core_calls.h"   /* the prototypes: core_calls.h */
-
-/* ---- inline fast paths ----------------------------------------------------------- */
-
-/* Set once, before any worker exists (park.c): the parking side uses
- * membarrier(2), so submitters need only a compiler barrier. */
-extern bool weft__use_membarrier;
-
-/* The StoreLoad half a submitter pays after publishing work and before
- * reading the parking counters; pairs with the parker's fence (park.c). */
-static inline void weft__fence_submit(void)
-{
-    if (WEFT_LIKELY(weft__use_membarrier))
-        atomic_signal_fence(memory_order_seq_cst);   /* compiler only: pairs with membarrier in fence_park */
-    else
-        atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with fence_park */
-}
-
-/* After publishing work: whether a parked worker must be woken (none is
- * searching and some sleep), the submitter's side of the park protocol. */
-static inline bool weft__notify_check(weft_sched *s)   /* after a StoreLoad fence */
-{
-    return atomic_load_explicit(&s->nsearching, memory_order_relaxed) == 0 &&
-           atomic_load_explicit(&s->nidle, memory_order_relaxed) != 0;
-}
-
-static inline bool weft__notify_needed(weft_sched *s)
-{
-    weft__fence_submit();
-    return weft__notify_check(s);
-}
-
-/* After publishing work: wakes one parked worker if none is searching. */
-static inline void weft__notify_work(weft_sched *s)
-{
-    if (weft__notify_needed(s))
-        weft__notify_slow(s);
-}
-
-/* A ready task that the running task runs inline on its own fiber
- * instead of queueing it (a graph continuation): counts one spawn and one
- * completion, so wait_idle's sums stay balanced (and tasks_run, which is
- * `completed`, counts it).
- * The running task is still outstanding, so counting both at once never
- * makes the scheduler look idle early. Callable from: owner, inside a
- * task. Inline: a graph chain pays it at every node. */
-static inline void weft__count_inline(weft__worker *w)
-{
-    atomic_store_explicit(&w->spawned, atomic_load_explicit(&w->spawned, memory_order_relaxed) + 1,
-                          memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
-    atomic_store_explicit(&w->completed, atomic_load_explicit(&w->completed, memory_order_relaxed) + 1,
-                          memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
-}
-
-/* Takes the newest record on w's deque if it is a hook record for which
- * mine(rec, ctx) holds, for a layer that goes on with its own queued work
- * without a trip through the loop (a graph visit that reached a sink).
- * NULL otherwise: a record that is not the caller's goes back where it
- * was (it was the newest). Popped before it is looked at: a slot read
- * without taking it may name a record that has run and been freed.
- * The caller, not this, keeps what is per take out of its loop: it takes
- * nothing in shuffle mode (w->shuffle: the loop picks, in the order it
- * draws), counts each record it took as run with weft__count_runs, and
- * adds them to stats.local_runs. Callable from: owner, on a fiber
- * running one of its tasks. */
-static inline weft__task *weft__take_own(weft__worker *w, bool (*mine)(weft__task *, void *), void *ctx)
-{
-    weft__node *n = weft__deque_pop(&w->deque);
-    if (!n)
-        return NULL;
-    if (weft__node_is_hook(n) && mine((weft__task *)(void *)n, ctx))
-        return (weft__task *)(void *)n;
-    if (!weft__deque_push(&w->deque, n))   /* cannot fail: its slot was just freed */
-        weft__inject_push(&w->s->global, n);
-    return NULL;
-}
-
-/* n queued records taken with weft__take_own count as run. The caller
- * may count one at its take, before it runs, as weft__count_inline
- * counts a continuation: its own record is still outstanding. */
-static inline void weft__count_runs(weft__worker *w, uint64_t n)
-{
-    atomic_store_explicit(&w->completed, atomic_load_explicit(&w->completed, memory_order_relaxed) + n,
-                          memory_order_release);   /* relaxed: our own count; release: pairs with acquire in is_idle */
-}
-
-/* ---- work a fiber holds (weft__fstate.held) ------------------------------------- */
-
-/* Submits what the running fiber holds, if anything: it is about to
- * block, or to hold something else. Callable from: owner. */
-static inline void weft__publish_held(weft__worker *w)
-{
-    weft__fstate *st = weft__fstate_cur(w);
-    weft__task *t = st->held;
-    if (WEFT_UNLIKELY(t != NULL)) {
-        st->held = NULL;
-        weft__submit(w->s, w, t, WEFT_HINT_NONE);
-    }
-}
-
-/* The running fiber will run t (a record the caller owns, filled in)
- * after the code it calls next, unless that code blocks: then t is
- * queued first. Something already held (an outer level's) is queued
- * now: the code about to run may block. Callable from: owner, in a task. */
-static inline void weft__hold(weft__worker *w, weft__task *t)
-{
-    weft__publish_held(w);
-    weft__fstate_cur(w)->held = t;
-}
-
-/* Takes t back: true if it is still held (nothing blocked since
- * weft__hold, so it is the caller's to run or free), false if it was
- * queued meanwhile (it runs, or has run, as a task of its own). Callable
- * from: owner, on the fiber that held t. */
-static inline bool weft__unhold(weft__worker *w, weft__task *t)
-{
-    weft__fstate *st = weft__fstate_cur(w);
-    if (WEFT_LIKELY(st->held == t)) {
-        st->held = NULL;
-        return true;
-    }
-    return false;
-}
-
-/* ---- fibers running short ------------------------------------------------------ */
-
-/* Fibers held by tasks (blocked, yielded or polling) on one worker past
- * which it runs short: ready fibers then go before new tasks, pollers
- * are polled and yielded fibers let back in at every pick, and YIELD
- * spawns go depth first, so that the number of fibers stays bounded by
- * what the work needs, not by how many tasks were started. */
-#define WEFT__FIBERS_SOFT 256
-
-/* Callable from: owner. */
-static inline bool weft__short_of_fibers(const weft__worker *w)
-{
-    return w->blocked >= WEFT__FIBERS_SOFT;
-}
-
-/* A bound thread of a scheduler without workers, running a task on one
- * of its loop's fibers (not its own code): what such a task spawns goes
- * on the thread's own deque and LIFO slot, as on a worker, so recursive
- * work runs depth first; the loop hands what is left there to the
- * global ring before the thread goes back to its own code (nobody else
- * may look at its deque). Callable from: owner. */
-static inline bool weft__bound_runs_tasks(const weft__worker *w)
-{
-    return w->bound && w->s->nworkers == 0 && w->cur != &w->host;
-}
-
-/* Counts a spawn about to be queued, before its record is published:
- * on w (its owner, a plain store) or, w NULL, on the scheduler's outside
- * count (an RMW). Release: pairs with the acquire loads of the idle test
- * (task.c). */
-static inline void weft__count_spawn(weft_sched *s, weft__worker *w)
-{
-    if (WEFT_LIKELY(w != NULL))
-        atomic_store_explicit(&w->spawned, atomic_load_explicit(&w->spawned, memory_order_relaxed) + 1,
-                              memory_order_release);   /* relaxed: our own count; release: as above */
-    else
-        atomic_fetch_add_explicit(&s->ext_spawned, 1, memory_order_release);
-}
-
-/* Callable from: w's owner, or any thread with w NULL. */
-static inline weft__task *weft__task_alloc(weft_sched *s, weft__worker *w)
-{
-    if (WEFT_LIKELY(w != NULL && w->pool.n != 0))
-        return w->pool.slot[--w->pool.n];
-    return weft__task_alloc_slow(s, w);
-}
-
-/* Callable from: w's owner, or any thread with w NULL. */
-static inline void weft__task_free(weft_sched *s, weft__worker *w, weft__task *t)
-{
-    if (!(t->flags & WEFT__TASK_POOLED))
-        return;
-    if (WEFT_LIKELY(w != NULL && w->pool.n < WEFT__POOL_TASKS)) {
-        w->pool.slot[w->pool.n++] = t;
-        return;
-    }
-    weft__task_free_slow(s, w, t);
-}
 
 #endif /* WEFT_CORE_H */

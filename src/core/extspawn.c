@@ -111,6 +111,8 @@
 #include <stdatomic.h>
 
 #include "extspawn.h"
+#include "park.h"
+#include "task.h"
 
 /* ---- the list of schedulers with an id ---------------------------------- */
 

@@ -6,7 +6,7 @@
 #ifndef WEFT_EXTSPAWN_H
 #define WEFT_EXTSPAWN_H
 
-#include "core.h"
+#include "core_api.h"
 
 /* The outside rule (sched.c, Synchronization): a thread with no worker
  * of s announces itself in ext_inflight, then reads shutdown. false:

@@ -25,6 +25,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 
+#include "io.h"
+#include "poller.h"
 #include "worker.h"
 
 /* The events a wait may ask for (poll(2)'s bits: os.h). */

@@ -10,12 +10,13 @@
  * is the caller's again.
  *
  * Bit 0 of `next` marks a hook record (WEFT__NODE_HOOK): not a weft__task
- * but a record of some layer above (a graph node) whose first member is
- * this link and which core runs by calling the process-wide hook
- * (weft__set_record_hook, core.h) with the record's address, reading
- * nothing else in it. The owner sets the bit before the record is first
- * queued; the global ring keeps it through the overflow list. A task
- * record's `next` has the bit clear.
+ * but a record of the layer above core (src/graph's nodes today) whose
+ * first member is this link and which core runs by calling the
+ * process-wide hook (weft__set_record_hook, core_api.h) with the record's
+ * address, reading nothing else in it. The bit is the layer above's: it
+ * sets it before the record is first queued, and core only tests it (to
+ * run the hook) and keeps it (the global ring through its overflow list).
+ * A task record's `next` has the bit clear.
  */
 #ifndef WEFT_NODE_H
 #define WEFT_NODE_H

@@ -60,7 +60,10 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "core.h"
+#include "loop.h"
+#include "park.h"
+#include "pin.h"
+#include "poller.h"
 #include "trace.h"
 
 /* ---- fences ------------------------------------------------------------ */

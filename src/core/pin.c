@@ -59,6 +59,9 @@
 #include <string.h>
 
 #include "extspawn.h"
+#include "park.h"
+#include "pin.h"
+#include "task.h"
 #include "worker.h"
 
 /* ---- a thread's box of pinned tasks ------------------------------------------ */

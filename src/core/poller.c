@@ -73,6 +73,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "poller.h"
+#include "ready.h"
+#include "suspend.h"
+#include "timer.h"
 #include "worker.h"
 
 enum {

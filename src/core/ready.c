@@ -34,6 +34,8 @@
  * its worker cannot look at the inbox until the switch is done.
  */
 
+#include "park.h"
+#include "ready.h"
 #include "worker.h"
 
 /* Shuffle mode: any ready fiber, run_next included, drawn at random.

@@ -85,8 +85,18 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "core.h"
+#include "blocking_pool.h"
+#include "config.h"
+#include "park.h"
+#include "pin.h"
+#include "poller.h"
+#include "ready.h"
+#include "stall.h"
+#include "steal.h"
+#include "suspend.h"
+#include "task.h"
 #include "trace.h"
+#include "worker_life.h"
 
 static unsigned gcd(unsigned a, unsigned b)
 {

@@ -61,7 +61,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core.h"
+#include "core_api.h"
+#include "stall.h"
 
 #ifdef WEFT_TEST_SEAMS
 bool weft__stall_track_all;

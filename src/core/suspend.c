@@ -51,6 +51,10 @@
  * pauses, spin_us at most; anything found ends it and the fiber blocks
  * as above.
  */
+#include "park.h"
+#include "ready.h"
+#include "suspend.h"
+#include "timer.h"
 #include "worker.h"
 
 /* A fiber to continue on: a ready one, an idle one (to run the loop), or

@@ -45,8 +45,10 @@
  */
 #include <string.h>
 
-#include "core.h"
 #include "extspawn.h"
+#include "loop.h"
+#include "park.h"
+#include "task.h"
 
 WEFT_TLS weft__worker *weft__tls_worker;
 

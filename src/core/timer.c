@@ -21,6 +21,9 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "ready.h"
+#include "suspend.h"
+#include "timer.h"
 #include "worker.h"
 
 /* ---- timers: a binary min-heap per worker, owner only ------------------ */

@@ -66,6 +66,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "stall.h"
 #include "trace.h"
 #include "worker.h"
 

@@ -1,14 +1,14 @@
 /* This file is private to weft: recording a run (trace.c, trace_write.c)
- * and the profiler hooks, as the rest of core and the graph layer call
- * them.
+ * and the profiler hooks, as the rest of core calls them (those the
+ * layers above call too are in core_api.h).
  *
  * Every site that can report something tests one byte, the thread's
- * `hooks` (weft__hooks), and calls out of line only when a bit is set:
- * HOOK_TRACK (stall reports keep their lists; fixed at init), HOOK_OBSERVE
- * (weft_config.observer set; fixed at init) and HOOK_TRACE (recording
- * now; set and cleared by weft_trace_start/stop from any thread, read
- * relaxed: an event begun just before a stop or a start is filtered out
- * when written, see trace.c).
+ * `hooks` (weft__hooks, core_api.h), and calls out of line only when a
+ * bit is set: HOOK_TRACK (stall reports keep their lists; fixed at
+ * init), HOOK_OBSERVE (weft_config.observer set; fixed at init) and
+ * HOOK_TRACE (recording now; set and cleared by weft_trace_start/stop
+ * from any thread, read relaxed: an event begun just before a stop or a
+ * start is filtered out when written, see trace.c).
  *
  * An event is four words, written by the recording thread only, into its
  * own buffer: w0 = ticks since the recording's start (48 bits) | kind
@@ -18,13 +18,7 @@
 #ifndef WEFT_TRACE_H
 #define WEFT_TRACE_H
 
-#include "core.h"
-
-enum {
-    WEFT__HOOK_TRACK = 1,
-    WEFT__HOOK_TRACE = 2,
-    WEFT__HOOK_OBSERVE = 4,
-};
+#include "core_api.h"
 
 enum weft__tev_kind {
     WEFT__EV_TASK_BEGIN = 1,   /* a = name, b = fn, c = fiber; aux = queue length */
@@ -92,7 +86,6 @@ typedef struct weft__tev {
 
 #define WEFT__TNAMES 256            /* name cache slots per thread */
 #define WEFT__TARENA (64u * 1024)   /* bytes of copied names per thread */
-#define WEFT__TNAME_MAX 255         /* bytes of a graph task name kept */
 
 typedef struct weft__tbuf {
     struct weft__tbuf *next;        /* every buffer of s, under trace_lock */
@@ -118,25 +111,9 @@ typedef struct weft__tbuf {
     weft__tev ev[];
 } weft__tbuf;
 
-struct weft__trace {
-    atomic_bool on;
-    _Atomic unsigned gen;           /* bumped at each start */
-    _Atomic uint64_t t0;            /* clock at start (ticks) */
-    uint64_t t0_ns;                 /* CLOCK_MONOTONIC at start */
-    uint64_t t_end;                 /* ticks at stop, 0 while recording */
-    uint64_t t_end_ns;
-    double us_per_tick;             /* a stopped recording's clock rate, fixed
-                                       by its first write (0: not yet) */
-    uint64_t cap;                   /* buffers' capacity, a power of two */
-    uint64_t lost_bind;             /* bound threads that got no buffer */
-    weft__tbuf *bufs;               /* every buffer made, newest first */
-};
 
 /* ---- the clock ---------------------------------------------------------- */
 
-/* Ticks of the trace clock: the TSC where it is invariant (x86-64), the
- * virtual counter (aarch64), else CLOCK_MONOTONIC ns. */
-uint64_t weft__trace_ticks(void);
 /* The clock and CLOCK_MONOTONIC read together: the pair of the tightest
  * of a few tries, so that a preemption between the two reads (a loaded
  * machine) does not skew a rate measured from two such pairs. */
@@ -144,29 +121,13 @@ void weft__trace_clock_pair(uint64_t *ticks, uint64_t *ns);
 /* "tsc", "cntvct" or "monotonic". */
 const char *weft__trace_clock_name(void);
 
-/* Is s recording? For a thread that may be none of s's (a graph run's
- * start). Callable from: any thread. */
-static inline bool weft__trace_on(weft_sched *s)
-{
-    struct weft__trace *tr = atomic_load_explicit(&s->trace, memory_order_acquire);   /* pairs with the first start */
-    return tr && atomic_load_explicit(&tr->on, memory_order_relaxed);
-}
 
-/* ---- the one byte every site tests ------------------------------------- */
-
-static inline unsigned weft__hooks(const weft__worker *w)
-{
-    return atomic_load_explicit(&((weft__worker *)w)->hooks, memory_order_relaxed);
-}
 
 /* ---- out of line, called only with a bit set ---------------------------- */
 
 /* Around a task taken from a queue: task_begin, fn(arg) (through the
  * stall tracker if it tracks), task_end. */
 void weft__hook_run(weft__worker *w, weft_fn fn, void *arg, const char *name);
-/* Around a graph task's function, on its fiber (the graph layer). */
-void weft__hook_task_begin(weft__worker *w, const char *name, weft_fn fn, bool copy_name);
-void weft__hook_task_end(weft__worker *w);
 /* What the running fiber is about to wait on (before weft__suspend). */
 void weft__hook_note(weft__worker *w, const char *what, const void *obj, uint64_t deadline);
 void weft__hook_suspend(weft__worker *w, weft__fiber *self);
@@ -181,9 +142,6 @@ void weft__hook_wake(weft__worker *w, weft__fiber *f);
 void weft__hook_steal(weft__worker *w, const weft__worker *victim);
 void weft__hook_park(weft__worker *w);
 void weft__hook_unpark(weft__worker *w);
-/* Graph runs and parallel loop chunks (the graph layer). */
-void weft__hook_graph(weft__worker *w, uint64_t run_id, uint64_t start_ticks);
-void weft__hook_chunk(weft__worker *w, bool begin, size_t first, size_t end);
 
 /* ---- life --------------------------------------------------------------- */
 

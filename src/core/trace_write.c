@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "stall.h"
 #include "trace.h"
 
 #define TS_BITS WEFT__TEV_TS_BITS

@@ -25,6 +25,8 @@
  */
 #define _GNU_SOURCE
 
+#include "loop.h"
+#include "suspend.h"
 #include "worker.h"
 
 /* Work-first: runs the running fiber's own newest child inline, a

@@ -65,6 +65,12 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "loop.h"
+#include "park.h"
+#include "pin.h"
+#include "poller.h"
+#include "steal.h"
+#include "timer.h"
 #include "worker.h"
 
 /* ---- picking work ------------------------------------------------------------------ */

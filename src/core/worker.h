@@ -5,7 +5,8 @@
  * inbox, the FIFO, run_next), suspend.c (fibers on block: suspending, the
  * fiber to go on with, the host), wait_until.c (weft_wait_until, weft_yield)
  * and timer.c (the timer heap, weft_sleep). Their entry points
- * for the rest of core are in core.h; here are the names they use among
+ * for the rest of core are in their own headers (loop.h, ready.h,
+ * suspend.h, timer.h, core_api.h); here are the names they use among
  * themselves, and the small helpers their hot paths inline, as they did
  * when the files were one (a helper one file uses stays static there).
  *
@@ -17,6 +18,8 @@
 
 #include "core.h"
 #include "rand.h"
+#include "stall.h"
+#include "timer.h"
 #include "trace.h"
 
 /* Full looks at the scheduler's queues (and the clock) in weft__spin_for_work:

@@ -8,7 +8,11 @@
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "loop.h"
+#include "suspend.h"
+#include "task.h"
 #include "worker.h"
+#include "worker_life.h"
 
 /* Deepest nesting of tasks run inline by wait_until before the waiting
  * fiber is switched out instead. */

@@ -412,7 +412,7 @@ bool weft__attr_ready(weft__worker *w, weft__visiting *vis, weft_task *t, bool f
     weft__attr *a = attr_of(t);
     if (needs_place(a)) {
         bool placed = fresh && atomic_exchange_explicit(&a->placed, false, memory_order_relaxed);   /* the queue that delivered it ordered the store */
-        if (!placed || (a->thread >= 0 && (int)w->index != a->thread)) {
+        if (!placed || (a->thread >= 0 && (int)weft__worker_id(w) != a->thread)) {
             if (a->thread >= 0 && !weft__thread_valid(g->sched, a->thread)) {
                 vis->fail = weft__fail_weft(WEFT_EINVAL);   /* the visit fails it without running it: weft's code */
                 /* A unit handed to it while it waited (its thread left
@@ -453,7 +453,7 @@ static void grant(weft__sem_rec *r)
     atomic_fetch_add_explicit(&a->granted, 1, memory_order_release);   /* release: pairs with take_granted */
     atomic_store_explicit(&a->waiting, false, memory_order_release);   /* release: rec is free again; pairs with take_unit's exchange */
     weft__worker *w = weft__tls_worker;
-    if (w && w->s != s)
+    if (w && weft__worker_sched(w) != s)
         w = NULL;   /* a thread of another scheduler queues from outside */
     weft__graph_queue(w, t, true);
     weft__parked_handoff_done(s);   /* t, g and a may be gone now: s only */
@@ -485,7 +485,7 @@ static void end_wait(weft__attr *a)
     weft__parked_handoff(s, &a->park);   /* D3, as grant */
     atomic_store_explicit(&a->waiting, false, memory_order_release);   /* release: rec is free again; pairs with take_unit's exchange */
     weft__worker *w = weft__tls_worker;
-    if (w && w->s != s)
+    if (w && weft__worker_sched(w) != s)
         w = NULL;   /* a thread of another scheduler queues from outside */
     weft__graph_queue(w, t, true);   /* counted in `pending` by take_unit, as for grant */
     weft__parked_handoff_done(s);
@@ -506,7 +506,7 @@ static bool park_end(weft__parked *p)
     atomic_store_explicit(&a->ended, true, memory_order_relaxed);   /* published with t by the queue below */
     atomic_store_explicit(&a->waiting, false, memory_order_release);   /* release: rec is free again; pairs with take_unit's exchange */
     weft__worker *w = weft__tls_worker;
-    if (w && w->s != t->g->sched)
+    if (w && weft__worker_sched(w) != t->g->sched)
         w = NULL;   /* destroy from a plain thread: the global ring */
     weft__graph_queue(w, t, true);   /* counted in `pending` by take_unit; t, g and a are not ours after this */
     return true;

@@ -5,6 +5,7 @@
  * skipping), series.c (a run's start and end, waiting), inspect.c
  * (introspection, failure, cancel marks, state), attr.c (task
  * attributes: priority, pin, semaphore), module.c (graphs in graphs),
+ * run_lock.c (a run's start: its graph's lock and the module check),
  * dot.c (the Graphviz dump), report.c (what stall reports say of graphs).
  *
  * Vocabulary
@@ -41,9 +42,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core.h"
+#include "core_api.h"
 #include "spin.h"
-#include "trace.h"
 
 /* Successors kept in the node itself, as indices; longer lists are
  * arrays of indices in the arena, their capacity in the word before them
@@ -203,7 +203,7 @@ static inline int weft__fail_result(uint64_t f)
     return f == 0 ? WEFT_OK : (f & WEFT__FAIL_USER) ? WEFT_EFAILED : weft__fail_code(f);
 }
 
-/* What a fiber visiting nodes shows of itself (weft__fstate.graph points
+/* What a fiber visiting nodes shows of itself (weft__fstate.upper points
  * at it, in weft__node_entry's frame): the node whose function runs, and
  * the failure its function asked for (weft_task_fail) or weft gives it
  * (0: none). Owner only. */
@@ -231,7 +231,7 @@ static inline weft__visiting *weft__visiting_fn(void)
     if (!w)
         return NULL;
     const weft__fstate *st = weft__fstate_cur(w);
-    weft__visiting *vis = (weft__visiting *)st->graph;
+    weft__visiting *vis = (weft__visiting *)st->upper;
     return vis && vis->cur && vis->nest == st->nest ? vis : NULL;
 }
 
@@ -272,10 +272,10 @@ struct weft_graph {
     bool has_module;                /* a module task is in it (module.c) */
     uint32_t *modules;              /* indices of its module tasks */
     uint32_t nmodules, modules_cap;
-    uint64_t checked_in;            /* module.c: the module check that found g and every
+    uint64_t checked_in;            /* run_lock.c: the module check that found g and every
                                        graph under it sound (0 = none), so that one
                                        check looks at a shared graph once */
-    uint32_t checked_height;        /* module.c: then, the module levels under g */
+    uint32_t checked_height;        /* run_lock.c: then, the module levels under g */
     uint32_t n;                     /* nodes */
     weft_task **blocks;             /* node blocks */
     uint32_t nblocks, blocks_cap;
@@ -408,7 +408,7 @@ bool weft__module_cancelled(const weft_graph *g);
  * ENOMEM). m: the module task g runs under (set as g->parent before its
  * modules are checked, as their path starts above g), or NULL for a run
  * of its own. Returns with g locked, whatever it answers. Callable from:
- * any thread holding no graph lock (module.c says why: the check may
+ * any thread holding no graph lock (run_lock.c says why: the check may
  * have to let go of g and start over). */
 int weft__graph_lock_checked(weft_graph *g, weft_task *m);
 /* Does a graph that g's run is part of (g itself, or one that runs g as

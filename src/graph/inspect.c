@@ -13,7 +13,7 @@
  *            waiter that saw the run end sees them: the end's lock and
  *            release chain order them); during a run, the first failure
  *            so far.
- *   fstate.graph, fstate.nest  the calling fiber's own visit
+ *   fstate.upper, fstate.nest  the calling fiber's own visit
  *            (weft__visiting, run.c) and how deep the code now runs in
  *            it: owner only.
  *   weft_graph_reset changes each task's cancel mark with the same RMW as

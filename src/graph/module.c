@@ -31,32 +31,11 @@
  *   and the outer graph and the task stay valid until weft__module_end
  *   has finished the task's visit. sub must outlive every run of a graph
  *   it is a module of (weft.h).
- *   weft__graph_lock_checked locks the graphs it checks parent before child,
- *   the order modules nest in; a graph met again on the path is a cycle
- *   and is not locked twice. That order is a true order only while the
- *   graphs form no cycle: two threads that start runs of graphs that
- *   contain each other (A holds B as a module, B holds A) each hold one
- *   and want the other. So a sub's lock is waited for MODULE_PATIENCE_NS
- *   at most; past it the check gives up every lock below g
- *   (MODULE_RETRY), then g's own, backs off for a random while and
- *   starts over. One of the two then gets both locks and
- *   finds the cycle (WEFT_ECYCLE, the answer for such input); graphs
- *   without a cycle only ever wait, so for them a retry is a slower
- *   success, never a different answer.
+ *   A run's start, a module's start among them, takes its graph's lock
+ *   and checks the graphs under it through run_lock.c
+ *   (weft__graph_lock_checked), which says in what order.
  */
-
 #include "graph.h"
-#include "rand.h"
-
-/* check_modules' answer when a sub's lock was held by another thread
- * past MODULE_PATIENCE_NS (see Synchronization): start over. Private to
- * this file; never returned to users. */
-#define MODULE_RETRY (-1000)
-
-/* How long a module check waits for a sub's lock before it starts over
- * (see Synchronization). Locks are held for a graph check at most, so
- * a wait this long is almost always the other half of a cycle. */
-#define MODULE_PATIENCE_NS ((uint64_t)200 * 1000)
 
 void weft__module_mark(void *sub)
 {
@@ -69,134 +48,6 @@ weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub)
         return NULL;   /* a module of itself is a cycle: refused at once */
     weft_task *t;
     return weft__graph_add_node(g, weft__module_mark, sub, 0, &t) == WEFT_OK ? t : NULL;
-}
-
-/* ---- before a run: checks, to any depth ------------------------------------ */
-
-/* Module checks are numbered (never 0), so that a graph can say which
- * check found it sound: weft_graph.checked_in. */
-static _Atomic uint64_t checks;
-
-/* Checks the modules of g (whose lock the caller holds), recursively, as a
- * depth-first search: path[0..depth] holds the graphs from the top down to
- * g (path has room for WEFT__MODULE_DEPTH + 1); *height gets the module
- * levels under g.
- *
- * Each graph is looked at once per check, not once per path to it: a
- * graph shared by many module tasks (a lattice: each level two modules of
- * the level below) has 2^depth paths, while the check is
- * O(graphs + module tasks). Once a sub and all under it are sound, it is
- * marked with the check's number (under its lock) and later meetings of
- * it skip it:
- *   1. a cycle through a marked sub would have been met while it was
- *      searched (every graph under it was searched, or marked before it
- *      in the same way), so it closes no cycle now; a graph on the path
- *      is never marked yet (marks are set on the way back up);
- *   2. its depth: it was found sound at the depth it was met first,
- *      perhaps shallower than now, so its height is kept with the mark and
- *      the bound checked against this meeting (depth + 1 + height).
- * Another thread's check may overwrite a mark (each check has its own
- * number): this check then searches that graph again, more work, the same
- * answer. */
-static int check_modules(weft_graph *g, weft_graph **path, unsigned depth, uint64_t check,
-                         uint32_t *height)
-{
-    uint32_t h = 0;
-    for (uint32_t k = 0; k < g->nmodules; k++) {
-        weft_graph *sub = weft__graph_node(g, g->modules[k])->arg;
-        for (unsigned d = 0; d <= depth; d++)
-            if (path[d] == sub)
-                return WEFT_ECYCLE;   /* sub contains a graph it is inside: not locked again */
-        if (depth + 1 > WEFT__MODULE_DEPTH)
-            return WEFT_ECYCLE;
-        if (!weft__graph_lock_for(sub, MODULE_PATIENCE_NS))
-            return MODULE_RETRY;   /* the locks below it are given back by the callers above */
-        int rc = WEFT_OK;
-        uint32_t sh = 0;
-        if (sub->checked_in == check) {
-            sh = sub->checked_height;   /* searched already in this check (1, 2 above) */
-        } else {
-            rc = weft__graph_check(sub);
-            if (rc == WEFT_OK && sub->has_module) {
-                path[depth + 1] = sub;
-                rc = check_modules(sub, path, depth + 1, check, &sh);
-            }
-            if (rc == WEFT_OK) {
-                sub->checked_in = check;
-                sub->checked_height = sh;
-            }
-        }
-        weft__graph_unlock(sub);
-        if (rc != WEFT_OK)
-            return rc;
-        if (depth + 1 + sh > WEFT__MODULE_DEPTH)
-            return WEFT_ECYCLE;   /* nested too deep through this meeting of sub (2) */
-        if (sh + 1 > h)
-            h = sh + 1;
-    }
-    *height = h;
-    return WEFT_OK;
-}
-
-/* The modules of g, whose lock the caller holds: OK, ECYCLE, ENOMEM or
- * MODULE_RETRY. */
-static int module_check(weft_graph *g)
-{
-    /* The graphs g's run is inside (g running as a module, at a module's
-     * start) head the path, top first: a cycle closed back to one of them
-     * is found without locking it (it may be locked by a thread waiting
-     * for g's lock: parent before child). */
-    weft_graph *up[WEFT__MODULE_DEPTH + 1];
-    unsigned nup = 0;
-    for (const weft_task *m = g->parent; m && nup < WEFT__MODULE_DEPTH; m = m->g->parent)
-        up[nup++] = m->g;
-    weft_graph *path[WEFT__MODULE_DEPTH + 1];
-    unsigned depth = 0;
-    while (nup)
-        path[depth++] = up[--nup];
-    path[depth] = g;
-    uint64_t check = atomic_fetch_add_explicit(&checks, 1, memory_order_relaxed) + 1;   /* relaxed: a number, no data to order */
-    uint32_t height;
-    return check_modules(g, path, depth, check, &height);
-}
-
-/* A random pause growing with attempt (0: a yield), so that two threads
- * that keep taking each other's locks fall out of step. */
-static void backoff(unsigned attempt)
-{
-    if (attempt == 0) {
-        weft__os_yield();
-        return;
-    }
-    /* A thread's own generator, seeded from its stack's address: the
-     * threads that collided must not pause in step. */
-    static WEFT_TLS uint64_t rng;
-    if (rng == 0)
-        rng = (uint64_t)(uintptr_t)&attempt * 0x9e3779b97f4a7c15ull | 1;
-    uint64_t r = weft__next_rand(&rng);
-    unsigned shift = attempt < 10 ? attempt : 10;
-    weft__os_sleep_ns(1000 + r % ((uint64_t)1000 << shift));   /* 1 us .. ~1 ms */
-}
-
-int weft__graph_lock_checked(weft_graph *g, weft_task *m)
-{
-    for (unsigned attempt = 0;; attempt++) {
-        weft__graph_lock(g);
-        if (atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)   /* under lock */
-            return WEFT_EBUSY;   /* a graph runs once at a time */
-        int rc = weft__graph_check(g);
-        if (rc != WEFT_OK || WEFT_LIKELY(!g->has_module))
-            return rc;
-        if (m)
-            g->parent = m;
-        rc = module_check(g);
-        if (rc != MODULE_RETRY)
-            return rc;
-        if (m)
-            g->parent = NULL;
-        weft__graph_unlock(g);
-        backoff(attempt);   /* see Synchronization */
-    }
 }
 
 /* ---- a module's run --------------------------------------------------------- */

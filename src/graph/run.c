@@ -43,7 +43,7 @@
  *               holds of them: attr.c's, asked by the general walk only
  *               (walk_special); vis->unit, vis->skip, vis->fail are the
  *               fiber's own.
- *   fstate.graph  per fiber (core's weft__fstate): the graph whose record
+ *   fstate.upper  per fiber (core's weft__fstate): the graph whose record
  *               the fiber is running, set and restored by weft__node_entry
  *               and read by weft_graph_wait on the same fiber. With it the
  *               visit keeps fstate.nest as it was when the walk began: a
@@ -591,7 +591,7 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
      * Nor with roots that have a place (place_roots): they too are the
      * loop's to pick. All fixed for the run: asked once here, not at
      * every take. */
-    const uint32_t take_max = (sp && g->nhigh != 0) || flat || w->shuffle ? 0 : WEFT__TAKE_OWN_MAX;
+    const uint32_t take_max = (sp && g->nhigh != 0) || flat || weft__worker_shuffles(w) ? 0 : WEFT__TAKE_OWN_MAX;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
@@ -601,9 +601,9 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
      * started here spreads its roots as such). The fiber keeps it while a
      * task blocks; other fibers have their own. */
     weft__fstate *st = weft__fstate_cur(w);
-    const void *outer = st->graph;
+    void *outer = st->upper;
     weft__visiting vis = { g, NULL, st->nest, 0, NULL, false };
-    st->graph = &vis;
+    st->upper = &vis;
     bool fresh = !completion;   /* attr.c: t came off a queue, not as a continuation */
     for (;;) {
         /* A root spreads before its visit: the run cannot end before it.
@@ -639,7 +639,7 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
             /* Two to go on with: the successor stays (locality), the
              * root is queued. */
             if (next) {
-                weft__submit(w->s, w, weft__node_rec(root), WEFT_HINT_NONE);   /* counted at the hold */
+                weft__submit(weft__worker_sched(w), w, weft__node_rec(root), WEFT_HINT_NONE);   /* counted at the hold */
             } else {
                 next = root;
                 units++;
@@ -666,12 +666,12 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
             fresh = false;
         }
         t = next;
-        if (WEFT_UNLIKELY(w->track))
+        if (WEFT_UNLIKELY(weft__worker_tracks(w)))
             weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
     }
     if (taken)
-        WEFT__STAT(w, local_runs, taken);   /* once per record; before the run can end, so a waiter sees them */
-    st->graph = outer;   /* before the run can end: g may be freed then */
+        weft__count_local_runs(w, taken);   /* once per record; before the run can end, so a waiter sees them */
+    st->upper = outer;   /* before the run can end: g may be freed then */
     /* Step 4, for every sink this fiber visited; the last touch of g
      * unless it ends the run. With condition tasks not every task is
      * visited (and some more than once): the run ends when no record of

@@ -214,7 +214,7 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
     weft__graph_unlock(g);
 
     weft__worker *w = weft__tls_worker;
-    if (w && w->s != s)
+    if (w && weft__worker_sched(w) != s)
         w = NULL;   /* a worker of another scheduler queues from outside */
     if (w) {
         weft__submit(s, w, weft__node_rec(first), WEFT_HINT_NONE);
@@ -256,10 +256,10 @@ static int graph_wait(weft_graph *g, uint64_t timeout_ns)
      * for its own end. No lock needed: while such a task runs, so does
      * the run, and the field is this fiber's own. */
     weft__worker *w = weft__tls_worker;
-    const weft__visiting *vis = w ? weft__fstate_cur(w)->graph : NULL;
+    const weft__visiting *vis = w ? weft__fstate_cur(w)->upper : NULL;
     if (vis && weft__runs_within(vis->g, g))
         return WEFT_EBUSY;
-    if (w && w->track && timeout_ns)
+    if (w && weft__worker_tracks(w) && timeout_ns)
         weft__report_list(g);   /* a stall report may list this wait: it may read g (report.c) */
     weft__graph_lock(g);
     if (!(atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)) {   /* under lock */
@@ -273,7 +273,7 @@ static int graph_wait(weft_graph *g, uint64_t timeout_ns)
      * as weft_sched_wait_idle refuses, whatever other threads do; a look
      * (timeout 0) too, so that a poll loop there gets told once. */
     weft_sched *s = g->sched;   /* under lock: set by the run's start */
-    if (s->nworkers == 0 && !(w && w->s == s)) {
+    if (weft__sched_workers(s) == 0 && !(w && weft__worker_sched(w) == s)) {
         weft__graph_unlock(g);
         return WEFT_ENOTBOUND;
     }

@@ -155,7 +155,7 @@ static bool offer(weft__loop *l, weft__worker *w, size_t b, size_t e)
     weft__task *t = weft__task_alloc(l->s, w);
     if (WEFT_UNLIKELY(!t))
         return false;
-    set_piece(t, piece_task, l, b, e, w->cur);
+    set_piece(t, piece_task, l, b, e, weft__worker_fiber(w));
     atomic_fetch_add_explicit(&l->pending, 1, memory_order_relaxed);   /* relaxed: the push below publishes it */
     weft__submit(l->s, w, t, WEFT_HINT_NONE);
     return true;
@@ -218,12 +218,12 @@ static void run_held(weft__loop *l, weft__worker *w, size_t b, size_t e)
 static void run_piece(weft__loop *l, size_t b, size_t e)
 {
     weft__worker *w = weft__tls_worker;
-    if (w && w->s == l->s) {
+    if (w && weft__worker_sched(w) == l->s) {
         /* A bound thread beside workers (helping, worker.c) offers
          * nothing, as it keeps no deque, but holds the rest like any
          * thread that runs tasks: a chunk of its that blocks hands the
          * rest to the global ring (weft__submit). */
-        if (!w->bound && l->s->nworkers > 1) {
+        if (!weft__worker_is_bound(w) && weft__sched_workers(l->s) > 1) {
             while (e - b > 1 && offer(l, w, b + (e - b) / 2, e))
                 e = b + (e - b) / 2;
         }
@@ -312,14 +312,14 @@ static bool loop_finished(void *ctx)
 static int loop_outside(weft__loop *l, size_t nchunks)
 {
     weft_sched *s = l->s;
-    unsigned nw = s->nworkers;
+    unsigned nw = weft__sched_workers(s);
     if (nw == 0) {
         /* Nobody else would run the chunks: the caller runs them itself,
          * in order (so here a chunk must not wait for a later one; a
          * bound thread runs them as tasks instead). The check an external
          * spawn makes: refused once destroy has begun. Nothing below
          * touches s, so destroy may go on. */
-        if (atomic_load(&s->shutdown))   /* seq_cst, as every access to shutdown; pairs with destroy's store */
+        if (weft__sched_closing(s))   /* seq_cst, as every access to shutdown; pairs with destroy's store */
             return WEFT_ESHUTDOWN;
         for (size_t k = 0; k < nchunks; k++)
             run_chunks(l, k, k + 1);
@@ -327,7 +327,7 @@ static int loop_outside(weft__loop *l, size_t nchunks)
         return WEFT_OK;
     }
     size_t mine = 0;
-    if (s->spare_cpu && nchunks >= 2 && nchunks <= UINT32_MAX) {
+    if (weft__sched_spare_cpu(s) && nchunks >= 2 && nchunks <= UINT32_MAX) {
         mine = nchunks / (nw + 1);
         if (mine == 0)
             mine = 1;
@@ -374,7 +374,7 @@ static int loop_outside(weft__loop *l, size_t nchunks)
 static void wait_loop(weft__loop *l, weft__worker *w)
 {
     while (weft_waitgroup_wait(&l->done) != WEFT_OK) {
-        if (w && w->s == l->s && !w->bound)
+        if (w && weft__worker_sched(w) == l->s && !weft__worker_is_bound(w))
             weft__help_until(w, loop_finished, l);
         weft__os_sleep_ns(WEFT__RETRY_NS);
     }
@@ -399,12 +399,12 @@ static int loop_run(weft__loop *l, size_t nchunks)
     atomic_init(&l->pending, 1);
     weft_waitgroup_init(&l->done, 1);
     int rc = WEFT_OK;
-    if (w && w->s == s && (!w->bound || s->nworkers == 0)) {
+    if (w && weft__worker_sched(w) == s && (!weft__worker_is_bound(w) || weft__sched_workers(s) == 0)) {
         /* A task of s, or the thread that runs everything: root inline. */
         run_piece(l, 0, nchunks);
-        if (!w->bound)
+        if (!weft__worker_is_bound(w))
             weft__help_until(w, loop_finished, l);
-    } else if (!w || s->nworkers == 0) {
+    } else if (!w || weft__sched_workers(s) == 0) {
         rc = loop_outside(l, nchunks);
     } else {
         /* A bound thread beside workers (its wait sleeps in the kernel),
@@ -429,7 +429,7 @@ static int loop_run(weft__loop *l, size_t nchunks)
 /* Iterations per chunk when the caller leaves it to us. */
 static size_t auto_step(const weft_sched *s, size_t n)
 {
-    size_t target = (size_t)(s->nworkers ? s->nworkers : 1) * WEFT__AUTO_CHUNKS_PER_WORKER;
+    size_t target = (size_t)(weft__sched_workers(s) ? weft__sched_workers(s) : 1) * WEFT__AUTO_CHUNKS_PER_WORKER;
     size_t step = n / target;
     return step ? step : 1;
 }

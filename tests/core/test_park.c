@@ -8,6 +8,7 @@
 
 #include "alloc_util.h"
 #include "core.h"
+#include "steal.h"   /* weft__coprimes, weft__victim */
 #include "sched_util.h"
 #include "wtest.h"
 

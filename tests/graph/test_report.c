@@ -35,7 +35,7 @@
 #include "../core/sched_util.h"
 #include "graph_util.h"
 #include "../core/alloc_util.h"
-#include "core.h"   /* weft__sched_dump: reports on demand */
+#include "stall.h"   /* weft__sched_dump: reports on demand */
 
 #define MS 1000000ull
 

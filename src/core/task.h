@@ -1,0 +1,37 @@
+/* This file is private to weft: the interface of task.c: task records,
+ * their pools and spares, spawns counted, the idle test.
+ */
+#ifndef WEFT_TASK_H
+#define WEFT_TASK_H
+
+#include <stdbool.h>
+
+#include "core.h"
+
+/* Frees p's slabs. Callable from: destroy, once no record is in use. */
+void weft__task_pool_fini(weft_sched *s, weft__task_pool *p);
+/* Hands p's slabs and free records to s's spares, leaving p empty: for a
+ * pool whose owner leaves (unbind) while records of its slabs may be
+ * queued or pooled elsewhere. Callable from: p's owner. */
+void weft__task_pool_retire(weft_sched *s, weft__task_pool *p);
+void weft__spares_fini(weft_sched *s);
+bool weft__sched_is_idle(weft_sched *s);
+/* The global ring's locked push for t, counted on w (NULL: ext_spawned),
+ * then the park check with a full fence. Callable from: w's owner, or
+ * any thread with w NULL. */
+void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t);
+
+/* Counts a spawn about to be queued, before its record is published:
+ * on w (its owner, a plain store) or, w NULL, on the scheduler's outside
+ * count (an RMW). Release: pairs with the acquire loads of the idle test
+ * (task.c). */
+static inline void weft__count_spawn(weft_sched *s, weft__worker *w)
+{
+    if (WEFT_LIKELY(w != NULL))
+        atomic_store_explicit(&w->spawned, atomic_load_explicit(&w->spawned, memory_order_relaxed) + 1,
+                              memory_order_release);   /* relaxed: our own count; release: as above */
+    else
+        atomic_fetch_add_explicit(&s->ext_spawned, 1, memory_order_release);
+}
+
+#endif /* WEFT_TASK_H */
