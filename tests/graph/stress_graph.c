@@ -12,8 +12,7 @@
 #include "wtest.h"
 #include "../core/sched_util.h"
 
-static const unsigned worker_counts[] = { 1, 2, 4 };
-#define NCOUNTS (sizeof worker_counts / sizeof worker_counts[0])
+#define NCOUNTS 3   /* the worker counts each WT_FOR_WORKERS below runs: 1, 2, 4 */
 
 /* ---- tickets ------------------------------------------------------------------ */
 
