@@ -42,6 +42,7 @@ debian_packages=(
     python3-matplotlib                # benchmarks/report.py's plots
     valgrind                          # client-request headers (optional in the build); run.py's instruction counts
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user   # the aarch64 preset
+    gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64 wine    # the windows preset (not in the default presets yet)
     spin                              # models/
 )
 # The HTML API reference only (`docs`); not in the list above, so `deps`
@@ -229,6 +230,15 @@ preflight() {
                 why="aarch64-linux-gnu-gcc not found (Debian packages gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"
             elif ! command -v qemu-aarch64 >/dev/null 2>&1; then
                 why="qemu-aarch64 not found (Debian package qemu-user)"
+            fi
+            ;;
+        windows)
+            if [[ ! -f cmake/x86_64-w64-mingw32.cmake ]]; then
+                why="its toolchain file cmake/x86_64-w64-mingw32.cmake is not in this checkout"
+            elif ! command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
+                why="x86_64-w64-mingw32-gcc not found (Debian package gcc-mingw-w64-x86-64)"
+            elif ! command -v wine64 >/dev/null 2>&1 && ! command -v wine >/dev/null 2>&1; then
+                why="wine64 not found (Debian packages wine64 wine)"
             fi
             ;;
     esac
