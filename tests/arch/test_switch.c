@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/wait.h>
+#ifndef _WIN32
+# include <sys/wait.h>   /* Windows: wtest.h reads wt_run_child's exit code */
+#endif
 
 #include "arch.h"
 #include "base.h"
@@ -15,9 +17,33 @@
 # include <sanitizer/common_interface_defs.h>
 #endif
 
+#ifdef _WIN32
+/* The C runtime has no aligned_alloc: its aligned blocks have their own free. */
+# include <malloc.h>
+# define aligned_alloc(align, size) _aligned_malloc(size, align)
+# define free_aligned(p) _aligned_free(p)
+#else
+# define free_aligned(p) free(p)
+#endif
+
 /* The callee-saved registers weft_test_switch_magic fills and reads back,
  * in the order of its out[] array, and the value it loads into each. */
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(_WIN32)
+# define NREGS 18
+static const char *const reg_name[NREGS] = {
+    "rbx", "rbp", "rdi", "rsi", "r12", "r13", "r14", "r15",
+    "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+};
+
+/* Mirrors regs_x86_64_win64.S: the GPRs get 0x1111111111111111 * (1..8),
+ * xmm6..xmm15's low halves 0xd0d0d0d0d0d0d0NN with NN the register number. */
+static uint64_t expected(int i)
+{
+    if (i < 8)
+        return 0x1111111111111111ull * (uint64_t)(i + 1);
+    return 0xd0d0d0d0d0d0d000ull + (uint64_t)(6 + i - 8);
+}
+#elif defined(__x86_64__)
 # define NREGS 6
 static const char *const reg_name[NREGS] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
 
@@ -80,7 +106,7 @@ static void tctx_free(struct tctx *t)
 #ifdef WEFT_TSAN
     __tsan_destroy_fiber(t->tsan);
 #endif
-    free(t->lo);
+    free_aligned(t->lo);
 }
 
 static void before(struct tctx *from, struct tctx *to)
