@@ -332,3 +332,68 @@ WT_TEST(arch, returning_entry_is_reported)
     WT_ASSERT(strstr(out, "weft: a fiber's entry function returned") != NULL,
               "message missing; stderr: %s", out);
 }
+
+#ifdef _WIN32
+/* ---- Windows: the thread information block's stack bounds --------------- */
+
+/* Declared here rather than through <windows.h>, which the test's own
+ * names would clash with. */
+unsigned short __stdcall RtlCaptureStackBackTrace(unsigned long skip, unsigned long n, void **frames,
+                                                  unsigned long *hash);
+
+static uintptr_t tib_word(int offset)
+{
+    uintptr_t v;
+    if (offset == 0x08)
+        __asm__ volatile("movq %%gs:0x08, %0" : "=r"(v));
+    else
+        __asm__ volatile("movq %%gs:0x10, %0" : "=r"(v));
+    return v;
+}
+
+static uintptr_t seen_base, seen_limit;
+static unsigned short seen_frames;
+
+static __attribute__((noinline)) int big_frame(int n)
+{
+    /* More than a page: the compiler probes it (__chkstk), page by page. */
+    volatile char buf[64 * 1024];
+    buf[0] = (char)n;
+    buf[sizeof buf - 1] = (char)n;
+    return buf[0] + buf[sizeof buf - 1];
+}
+
+static void tib_fiber(void *arg)
+{
+    after(&other);
+    for (;;) {
+        seen_base = tib_word(0x08);
+        seen_limit = tib_word(0x10);
+        big_frame(1);
+        void *frames[64];
+        /* Walks up to the trampoline, whose unwind information ends the
+         * walk at its zero return address. */
+        seen_frames = RtlCaptureStackBackTrace(0, 64, frames, NULL);
+        tswitch(&other, &main_ctx);
+    }
+}
+
+WT_TEST(arch, win64_tib_stack_bounds_follow_the_context)
+{
+    init_main();
+    uintptr_t base = tib_word(0x08), limit = tib_word(0x10);
+    tctx_make(&other, tib_fiber, NULL);
+    for (int i = 0; i < 3; i++) {
+        tswitch(&main_ctx, &other);
+        WT_ASSERT(seen_limit == (uintptr_t)other.lo, "fiber's StackLimit %#llx, stack at %p",
+                  (unsigned long long)seen_limit, (void *)other.lo);
+        WT_ASSERT(seen_base > (uintptr_t)other.lo && seen_base <= (uintptr_t)other.lo + STACK,
+                  "fiber's StackBase %#llx outside its stack", (unsigned long long)seen_base);
+        WT_ASSERT(seen_frames >= 2 && seen_frames < 64, "a backtrace on the fiber found %u frames",
+                  (unsigned)seen_frames);
+        WT_ASSERT(tib_word(0x08) == base && tib_word(0x10) == limit,
+                  "the thread's own stack bounds were not restored");
+    }
+    tctx_free(&other);
+}
+#endif

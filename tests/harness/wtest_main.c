@@ -200,7 +200,14 @@ int main(int argc, char **argv)
     double default_timeout = env ? atof(env) : 120.0;
     unsigned passed = 0, failed = 0, skipped = 0;
 
+#ifdef _WIN32
+    /* The C runtime has no line buffering (_IOLBF is full buffering, and
+     * refuses a size of 0): unbuffered keeps the lines in order with the
+     * children's. */
+    setvbuf(stdout, NULL, _IONBF, 0);
+#else
     setvbuf(stdout, NULL, _IOLBF, 0);
+#endif
     for (struct wt_test *t = head; t; t = t->next) {
         if (!selected(t, argc, argv))
             continue;
