@@ -28,7 +28,7 @@ void weft__ctx_switch(weft__ctx *from, const weft__ctx *to);
  * rsp % 16 == 8, as after a call; AArch64: sp % 16 == 0) and inherits the
  * FP control state (MXCSR and x87 control word, or FPCR) of the caller.
  * fn must never return: if it does, weft__ctx_entry_returned reports it
- * and aborts. size must hold the first frame (WEFT_CTX_SIZE + 32 bytes).
+ * and aborts. size must hold the first frame (WEFT_CTX_SIZE + 64 bytes).
  * Callable from: any thread. */
 void weft__ctx_make(weft__ctx *ctx, void *lo, size_t size,
                     void (*fn)(void *arg), void *arg);

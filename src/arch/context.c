@@ -54,14 +54,17 @@ void weft__ctx_fp_capture(weft__fpstate *fp)
     fp->mxcsr &= ~MXCSR_FLAGS;
 }
 
-/* The frame's address below the 16-aligned top, 16 bytes lower than
+/* The frame's address below the 16-aligned top, 48 bytes lower than
  * System V's: the trampoline starts as if called from nowhere and past
  * its own push of rbp (its unwind information says so), with a zero
- * return address at top - 8 and a zero rbp at top - 16, so that an
- * unwinder walking up from the entry stops there. */
+ * return address at top - 40 and a zero rbp at top - 48, so that an
+ * unwinder walking up from the entry stops there; the 32 bytes above
+ * that return address are the shadow space a caller owes a callee
+ * (the trampoline does not use its own, but it lies inside the stack). */
+#define TRAMPOLINE_RET_BELOW_TOP 40
 static struct frame *frame_at(uintptr_t top)
 {
-    return (struct frame *)(top - 16 - WEFT_CTX_SIZE);
+    return (struct frame *)(top - TRAMPOLINE_RET_BELOW_TOP - 8 - WEFT_CTX_SIZE);
 }
 
 static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const weft__fpstate *fp,
@@ -72,8 +75,9 @@ static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const wef
     f->r12 = (uint64_t)(uintptr_t)fn;
     f->r13 = (uint64_t)(uintptr_t)arg;
     f->ret = (void *)weft__ctx_trampoline;
-    ((void **)top)[-1] = NULL;   /* the trampoline's return address */
-    ((void **)top)[-2] = NULL;   /* the rbp it pushed */
+    uintptr_t ret = top - TRAMPOLINE_RET_BELOW_TOP;
+    *(void **)ret = NULL;         /* the trampoline's return address */
+    *(void **)(ret - 8) = NULL;   /* the rbp it pushed */
     /* What the thread information block says of the stack while this
      * context runs: __chkstk probes down to stack_limit without faults. */
     f->stack_limit = lo;

@@ -15,8 +15,9 @@
  *
  * The frame layout is frame.h's; context.c builds the first frame of a
  * fresh stack so that the final jump lands in weft__ctx_trampoline with
- * rsp % 16 == 8 and a zero return address at [rsp], as if it had been
- * called from nowhere: the unwinder stops there.
+ * rsp % 16 == 0, past its own push of rbp, with a zero return address
+ * above (as if it had been called from nowhere): the unwinder stops
+ * there.
  */
 #include "frame.h"
 
