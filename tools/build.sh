@@ -16,7 +16,7 @@
 # Environment:
 #   CI=true       warnings are errors (-DWEFT_WERROR=ON), and a preset whose
 #                 toolchain is missing fails instead of being skipped
-#   WEFT_PRESETS  presets for `test`, in order (default: release asan tsan aarch64)
+#   WEFT_PRESETS  presets for `test`, in order (default: release asan tsan aarch64; also debug, windows)
 #
 # `test` ends with one line per preset and then "N passed, N failed": the
 # tests of all presets summed, where a preset that cannot be configured or
@@ -42,12 +42,15 @@ debian_packages=(
     python3-matplotlib                # benchmarks/report.py's plots
     valgrind                          # client-request headers (optional in the build); run.py's instruction counts
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user   # the aarch64 preset
+    gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64 wine    # the windows preset (not in the default presets yet)
     spin                              # models/
 )
 # The HTML API reference only (`docs`); not in the list above, so `deps`
 # and `test` never install it.
 docs_packages=(doxygen python3)
 all_presets=(release asan tsan aarch64)
+# Presets WEFT_PRESETS may name besides those: not run by default.
+extra_presets=(debug windows)
 
 case ${CI:-} in
     "" | 0 | false | no) ci=0 ;;
@@ -231,6 +234,15 @@ preflight() {
                 why="qemu-aarch64 not found (Debian package qemu-user)"
             fi
             ;;
+        windows)
+            if [[ ! -f cmake/x86_64-w64-mingw32.cmake ]]; then
+                why="its toolchain file cmake/x86_64-w64-mingw32.cmake is not in this checkout"
+            elif ! command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
+                why="x86_64-w64-mingw32-gcc not found (Debian package gcc-mingw-w64-x86-64)"
+            elif ! command -v wine64 >/dev/null 2>&1 && ! command -v wine >/dev/null 2>&1; then
+                why="wine64 not found (Debian packages wine64 wine)"
+            fi
+            ;;
     esac
     return 0
 }
@@ -247,11 +259,11 @@ run_tests() {
     local p known
     for p in "${presets[@]}"; do
         known=0
-        for k in "${all_presets[@]}" debug; do
+        for k in "${all_presets[@]}" "${extra_presets[@]}"; do
             if [[ $p == "$k" ]]; then known=1; fi
         done
         if ((!known)); then
-            note "unknown preset '$p' in WEFT_PRESETS (known: ${all_presets[*]} debug)"
+            note "unknown preset '$p' in WEFT_PRESETS (known: ${all_presets[*]} ${extra_presets[*]})"
             return 2
         fi
     done

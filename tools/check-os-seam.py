@@ -4,8 +4,9 @@
     tools/check-os-seam.py [ROOT]        (ROOT: the repository, default ..)
 
 src/os/os.h is the one seam between weft and the operating system: a port
-to another OS adds an implementation there (src/os/linux.c has Linux's)
-and touches nothing else. This script reads every C file and header
+to another OS adds an implementation there (src/os/linux.c has Linux's,
+src/os/windows.c Windows') and touches nothing else; <windows.h> is one of
+the headers refused outside src/os. This script reads every C file and header
 under src/ outside src/os and fails when:
 
   1. it includes a system header other than

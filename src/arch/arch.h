@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "frame.h"
+
 typedef struct weft__ctx {
     void *sp;   /* saved stack pointer; the frame of frame.h sits there */
 } weft__ctx;
@@ -26,7 +28,7 @@ void weft__ctx_switch(weft__ctx *from, const weft__ctx *to);
  * rsp % 16 == 8, as after a call; AArch64: sp % 16 == 0) and inherits the
  * FP control state (MXCSR and x87 control word, or FPCR) of the caller.
  * fn must never return: if it does, weft__ctx_entry_returned reports it
- * and aborts. size must hold the first frame (WEFT_CTX_SIZE + 16 bytes).
+ * and aborts. size must hold the first frame (WEFT_CTX_SIZE + 64 bytes).
  * Callable from: any thread. */
 void weft__ctx_make(weft__ctx *ctx, void *lo, size_t size,
                     void (*fn)(void *arg), void *arg);
@@ -51,6 +53,23 @@ void weft__ctx_fp_capture(weft__fpstate *fp);
  * state. Callable from: any thread. */
 void weft__ctx_make_fp(weft__ctx *ctx, void *lo, size_t size,
                        void (*fn)(void *arg), void *arg, const weft__fpstate *fp);
+
+/* Tells a fresh context (from weft__ctx_make) the lowest address of the
+ * region its stack was carved from, below its guard: on Windows the
+ * thread information block's DeallocationStack while it runs, which the
+ * OS's stack-overflow handling reads (guard pages commit downwards from
+ * the stack to it, and STATUS_STACK_OVERFLOW is raised near it).
+ * Nothing elsewhere; without the call, the stack's own lowest byte.
+ * Callable from: any thread, before the first switch to ctx. */
+static inline void weft__ctx_set_reserve(weft__ctx *ctx, void *base)
+{
+#if defined(_WIN32)
+    *(void **)((char *)ctx->sp + WEFT_CTX_STACK_DEALLOC) = base;
+#else
+    (void)ctx;
+    (void)base;
+#endif
+}
 
 /* Where a fresh context starts: calls fn(arg), then entry_returned. */
 void weft__ctx_trampoline(void);

@@ -7,7 +7,85 @@
 #include "frame.h"
 #include "os.h"
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(_WIN32)
+
+struct frame {
+    _Alignas(16) unsigned char xmm[10][16];   /* xmm6..xmm15 */
+    uint32_t mxcsr;
+    uint16_t x87cw;
+    uint16_t pad0;
+    uint64_t r15, r14, r13, r12, rdi, rsi, rbx, rbp;
+    void *stack_limit, *stack_base, *stack_dealloc;
+    uint64_t pad1;
+    void *ret;
+};
+
+_Static_assert(offsetof(struct frame, xmm) == WEFT_CTX_XMM6, "frame.h: xmm6");
+_Static_assert(offsetof(struct frame, mxcsr) == WEFT_CTX_MXCSR, "frame.h: mxcsr");
+_Static_assert(offsetof(struct frame, x87cw) == WEFT_CTX_X87CW, "frame.h: x87cw");
+_Static_assert(offsetof(struct frame, r15) == WEFT_CTX_R15, "frame.h: r15");
+_Static_assert(offsetof(struct frame, r14) == WEFT_CTX_R14, "frame.h: r14");
+_Static_assert(offsetof(struct frame, r13) == WEFT_CTX_R13, "frame.h: r13");
+_Static_assert(offsetof(struct frame, r12) == WEFT_CTX_R12, "frame.h: r12");
+_Static_assert(offsetof(struct frame, rdi) == WEFT_CTX_RDI, "frame.h: rdi");
+_Static_assert(offsetof(struct frame, rsi) == WEFT_CTX_RSI, "frame.h: rsi");
+_Static_assert(offsetof(struct frame, rbx) == WEFT_CTX_RBX, "frame.h: rbx");
+_Static_assert(offsetof(struct frame, rbp) == WEFT_CTX_RBP, "frame.h: rbp");
+_Static_assert(offsetof(struct frame, stack_limit) == WEFT_CTX_STACK_LIMIT, "frame.h: stack limit");
+_Static_assert(offsetof(struct frame, stack_base) == WEFT_CTX_STACK_BASE, "frame.h: stack base");
+_Static_assert(offsetof(struct frame, stack_dealloc) == WEFT_CTX_STACK_DEALLOC, "frame.h: dealloc");
+_Static_assert(offsetof(struct frame, pad1) == WEFT_CTX_PAD, "frame.h: pad");
+_Static_assert(offsetof(struct frame, ret) == WEFT_CTX_RET, "frame.h: ret");
+_Static_assert(WEFT_CTX_RET == WEFT_CTX_FRAME, "frame.h: frame ends at ret");
+_Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
+_Static_assert(WEFT_CTX_FRAME % 16 == 8, "frame.h: the xmm slots must be 16-aligned in the switch");
+
+#define MXCSR_FLAGS 0x3fu
+
+static void fp_read(weft__fpstate *fp)
+{
+    __asm__ volatile("stmxcsr %0" : "=m"(fp->mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(fp->x87cw));
+}
+
+void weft__ctx_fp_capture(weft__fpstate *fp)
+{
+    fp_read(fp);
+    fp->mxcsr &= ~MXCSR_FLAGS;
+}
+
+/* The frame's address below the 16-aligned top, 48 bytes lower than
+ * System V's: the trampoline starts as if called from nowhere and past
+ * its own push of rbp (its unwind information says so), with a zero
+ * return address at top - 40 and a zero rbp at top - 48, so that an
+ * unwinder walking up from the entry stops there; the 32 bytes above
+ * that return address are the shadow space a caller owes a callee
+ * (the trampoline does not use its own, but it lies inside the stack). */
+#define TRAMPOLINE_RET_BELOW_TOP 40
+static struct frame *frame_at(uintptr_t top)
+{
+    return (struct frame *)(top - TRAMPOLINE_RET_BELOW_TOP - 8 - WEFT_CTX_SIZE);
+}
+
+static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const weft__fpstate *fp,
+                       void *lo, uintptr_t top)
+{
+    f->mxcsr = fp->mxcsr;
+    f->x87cw = fp->x87cw;
+    f->r12 = (uint64_t)(uintptr_t)fn;
+    f->r13 = (uint64_t)(uintptr_t)arg;
+    f->ret = (void *)weft__ctx_trampoline;
+    uintptr_t ret = top - TRAMPOLINE_RET_BELOW_TOP;
+    *(void **)ret = NULL;         /* the trampoline's return address */
+    *(void **)(ret - 8) = NULL;   /* the rbp it pushed */
+    /* What the thread information block says of the stack while this
+     * context runs: __chkstk probes down to stack_limit without faults. */
+    f->stack_limit = lo;
+    f->stack_base = (void *)top;
+    f->stack_dealloc = lo;
+}
+
+#elif defined(__x86_64__)
 
 struct frame {
     uint32_t mxcsr;
@@ -45,7 +123,13 @@ void weft__ctx_fp_capture(weft__fpstate *fp)
     fp->mxcsr &= ~MXCSR_FLAGS;
 }
 
-static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const weft__fpstate *fp)
+static struct frame *frame_at(uintptr_t top)
+{
+    return (struct frame *)(top - sizeof(struct frame));
+}
+
+static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const weft__fpstate *fp,
+                       void *lo, uintptr_t top)
 {
     f->mxcsr = fp->mxcsr;
     f->x87cw = fp->x87cw;
@@ -100,7 +184,13 @@ void weft__ctx_fp_capture(weft__fpstate *fp)
     fp_read(fp);   /* FPCR holds control only; the flags are in FPSR */
 }
 
-static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const weft__fpstate *fp)
+static struct frame *frame_at(uintptr_t top)
+{
+    return (struct frame *)(top - sizeof(struct frame));
+}
+
+static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const weft__fpstate *fp,
+                       void *lo, uintptr_t top)
 {
     f->fpcr = fp->fpcr;
     f->x19 = (uint64_t)(uintptr_t)fn;
@@ -114,12 +204,13 @@ static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const wef
 void weft__ctx_make_fp(weft__ctx *ctx, void *lo, size_t size, void (*fn)(void *), void *arg,
                        const weft__fpstate *fp)
 {
-    /* The frame goes right below the 16-aligned top, so that when the
-     * switch pops it the stack pointer is the aligned top itself. */
+    /* The frame goes right below the 16-aligned top (System V, AArch64:
+     * when the switch pops it the stack pointer is the aligned top
+     * itself; Windows: 8 bytes lower, see frame_at). */
     uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;
-    struct frame *f = (struct frame *)(top - sizeof(struct frame));
-    memset(f, 0, sizeof *f);
-    fill_frame(f, fn, arg, fp);
+    struct frame *f = frame_at(top);
+    memset(f, 0, WEFT_CTX_SIZE);
+    fill_frame(f, fn, arg, fp, lo, top);
     ctx->sp = f;
 }
 

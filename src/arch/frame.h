@@ -26,6 +26,35 @@
 #define WEFT_CTX_FRAME    56   /* bytes below the return address */
 #define WEFT_CTX_SIZE     64   /* the whole frame, return address included */
 
+#elif defined(__x86_64__) && defined(_WIN32)
+
+/* x86-64 Windows (the Microsoft x64 ABI). rdi, rsi and xmm6-xmm15 are
+ * callee-saved besides System V's set, and so are MXCSR's and the x87
+ * control words. The thread information block's stack bounds (StackBase
+ * at gs:0x08, StackLimit at gs:0x10, DeallocationStack at gs:0x1478)
+ * describe the running stack to stack probes (__chkstk) and the
+ * unwinder, so they travel with the context too. The xmm slots come
+ * first: the frame starts 16-aligned (its size is 8 mod 16 and the
+ * switch is entered with rsp % 16 == 8), so movaps may store them. */
+#define WEFT_CTX_XMM6      0   /* xmm6..xmm15: 16 bytes each */
+#define WEFT_CTX_MXCSR   160   /* 4 bytes */
+#define WEFT_CTX_X87CW   164   /* 2 bytes, then 2 bytes of padding */
+#define WEFT_CTX_R15     168
+#define WEFT_CTX_R14     176
+#define WEFT_CTX_R13     184   /* fresh context: the entry's argument */
+#define WEFT_CTX_R12     192   /* fresh context: the entry function */
+#define WEFT_CTX_RDI     200
+#define WEFT_CTX_RSI     208
+#define WEFT_CTX_RBX     216
+#define WEFT_CTX_RBP     224
+#define WEFT_CTX_STACK_LIMIT   232   /* TIB StackLimit: the lowest usable byte */
+#define WEFT_CTX_STACK_BASE    240   /* TIB StackBase: one past the highest */
+#define WEFT_CTX_STACK_DEALLOC 248   /* TIB DeallocationStack: the region's base */
+#define WEFT_CTX_PAD     256
+#define WEFT_CTX_RET     264   /* return address, popped by the switch */
+#define WEFT_CTX_FRAME   264   /* bytes below the return address */
+#define WEFT_CTX_SIZE    272   /* the whole frame, return address included */
+
 #elif defined(__aarch64__) && !defined(_WIN32)
 
 /* AArch64 AAPCS64: x19-x28, fp (x29), lr (x30), the low halves of
@@ -56,7 +85,7 @@
 #define WEFT_CTX_SIZE    176   /* a multiple of 16: sp stays aligned */
 
 #else
-#error "weft: unsupported target: weft's context switch exists for x86-64 System V and AArch64 (AAPCS64) only"
+#error "weft: unsupported target: weft's context switch exists for x86-64 (System V and Windows) and AArch64 (AAPCS64) only"
 #endif
 
 #endif /* WEFT_ARCH_FRAME_H */

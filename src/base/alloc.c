@@ -30,17 +30,18 @@
 static void *default_alloc(size_t size, void *ctx)
 {
     (void)ctx;
-    void *p = NULL;
     if (size >= WEFT_CACHELINE)
-        return posix_memalign(&p, WEFT_CACHELINE, size) == 0 ? p : NULL;
+        return weft__os_alloc_aligned(WEFT_CACHELINE, size);
     return malloc(size ? size : 1);
 }
 
 static void default_free(void *ptr, size_t size, void *ctx)
 {
-    (void)size;
     (void)ctx;
-    free(ptr);
+    if (size >= WEFT_CACHELINE)
+        weft__os_free_aligned(ptr);   /* default_alloc's choice, by the same size */
+    else
+        free(ptr);
 }
 
 /* Written once before any weft object exists (documented), read anywhere. */
@@ -109,8 +110,10 @@ void weft__free_late(void *p, size_t size)
 #endif
 }
 
+#if defined(__GLIBC__)
 /* Bytes freed (weft__trim_freed) since free pages were last handed back. */
 static _Atomic size_t freed_untrimmed;
+#endif
 
 void weft__trim_freed(size_t bytes)
 {

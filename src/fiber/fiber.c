@@ -243,6 +243,7 @@ int weft__fiber_create(weft__fiber_pool *p, weft__fiber **out, weft__fiber_fn fn
 #endif
     weft__ctx_make_fp(&f->ctx, f->stack_lo, f->stack_size, fiber_start, f,
                       &p->fp);   /* not the maker's current state: see pool_init */
+    weft__ctx_set_reserve(&f->ctx, f->map);   /* the guard is the OS's business too (Windows) */
     *out = f;
     return WEFT_OK;
 }

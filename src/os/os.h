@@ -19,7 +19,9 @@
  * One implementation per OS: linux.c, and os_linux.h for the calls on
  * hot paths (the clock, the word wait and wake, the barrier a parking
  * worker pays, yield), which are static inline so that park and wake pay
- * one system call and no call into weft around it. Nothing here needs an OS header: a descriptor is an
+ * one system call and no call into weft around it. Windows has
+ * windows.c and os_windows.h (what the fiber-only build needs so far;
+ * windows.c lists what is still a stub). Nothing here needs an OS header: a descriptor is an
  * int, a poller's events are weft's own struct. Every room sees this one
  * (it sits below base).
  *
@@ -116,6 +118,15 @@ void *weft__os_map_stack(size_t size, size_t guard);
 /* Unmaps what weft__os_map_stack mapped (the same size). Callable from:
  * any thread. */
 void weft__os_unmap_stack(void *m, size_t size);
+
+/* static inline void *weft__os_alloc_aligned(size_t align, size_t size)
+ *   size bytes aligned to align (a power of two, at least a pointer's
+ *   size), or NULL. Free it with weft__os_free_aligned only (Windows
+ *   keeps aligned blocks apart from malloc's). Callable from: any thread.
+ *
+ * static inline void weft__os_free_aligned(void *p)
+ *   Frees what weft__os_alloc_aligned returned (NULL: nothing). Callable
+ *   from: any thread. */
 
 /* Hands pages the C allocator holds free back to the OS, where it can
  * (glibc's malloc_trim; elsewhere nothing). Callable from: any thread. */
@@ -246,10 +257,12 @@ int weft__os_child_handle(int pid);
  * ours (or reaped by someone else). Callable from: any thread. */
 int weft__os_child_reap(int pid, int *status);
 
-#ifdef __linux__
+#if defined(_WIN32)
+# include "os_windows.h"
+#elif defined(__linux__)
 # include "os_linux.h"
 #else
-# error "weft: no OS seam for this target (src/os has linux.c only)"
+# error "weft: no OS seam for this target (src/os has linux.c and windows.c only)"
 #endif
 
 #endif /* WEFT_OS_H */

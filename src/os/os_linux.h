@@ -10,6 +10,7 @@
 #define WEFT_OS_LINUX_H
 
 #include <errno.h>
+#include <stdlib.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sched.h>
@@ -53,6 +54,17 @@ static inline int weft__os_barrier(void)
 #else
     return ENOSYS;   /* unreachable: weft__os_barrier_setup said false */
 #endif
+}
+
+static inline void *weft__os_alloc_aligned(size_t align, size_t size)
+{
+    void *p = NULL;
+    return posix_memalign(&p, align, size) == 0 ? p : NULL;
+}
+
+static inline void weft__os_free_aligned(void *p)
+{
+    free(p);
 }
 
 #endif /* WEFT_OS_LINUX_H */

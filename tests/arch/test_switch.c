@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/wait.h>
+#ifndef _WIN32
+# include <sys/wait.h>   /* Windows: wtest.h reads wt_run_child's exit code */
+#endif
 
 #include "arch.h"
 #include "base.h"
@@ -15,9 +17,33 @@
 # include <sanitizer/common_interface_defs.h>
 #endif
 
+#ifdef _WIN32
+/* The C runtime has no aligned_alloc: its aligned blocks have their own free. */
+# include <malloc.h>
+# define aligned_alloc(align, size) _aligned_malloc(size, align)
+# define free_aligned(p) _aligned_free(p)
+#else
+# define free_aligned(p) free(p)
+#endif
+
 /* The callee-saved registers weft_test_switch_magic fills and reads back,
  * in the order of its out[] array, and the value it loads into each. */
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(_WIN32)
+# define NREGS 18
+static const char *const reg_name[NREGS] = {
+    "rbx", "rbp", "rdi", "rsi", "r12", "r13", "r14", "r15",
+    "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+};
+
+/* Mirrors regs_x86_64_win64.S: the GPRs get 0x1111111111111111 * (1..8),
+ * xmm6..xmm15's low halves 0xd0d0d0d0d0d0d0NN with NN the register number. */
+static uint64_t expected(int i)
+{
+    if (i < 8)
+        return 0x1111111111111111ull * (uint64_t)(i + 1);
+    return 0xd0d0d0d0d0d0d000ull + (uint64_t)(6 + i - 8);
+}
+#elif defined(__x86_64__)
 # define NREGS 6
 static const char *const reg_name[NREGS] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
 
@@ -80,7 +106,7 @@ static void tctx_free(struct tctx *t)
 #ifdef WEFT_TSAN
     __tsan_destroy_fiber(t->tsan);
 #endif
-    free(t->lo);
+    free_aligned(t->lo);
 }
 
 static void before(struct tctx *from, struct tctx *to)
@@ -306,3 +332,68 @@ WT_TEST(arch, returning_entry_is_reported)
     WT_ASSERT(strstr(out, "weft: a fiber's entry function returned") != NULL,
               "message missing; stderr: %s", out);
 }
+
+#ifdef _WIN32
+/* ---- Windows: the thread information block's stack bounds --------------- */
+
+/* Declared here rather than through <windows.h>, which the test's own
+ * names would clash with. */
+unsigned short __stdcall RtlCaptureStackBackTrace(unsigned long skip, unsigned long n, void **frames,
+                                                  unsigned long *hash);
+
+static uintptr_t tib_word(int offset)
+{
+    uintptr_t v;
+    if (offset == 0x08)
+        __asm__ volatile("movq %%gs:0x08, %0" : "=r"(v));
+    else
+        __asm__ volatile("movq %%gs:0x10, %0" : "=r"(v));
+    return v;
+}
+
+static uintptr_t seen_base, seen_limit;
+static unsigned short seen_frames;
+
+static __attribute__((noinline)) int big_frame(int n)
+{
+    /* More than a page: the compiler probes it (__chkstk), page by page. */
+    volatile char buf[64 * 1024];
+    buf[0] = (char)n;
+    buf[sizeof buf - 1] = (char)n;
+    return buf[0] + buf[sizeof buf - 1];
+}
+
+static void tib_fiber(void *arg)
+{
+    after(&other);
+    for (;;) {
+        seen_base = tib_word(0x08);
+        seen_limit = tib_word(0x10);
+        big_frame(1);
+        void *frames[64];
+        /* Walks up to the trampoline, whose unwind information ends the
+         * walk at its zero return address. */
+        seen_frames = RtlCaptureStackBackTrace(0, 64, frames, NULL);
+        tswitch(&other, &main_ctx);
+    }
+}
+
+WT_TEST(arch, win64_tib_stack_bounds_follow_the_context)
+{
+    init_main();
+    uintptr_t base = tib_word(0x08), limit = tib_word(0x10);
+    tctx_make(&other, tib_fiber, NULL);
+    for (int i = 0; i < 3; i++) {
+        tswitch(&main_ctx, &other);
+        WT_ASSERT(seen_limit == (uintptr_t)other.lo, "fiber's StackLimit %#llx, stack at %p",
+                  (unsigned long long)seen_limit, (void *)other.lo);
+        WT_ASSERT(seen_base > (uintptr_t)other.lo && seen_base <= (uintptr_t)other.lo + STACK,
+                  "fiber's StackBase %#llx outside its stack", (unsigned long long)seen_base);
+        WT_ASSERT(seen_frames >= 2 && seen_frames < 64, "a backtrace on the fiber found %u frames",
+                  (unsigned)seen_frames);
+        WT_ASSERT(tib_word(0x08) == base && tib_word(0x10) == limit,
+                  "the thread's own stack bounds were not restored");
+    }
+    tctx_free(&other);
+}
+#endif

@@ -117,11 +117,19 @@ struct wt_test {
     struct wt_test *next;
 };
 
+/* mingw-w64 calls the C runtime's formats "printf" and its own C99 ones
+ * (which the tests get: __USE_MINGW_ANSI_STDIO) "gnu_printf". */
+#ifdef _WIN32
+# define WT__PRINTF gnu_printf
+#else
+# define WT__PRINTF printf
+#endif
+
 void wt_register(struct wt_test *t);
 void wt_fail_at(const char *file, int line, const char *cond, const char *fmt, ...)
-    __attribute__((noreturn, format(printf, 4, 5)));
+    __attribute__((noreturn, format(WT__PRINTF, 4, 5)));
 void wt_skip_at(const char *file, int line, const char *fmt, ...)
-    __attribute__((noreturn, format(printf, 3, 4)));
+    __attribute__((noreturn, format(WT__PRINTF, 3, 4)));
 
 /* The exit status of a test child that called WT_SKIP (automake's). */
 #define WT_SKIP_EXIT 77
@@ -203,5 +211,22 @@ static inline uint64_t wt_rand(uint64_t *state)
  * terminated, truncated to cap). Returns the raw wait status. For death
  * tests that check the message, in either runner. */
 int wt_run_child(void (*fn)(void *), void *arg, char *buf, size_t cap);
+
+#ifdef _WIN32
+/* Windows has no fork and no wait status: wt_run_child starts the program
+ * again (wtest_win.c) and returns the child's exit code, which these
+ * read as a wait status. abort() exits with 3, read as SIGABRT; an
+ * unhandled exception (0xC0000000 and up: an access violation, a stack
+ * overflow) as SIGSEGV. */
+# include <signal.h>
+# define WIFSIGNALED(s) ((unsigned)(s) == 3u || (unsigned)(s) >= 0xC0000000u)
+# define WTERMSIG(s)    ((unsigned)(s) == 3u ? SIGABRT : SIGSEGV)
+# define WIFEXITED(s)   (!WIFSIGNALED(s))
+# define WEXITSTATUS(s) ((int)((unsigned)(s) & 0xffu))
+/* The harness's own: start this program with args (stderr into buf
+ * unless buf is NULL; a timeout of 0: none), and its child side. */
+int wt__win_spawn(const char *args, char *buf, size_t cap, double timeout_s, bool *timed_out);
+bool wt__win_child_main(int argc, char **argv);
+#endif
 
 #endif /* WEFT_WTEST_H */

@@ -8,12 +8,16 @@
  * exits with WT_SKIP_EXIT; under WEFT_TEST_NOFORK a skip ends the run).
  * Arguments: substrings; only tests whose "suite::name" contains one run.
  * WEFT_TEST_NOFORK=1 runs tests in-process (for a debugger).
+ * Windows has no fork: each test runs in a new process of the program
+ * instead (wtest_win.c), started with --wt-one SUITE::NAME.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <sys/wait.h>
+#ifndef _WIN32
+# include <sys/wait.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -95,7 +99,11 @@ static enum verdict judge(const struct wt_test *t, int status, bool timed_out, c
         int sig = WTERMSIG(status);
         if (t->opts->signal == sig)
             return V_PASS;
+#ifdef _WIN32
+        snprintf(why, cap, "ended by exception or abort (exit code %#x)", (unsigned)status);
+#else
         snprintf(why, cap, "killed by signal %d (%s)", sig, strsignal(sig));
+#endif
         return V_FAIL;
     }
     int code = WEXITSTATUS(status);
@@ -118,13 +126,24 @@ static enum verdict run_one(const struct wt_test *t, double default_timeout, cha
         t->fn();
         return V_PASS;
     }
+    double limit = t->opts->timeout > 0 ? t->opts->timeout : default_timeout;
+#ifdef _WIN32
+    char args[300];
+    snprintf(args, sizeof args, "--wt-one %s::%s", t->suite, t->name);
+    bool timed_out;
+    int status = wt__win_spawn(args, NULL, 0, limit, &timed_out);
+    if (status == -1 && !timed_out) {
+        snprintf(why, cap, "CreateProcess failed");
+        return V_FAIL;
+    }
+    return judge(t, status, timed_out, why, cap);
+#else
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(why, cap, "fork: %s", strerror(errno));
         return V_FAIL;
     }
-    double limit = t->opts->timeout > 0 ? t->opts->timeout : default_timeout;
     if (pid == 0) {
         wt_watchdog_arm(t->suite, t->name, limit);   /* dumps weft's state just before the kill */
         t->fn();
@@ -154,15 +173,41 @@ static enum verdict run_one(const struct wt_test *t, double default_timeout, cha
         usleep(1000);
     }
     return judge(t, status, timed_out, why, cap);
+#endif
 }
 
 int main(int argc, char **argv)
 {
+#ifdef _WIN32
+    wt__win_child_main(argc, argv);   /* a death test's child: does not return */
+    if (argc == 3 && strcmp(argv[1], "--wt-one") == 0) {
+        for (struct wt_test *t = head; t; t = t->next) {
+            char full[256];
+            snprintf(full, sizeof full, "%s::%s", t->suite, t->name);
+            if (strcmp(full, argv[2]) != 0)
+                continue;
+            const char *e = getenv("WEFT_TEST_TIMEOUT");
+            wt_watchdog_arm(t->suite, t->name, t->opts->timeout > 0 ? t->opts->timeout : e ? atof(e) : 120.0);
+            t->fn();
+            fflush(NULL);
+            _exit(0);
+        }
+        fprintf(stderr, "no test %s\n", argv[2]);
+        return 2;
+    }
+#endif
     const char *env = getenv("WEFT_TEST_TIMEOUT");
     double default_timeout = env ? atof(env) : 120.0;
     unsigned passed = 0, failed = 0, skipped = 0;
 
+#ifdef _WIN32
+    /* The C runtime has no line buffering (_IOLBF is full buffering, and
+     * refuses a size of 0): unbuffered keeps the lines in order with the
+     * children's. */
+    setvbuf(stdout, NULL, _IONBF, 0);
+#else
     setvbuf(stdout, NULL, _IOLBF, 0);
+#endif
     for (struct wt_test *t = head; t; t = t->next) {
         if (!selected(t, argc, argv))
             continue;

@@ -35,7 +35,14 @@
 
 /* Weak: the fiber-only build has no scheduler, and a test that never
  * creates one does not link that part of weft. */
+#ifdef _WIN32
+/* PE has no undefined weak data (the reference goes through a pointer
+ * the linker must fill), and the Windows build has no scheduler yet: a
+ * weak definition stands in, which weft's own overrides once it has one. */
+bool weft__stall_track_all __attribute__((weak));
+#else
 extern bool weft__stall_track_all __attribute__((weak));
+#endif
 extern void weft__sched_dump_all(FILE *out) __attribute__((weak));
 extern void weft__sched_dump(struct weft_sched *s, FILE *out) __attribute__((weak));
 
@@ -45,12 +52,29 @@ char *wt_sched_state(struct weft_sched *s)
     size_t len = 0;
     if (!weft__sched_dump)
         return NULL;
+#ifdef _WIN32
+    /* No open_memstream: a temporary file, read back. */
+    FILE *f = tmpfile();
+    if (!f)
+        return NULL;
+    weft__sched_dump(s, f);
+    long n = ftell(f);
+    text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text) {
+        rewind(f);
+        len = fread(text, 1, (size_t)n, f);
+        text[len] = '\0';
+    }
+    fclose(f);
+    return text;
+#else
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return NULL;
     weft__sched_dump(s, f);
     fclose(f);
     return text;
+#endif
 }
 
 static struct {
@@ -174,8 +198,12 @@ void wt_watchdog_arm(const char *suite, const char *name, double timeout_s)
     if (timeout_s <= 0)
         return;
     wt__watchdog_pause();   /* a watchdog armed before (inherited by a child) gives way */
+#ifdef _WIN32
+    weft__stall_track_all = true;
+#else
     if (&weft__stall_track_all)
         weft__stall_track_all = true;
+#endif
     double margin = timeout_s / 10 < 2.0 ? timeout_s / 10 : 2.0;
     uint64_t now = now_ns();
     pthread_mutex_lock(&wd.lock);
