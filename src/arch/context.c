@@ -40,20 +40,6 @@ _Static_assert(WEFT_CTX_RET == WEFT_CTX_FRAME, "frame.h: frame ends at ret");
 _Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
 _Static_assert(WEFT_CTX_FRAME % 16 == 8, "frame.h: the xmm slots must be 16-aligned in the switch");
 
-#define MXCSR_FLAGS 0x3fu
-
-static void fp_read(weft__fpstate *fp)
-{
-    __asm__ volatile("stmxcsr %0" : "=m"(fp->mxcsr));
-    __asm__ volatile("fnstcw %0" : "=m"(fp->x87cw));
-}
-
-void weft__ctx_fp_capture(weft__fpstate *fp)
-{
-    fp_read(fp);
-    fp->mxcsr &= ~MXCSR_FLAGS;
-}
-
 /* The frame's address below the 16-aligned top, 48 bytes lower than
  * System V's: the trampoline starts as if called from nowhere and past
  * its own push of rbp (its unwind information says so), with a zero
@@ -106,22 +92,6 @@ _Static_assert(offsetof(struct frame, rbp) == WEFT_CTX_RBP, "frame.h: rbp");
 _Static_assert(offsetof(struct frame, ret) == WEFT_CTX_RET, "frame.h: ret");
 _Static_assert(WEFT_CTX_RET == WEFT_CTX_FRAME, "frame.h: frame ends at ret");
 _Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
-
-/* MXCSR bits 0-5: exceptions raised so far (sticky), not control. */
-#define MXCSR_FLAGS 0x3fu
-
-/* The calling thread's state as it is, flags included (weft__ctx_make). */
-static void fp_read(weft__fpstate *fp)
-{
-    __asm__ volatile("stmxcsr %0" : "=m"(fp->mxcsr));
-    __asm__ volatile("fnstcw %0" : "=m"(fp->x87cw));
-}
-
-void weft__ctx_fp_capture(weft__fpstate *fp)
-{
-    fp_read(fp);
-    fp->mxcsr &= ~MXCSR_FLAGS;
-}
 
 static struct frame *frame_at(uintptr_t top)
 {
@@ -197,6 +167,27 @@ static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const wef
     f->x20 = (uint64_t)(uintptr_t)arg;
     f->x29 = 0;                                   /* ends frame-pointer walks */
     f->x30 = (uint64_t)(uintptr_t)weft__ctx_trampoline;
+}
+
+#endif
+
+#if defined(__x86_64__)
+/* Both x86-64 ABIs keep MXCSR and the x87 control word in the frame. */
+
+/* MXCSR bits 0-5: exceptions raised so far (sticky), not control. */
+#define MXCSR_FLAGS 0x3fu
+
+/* The calling thread's state as it is, flags included (weft__ctx_make). */
+static void fp_read(weft__fpstate *fp)
+{
+    __asm__ volatile("stmxcsr %0" : "=m"(fp->mxcsr));
+    __asm__ volatile("fnstcw %0" : "=m"(fp->x87cw));
+}
+
+void weft__ctx_fp_capture(weft__fpstate *fp)
+{
+    fp_read(fp);
+    fp->mxcsr &= ~MXCSR_FLAGS;
 }
 
 #endif
