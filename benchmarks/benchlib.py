@@ -196,15 +196,20 @@ class Case:
         self.label = ""
         self.error = None
 
-    @property
-    def ns_per_item(self):
-        """The quantity (QUANTITY): None when the case counts no items."""
-        got = [s[0] for s in self.samples if s[0] is not None]
+    def _median_per_item(self, clock):
+        """Median over the samples of ns per item on clock 0 (the case's
+        own) or 1 (wall), else Google Benchmark's median aggregate's."""
+        got = [s[clock] for s in self.samples if s[clock] is not None]
         if got:
             return statistics.median(got)
         if self.median_agg is not None:
-            return per_item_ns(self.median_agg, self.real_time)[0]
+            return per_item_ns(self.median_agg, self.real_time)[clock]
         return None
+
+    @property
+    def ns_per_item(self):
+        """The quantity (QUANTITY): None when the case counts no items."""
+        return self._median_per_item(0)
 
     @property
     def ns(self):
@@ -221,12 +226,7 @@ class Case:
 
     @property
     def wall_ns_per_item(self):
-        got = [s[1] for s in self.samples if s[1] is not None]
-        if got:
-            return statistics.median(got)
-        if self.median_agg is not None:
-            return per_item_ns(self.median_agg, self.real_time)[1]
-        return None
+        return self._median_per_item(1)
 
     @property
     def cv(self):
