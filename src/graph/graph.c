@@ -88,7 +88,11 @@ static void *arena_alloc(weft_graph *g, size_t bytes)
         size_t size = sizeof(weft__chunk) + bytes;
         if (size < WEFT__PIECE)
             size = WEFT__PIECE;
-        weft__chunk *c = size == WEFT__PIECE ? piece_alloc() : weft__alloc(size);
+        weft__chunk *c = g->spare_chunks;   /* kept by an emptying (weft__graph_clear) */
+        if (c && size == WEFT__PIECE)
+            g->spare_chunks = c->next;
+        else
+            c = size == WEFT__PIECE ? piece_alloc() : weft__alloc(size);
         if (!c)
             return NULL;
         c->next = g->chunks;
@@ -221,7 +225,38 @@ int weft_graph_destroy(weft_graph *g)
      * still read g (a waiter is listed until its fiber resumes): report.c
      * lets go of it first, with g's lock released (lock order). */
     weft__graph_unlock(g);
+    weft__graph_free(g);
+    return WEFT_OK;
+}
+
+/* A chunk list's chunks go back; returns the bytes freed to the
+ * allocator (kept pieces not counted). */
+static size_t chunks_free(weft__chunk *c)
+{
+    size_t freed = 0;
+    for (weft__chunk *next; c; c = next) {
+        next = c->next;
+        if (c->size == WEFT__PIECE) {
+            piece_free(c);
+        } else {
+            freed += c->size;
+            weft__free(c, c->size);
+        }
+    }
+    return freed;
+}
+
+void weft__graph_free(weft_graph *g)
+{
     weft__report_unlist(g);
+    /* A subflow task's sub-graph is the task's: freed with it, as are
+     * the spare ones (subflow.c). */
+    for (uint32_t k = 0; k < g->nsubflows; k++)
+        weft__graph_free(weft__graph_node(g, g->subflows[k])->arg);
+    for (weft_graph *sub = g->sf_spare, *next; sub; sub = next) {
+        next = sub->sf_next;
+        weft__graph_free(sub);
+    }
     /* What goes back to the allocator, not counting kept pieces (they
      * stay weft's): for weft__trim_freed, below. */
     size_t freed = sizeof *g;
@@ -231,15 +266,7 @@ int weft_graph_destroy(weft_graph *g)
         freed += sizeof *g->blocks * g->blocks_cap;
         weft__free(g->blocks, sizeof *g->blocks * g->blocks_cap);
     }
-    for (weft__chunk *c = g->chunks, *next; c; c = next) {
-        next = c->next;
-        if (c->size == WEFT__PIECE) {
-            piece_free(c);
-        } else {
-            freed += c->size;
-            weft__free(c, c->size);
-        }
-    }
+    freed += chunks_free(g->chunks) + chunks_free(g->spare_chunks);
     if (g->names) {
         for (uint32_t i = 0; i < g->names_cap; i++)
             freed += name_free(g->names[i]);
@@ -256,6 +283,8 @@ int weft_graph_destroy(weft_graph *g)
     }
     if (g->modules)
         weft__free(g->modules, sizeof *g->modules * g->modules_cap);
+    if (g->subflows)
+        weft__free(g->subflows, sizeof *g->subflows * g->subflows_cap);
     weft__attr_free(g);   /* task attributes (attr.c) */
     header_retire(g);
     /* malloc keeps what is freed for its own reuse, and pages freed
@@ -263,13 +292,55 @@ int weft_graph_destroy(weft_graph *g)
      * resident: a program that made big graphs would hold their memory
      * for ever. alloc.c hands free pages back once enough was freed. */
     weft__trim_freed(freed);
-    return WEFT_OK;
+}
+
+void weft__graph_clear(weft_graph *g)
+{
+    weft__graph_lock(g);
+    for (uint32_t k = 0; k < g->nsubflows; k++)
+        weft__subflow_give(g, weft__graph_node(g, g->subflows[k])->arg);
+    if (g->names)
+        for (uint32_t i = 0; i < g->names_cap; i++) {
+            name_free(g->names[i]);
+            g->names[i] = NULL;
+        }
+    if (g->chunks) {
+        /* Every chunk is spare again (a big one, past a piece, is freed:
+         * taken again only by a list that long). */
+        weft__chunk *c = g->chunks;
+        while (c) {
+            weft__chunk *next = c->next;
+            if (c->size == WEFT__PIECE) {
+                c->next = g->spare_chunks;
+                g->spare_chunks = c;
+            } else {
+                weft__free(c, c->size);
+            }
+            c = next;
+        }
+        g->chunks = NULL;
+        g->bump = g->bump_end = NULL;
+    }
+    weft__attr_clear(g);   /* attr.c: no task has attributes */
+    g->cyclic = g->need_dedup = g->need_order = false;
+    g->has_cond = g->has_module = g->has_subflow = false;
+    g->nmodules = g->nsubflows = 0;
+    g->checked_in = 0;
+    g->n = g->nroots = g->nsinks = g->nbig = 0;
+    g->back_edges = 0;
+    weft__graph_unlock(g);
 }
 
 /* ---- tasks ----------------------------------------------------------------- */
 
 /* Adds a task (kind: 0, or WEFT__CTL_COND for a condition task). */
 int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out)
+{
+    return weft__graph_add_node_x(g, fn, arg, kind, NULL, 0, out);
+}
+
+int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
+                           const void *extra, size_t extra_size, weft_task **out)
 {
     if (!out)
         return WEFT_EINVAL;
@@ -290,13 +361,14 @@ int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, we
     /* Room first, so that a failure leaves nothing behind: a place in
      * the roots array (it starts as a root), then a block if i starts
      * one. A larger roots array holding the same roots is no change. */
-    bool module = fn == weft__module_mark;
+    bool module = fn == weft__module_mark, subflow = fn == weft__subflow_mark;
     if (!u32_reserve(&g->roots, &g->roots_cap, g->nroots, 16) ||
-        (module && !u32_reserve(&g->modules, &g->modules_cap, g->nmodules, 4))) {
+        (module && !u32_reserve(&g->modules, &g->modules_cap, g->nmodules, 4)) ||
+        (subflow && !u32_reserve(&g->subflows, &g->subflows_cap, g->nsubflows, 4))) {
         rc = WEFT_ENOMEM;
         goto out;
     }
-    if ((i & (WEFT__BLOCK_NODES - 1)) == 0) {
+    if ((i >> WEFT__BLOCK_SHIFT) >= g->nblocks) {   /* an emptied graph keeps its blocks */
         if (!slots_reserve(&g->blocks, &g->blocks_cap, g->nblocks, 16)) {
             rc = WEFT_ENOMEM;
             goto out;
@@ -306,7 +378,28 @@ int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, we
             rc = WEFT_ENOMEM;
             goto out;
         }
-        g->blocks[g->nblocks++] = blk;
+        g->blocks[g->nblocks++] = blk;   /* kept if what follows fails: the next add takes it */
+    }
+    if (extra) {
+        void *x = arena_alloc(g, extra_size);   /* a multi-condition's record (subflow.c) */
+        if (!x) {
+            rc = WEFT_ENOMEM;
+            goto out;
+        }
+        memcpy(x, extra, extra_size);   /* under the lock: no run reads it before */
+        arg = x;
+    }
+    if (subflow) {
+        /* The last that can fail. arg holds the task's function and its
+         * arg (subflow.c); the task's arg is its own sub-graph. */
+        weft_graph *sub = weft__subflow_take(g);
+        if (!sub) {
+            rc = WEFT_ENOMEM;
+            goto out;
+        }
+        sub->sf_fn = ((const weft__sf_init *)arg)->fn;
+        sub->sf_arg = ((const weft__sf_init *)arg)->arg;
+        arg = sub;
     }
     weft_task *t = weft__graph_node(g, i);
     t->link.next = (weft__node *)WEFT__NODE_HOOK;   /* a hook record (core runs it as weft__node_entry) */
@@ -325,6 +418,11 @@ int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, we
     if (module) {
         g->modules[g->nmodules++] = i;
         g->has_module = true;
+    }
+    if (subflow) {
+        g->subflows[g->nsubflows++] = i;
+        g->has_subflow = true;
+        ((weft_graph *)arg)->sf_task = t;
     }
     atomic_init(&t->done, WEFT__NO_EPOCH);
     t->index = i;
@@ -428,8 +526,10 @@ static void succ_append(weft_task *t, uint32_t *grown, uint32_t v)
 
 int weft_task_precede(weft_task *t, weft_task *successor)
 {
-    if (!t || !successor || t == successor || t->g != successor->g)
+    if (!t || !successor || t->g != successor->g)
         return WEFT_EINVAL;
+    if (t == successor && !weft__is_cond(t))
+        return WEFT_EINVAL;   /* a strong self-edge is a cycle; a condition's is a loop */
     weft_graph *g = t->g;
     weft_task *v = successor;
     weft__graph_lock(g);

@@ -94,7 +94,7 @@ void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
 
 bool weft__module_cancelled(const weft_graph *g)
 {
-    for (const weft_task *m = g->parent; m; m = m->g->parent) {
+    for (const weft_task *m = weft__graph_up(g); m; m = weft__graph_up(m->g)) {
         const weft_graph *outer = m->g;
         uint32_t epoch = atomic_load_explicit(&((weft_graph *)outer)->run, memory_order_relaxed) >> 1;
         if (atomic_load_explicit(&((weft_graph *)outer)->cancel_epoch, memory_order_relaxed) == epoch)
@@ -108,7 +108,7 @@ bool weft__runs_within(const weft_graph *g, const weft_graph *x)
     for (unsigned d = 0; g && d <= WEFT__MODULE_DEPTH; d++) {
         if (g == x)
             return true;
-        const weft_task *m = g->parent;
+        const weft_task *m = weft__graph_up(g);
         g = m ? m->g : NULL;
     }
     return false;

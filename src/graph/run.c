@@ -117,7 +117,7 @@ static inline __attribute__((always_inline))
 bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp, bool skip_now)
 {
     bool all = skip_now || atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
-               (sp && g->parent != NULL && weft__module_cancelled(g));
+               (sp && weft__graph_up(g) != NULL && weft__module_cancelled(g));
     uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
     for (;;) {
         bool skip = all || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
@@ -345,6 +345,41 @@ static __attribute__((noinline)) void hook_begin(weft__worker *w, weft_task *t)
     weft__hook_task_begin(w, named ? name : NULL, t->fn, true);
 }
 
+/* A multi-condition task's answer (subflow.c): every successor it picks
+ * but one is queued as a condition's pick is (each once, counted in
+ * `pending`); the one returned goes on on this fiber, as a plain
+ * condition's pick does. -1: none, or t failed (weft_task_fail in its
+ * function: it picks nothing). Callable from: t's visit. */
+static __attribute__((noinline)) int multi_pick(weft__worker *w, weft__visiting *vis, weft_graph *g,
+                                                weft_task *t)
+{
+    const weft__mcond *mc = t->arg;
+    int picks[WEFT_MULTI_COND_MAX];
+    size_t cap = t->nsucc < WEFT_MULTI_COND_MAX ? t->nsucc : WEFT_MULTI_COND_MAX;
+    size_t k = cap ? mc->fn(mc->arg, picks, cap) : 0;
+    if (k > cap)
+        k = cap;
+    if (vis->fail)
+        return -1;
+    const uint32_t *succ = weft__succ(t);
+    int keep = -1;
+    for (size_t i = 0; i < k; i++) {
+        int p = picks[i];
+        if (p < 0 || (uint32_t)p >= t->nsucc)
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = picks[j] == p;
+        if (seen)
+            continue;   /* a repeat runs the successor once */
+        if (keep < 0)
+            keep = p;
+        else
+            queue_node(g, w, weft__graph_node(g, succ[p]), true);
+    }
+    return keep;
+}
+
 static inline __attribute__((always_inline))
 weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks, const bool sp)
 {
@@ -391,7 +426,9 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
         const bool hooked = sp && WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE));
         if (hooked)
             hook_begin(w, t);
-        if (sp && weft__is_module(g, t)) {
+        if (sp && weft__is_subflow(g, t))
+            weft__subflow_call(t);   /* builds its sub-graph, then runs it as a module's (subflow.c) */
+        if (sp && weft__is_nested(g, t) && !vis->fail) {
             /* Its graph's run is counted as one of this one's records
              * while it runs (with condition tasks), before it can end. */
             if (g->has_cond)
@@ -408,10 +445,16 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
                 atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
             if (rc != WEFT_OK)
                 vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
+        } else if (sp && weft__is_subflow(g, t)) {
+            /* its function failed it (weft_task_fail): its sub-graph does not run */
         } else if (sp && g->has_cond && weft__is_cond(t)) {
-            weft_cond_fn f;
-            memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
-            pick = f(t->arg);
+            if (WEFT_UNLIKELY(t->fn == weft__mcond_mark)) {
+                pick = multi_pick(w, vis, g, t);
+            } else {
+                weft_cond_fn f;
+                memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
+                pick = f(t->arg);
+            }
         } else if (t->fn) {
             t->fn(t->arg);
         }
