@@ -1,7 +1,7 @@
 /* This file is private to weft: task graphs (src/graph).
  *
- * Files: graph.c (building: nodes, edges, the arena, names, the check
- * made once per change), run.c (visiting: join counters, continuation,
+ * Files: graph.c (building: nodes, edges, the arena, names), check.c
+ * (the check made once per change), run.c (visiting: join counters, continuation,
  * skipping), series.c (a run's start and end, waiting), inspect.c
  * (introspection, failure, cancel marks, state), attr.c (task
  * attributes: priority, pin, semaphore), module.c (graphs in graphs),
