@@ -15,6 +15,9 @@
  *   mem_*        the same shape run again allocates nothing
  *   dot_*        the dump draws the last run's sub-graph as a cluster
  *   current_*    weft_subflow_current, refusals
+ *   loops_*      a subflow task in a condition loop (rebuilt at every
+ *                visit), a condition's self-edge loop inside a subflow
+ *   inside_*     a subflow in a module, fail-fast across both
  *
  * Schedulers: 0 workers with this thread bound, 1, 2 and 8 workers. A
  * task never asserts: it counts what went wrong in `bad`, which the test
@@ -490,4 +493,126 @@ WT_TEST(subflow, dot_draws_the_last_run_as_a_cluster, .timeout = 60)
     free(text);
     WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
     close_sched(s, 2);
+}
+
+/* ---- loops: a subflow task in a condition loop, a condition loop in a subflow ---------- */
+
+struct lp {
+    int left;           /* outer loop iterations left */
+    atomic_int built, inner, leaves;
+    int inner_left;     /* per visit: the sub-graph's own loop */
+};
+
+static int lp_outer(void *arg)
+{
+    struct lp *l = arg;
+    return --l->left > 0 ? 0 : 1;
+}
+
+static void lp_inner_init(void *arg)
+{
+    ((struct lp *)arg)->inner_left = 10;
+}
+
+static int lp_inner(void *arg)
+{
+    struct lp *l = arg;
+    atomic_fetch_add(&l->inner, 1);
+    return --l->inner_left > 0 ? 0 : 1;
+}
+
+static void lp_leaf(void *arg)
+{
+    atomic_fetch_add(&((struct lp *)arg)->leaves, 1);
+}
+
+static void lp_fn(weft_subflow *sf, void *arg)
+{
+    struct lp *l = arg;
+    atomic_fetch_add(&l->built, 1);
+    /* init -> cond, cond -0-> cond (its self-edge), cond -1-> leaf */
+    weft_task *init = weft_subflow_add(sf, lp_inner_init, l);
+    weft_task *c = weft_subflow_add_cond(sf, lp_inner, l);
+    weft_task *leaf = weft_subflow_add(sf, lp_leaf, l);
+    if (!init || !c || !leaf || weft_task_precede(init, c) != WEFT_OK || weft_task_precede(c, c) != WEFT_OK ||
+        weft_task_precede(c, leaf) != WEFT_OK)
+        atomic_fetch_add(&bad, 1);
+}
+
+WT_TEST(subflow, loops_in_and_around, .timeout = 60)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
+        weft_graph *g = new_graph();
+        struct lp l = { 0 };
+        /* start -> sf -> cond, cond -0-> sf (loop), cond -1-> end */
+        weft_task *start = add(g, NULL, NULL);
+        weft_task *sf = weft_graph_add_subflow(g, lp_fn, &l);
+        weft_task *c = weft_graph_add_cond(g, lp_outer, &l);
+        weft_task *end = add(g, NULL, NULL);
+        WT_ASSERT(sf && c);
+        WT_ASSERT_EQ(weft_task_precede(start, sf), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(sf, c), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(c, sf), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(c, end), WEFT_OK);
+        for (int r = 0; r < 3; r++) {
+            l.left = 50;
+            atomic_store(&l.built, 0);
+            atomic_store(&l.inner, 0);
+            atomic_store(&l.leaves, 0);
+            run_wait(s, g, "loops");
+            WT_ASSERT_EQ(atomic_load(&l.built), 50);
+            WT_ASSERT_EQ(atomic_load(&l.inner), 50 * 10);
+            WT_ASSERT_EQ(atomic_load(&l.leaves), 50);
+            WT_ASSERT_EQ(weft_task_state(end), WEFT_TASK_DONE);
+        }
+        WT_ASSERT_EQ(atomic_load(&bad), 0);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        close_sched(s, w);
+    }
+}
+
+/* ---- a subflow in a module, fail-fast across both ------------------------------------- */
+
+static void slow_leaf(void *arg)
+{
+    weft_event_wait(arg);   /* set by the test once the failure is in */
+}
+
+static void ff_fn(weft_subflow *sf, void *arg)
+{
+    weft_task *f = weft_subflow_add(sf, fail7, NULL);
+    weft_task *x = weft_subflow_add(sf, slow_leaf, arg);
+    if (!f || !x)
+        atomic_fetch_add(&bad, 1);
+}
+
+WT_TEST(subflow, inside_a_module_with_fail_fast, .timeout = 60)
+{
+    WT_FOR_WORKERS(w, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
+        weft_event ev;
+        weft_event_init(&ev, true, false);
+        weft_graph *outer = new_graph(), *sub = new_graph();
+        WT_ASSERT_EQ(weft_graph_set_fail_fast(outer, true), WEFT_OK);
+        weft_task *sft = weft_graph_add_subflow(sub, ff_fn, &ev);
+        weft_task *m = weft_graph_add_module(outer, sub);
+        int after = 0;
+        weft_task *a = add(outer, stamp, &after);
+        WT_ASSERT_EQ(weft_task_precede(m, a), WEFT_OK);
+        WT_ASSERT_EQ(weft_graph_run(s, outer), WEFT_OK);
+        while (weft_task_state(sft) != WEFT_TASK_RUNNING && !weft_graph_done(outer))
+            sched_yield();
+        weft_event_signal(&ev);
+        WT_ASSERT_EQ(weft_graph_wait(outer), WEFT_EFAILED);
+        WT_ASSERT_EQ(weft_graph_fail_code(outer), 7);
+        WT_ASSERT_EQ(weft_task_state(sft), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(weft_task_state(m), WEFT_TASK_FAILED);
+        WT_ASSERT_EQ(after, 0);
+        WT_ASSERT_EQ(atomic_load(&bad), 0);
+        WT_ASSERT_EQ(weft_graph_destroy(outer), WEFT_OK);
+        WT_ASSERT_EQ(weft_graph_destroy(sub), WEFT_OK);
+        weft_event_destroy(&ev);
+        close_sched(s, w);
+    }
 }
