@@ -138,6 +138,7 @@ int weft_graph_create(weft_graph **out)
     atomic_init(&g->fail_err, 0);
     atomic_init(&g->failed, WEFT__NO_TASK);
     atomic_init(&g->listed, false);
+    atomic_init(&g->sf_busy, false);
     g->result = WEFT_OK;
     *out = g;
     return WEFT_OK;

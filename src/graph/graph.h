@@ -282,6 +282,7 @@ struct weft_graph {
     void *sf_arg;
     weft_task *sf_task;             /* the subflow task (of another graph) owning g */
     weft_task *sf_up;               /* during a join's run: sf_task (cancel crosses it) */
+    atomic_bool sf_busy;            /* a visit of sf_task is building or running g */
     struct weft_graph *sf_spare;    /* sub-graphs of tasks emptied away, kept for reuse */
     struct weft_graph *sf_next;     /* next in the owner's sf_spare */
     weft__chunk *spare_chunks;      /* arena chunks kept by an emptying (weft__graph_clear) */
@@ -548,9 +549,14 @@ static inline bool weft__is_nested(const weft_graph *g, const weft_task *t)
 {
     return weft__is_module(g, t) || weft__is_subflow(g, t);
 }
-/* A subflow task's visit, after its claim: empties its sub-graph and
- * calls its function. Callable from: the visit (vis->cur is t). */
-void weft__subflow_call(weft_task *t);
+/* A subflow task's visit, after its claim: takes its sub-graph (false:
+ * another visit of t has it, picked twice by conditions: t fails with
+ * EBUSY, as a module whose graph runs elsewhere), empties it and calls
+ * its function. Callable from: the visit (vis->cur is t). */
+bool weft__subflow_call(weft_task *t);
+/* The visit that took sub (weft__subflow_call) is done with it: its run
+ * ended, or none started. Callable from: that visit, weft__module_end. */
+void weft__subflow_release(weft_graph *sub);
 /* The function of every multi-condition task (never called: it marks
  * them); the task's arg is a weft__mcond in the graph's arena. */
 void weft__mcond_mark(void *mc);

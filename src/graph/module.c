@@ -85,7 +85,9 @@ void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
     weft_task *m = sub->parent;
     sub->parent = NULL;
     weft__graph_unlock(sub);
-    weft__run_finish(sub, rc);   /* sub's own waiters; the last touch of sub */
+    weft__run_finish(sub, rc);   /* sub's own waiters */
+    if (sub->sf_fn)
+        weft__subflow_release(sub);   /* a subflow's sub-graph: its task's, valid while m's run is in flight */
     /* The task carries sub's failure word, not its result: a user's code
      * (result WEFT_EFAILED) reaches the outer graph as the user's. */
     uint64_t end = fail != 0 ? fail : rc == WEFT_ECANCELED ? WEFT__FAIL_SKIPPED : 0;

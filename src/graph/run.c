@@ -426,8 +426,14 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
         const bool hooked = sp && WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE));
         if (hooked)
             hook_begin(w, t);
-        if (sp && weft__is_subflow(g, t))
-            weft__subflow_call(t);   /* builds its sub-graph, then runs it as a module's (subflow.c) */
+        const bool sf = sp && weft__is_subflow(g, t);
+        if (sf) {
+            /* Builds its sub-graph, then runs it as a module's (subflow.c). */
+            if (!weft__subflow_call(t))
+                vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
+            else if (vis->fail)
+                weft__subflow_release(t->arg);   /* its function failed it: nothing runs */
+        }
         if (sp && weft__is_nested(g, t) && !vis->fail) {
             /* Its graph's run is counted as one of this one's records
              * while it runs (with condition tasks), before it can end. */
@@ -441,6 +447,8 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
                 return WEFT__DEFERRED;
             }
             weft__attr_module_unit(vis, t, false);   /* not started: given back below */
+            if (sf)
+                weft__subflow_release(t->arg);
             if (g->has_cond)
                 atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
             if (rc != WEFT_OK)

@@ -39,6 +39,11 @@
  *            (the run's start publishes them).
  *   sf_up    written under the sub-graph's lock by the join, before and
  *            after its run; read by that run's visits as parent is.
+ *   sf_busy  a visit of the task holds the sub-graph, from before the
+ *            emptying to the end of its run: an exchange (acquire) takes
+ *            it, a store (release) gives it back, so a second visit of the
+ *            same task at once (two conditions picked it) fails with EBUSY
+ *            instead of emptying a sub-graph that is being built or run.
  *   sf_spare, sf_next, spare_chunks  under the owning graph's lock: the
  *            add (take), the emptying (give), destroy (no run).
  *   A sub-graph is emptied only with no run of it in flight: at the
@@ -130,11 +135,19 @@ weft_subflow *weft_subflow_current(void)
     return vis->cur->arg;
 }
 
-void weft__subflow_call(weft_task *t)
+bool weft__subflow_call(weft_task *t)
 {
     weft_graph *sub = t->arg;
+    if (atomic_exchange_explicit(&sub->sf_busy, true, memory_order_acquire))   /* acquire: pairs with the release */
+        return false;
     weft__graph_clear(sub);   /* the last visit's sub-graph: its run has ended */
     sub->sf_fn((weft_subflow *)sub, sub->sf_arg);
+    return true;
+}
+
+void weft__subflow_release(weft_graph *sub)
+{
+    atomic_store_explicit(&sub->sf_busy, false, memory_order_release);   /* the next visit sees this one's writes */
 }
 
 int weft_subflow_join(weft_subflow *sf)

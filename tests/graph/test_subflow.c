@@ -616,3 +616,51 @@ WT_TEST(subflow, inside_a_module_with_fail_fast, .timeout = 60)
         close_sched(s, w);
     }
 }
+
+/* ---- a subflow task picked twice at once --------------------------------------------- */
+
+static int pick0(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static void twice_fn(weft_subflow *sf, void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+    for (int i = 0; i < 50; i++)
+        if (!weft_subflow_add(sf, NULL, NULL))
+            atomic_fetch_add(&bad, 1);
+}
+
+WT_TEST(subflow, picked_twice_runs_twice_or_is_busy, .timeout = 60)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
+        weft_graph *g = new_graph();
+        atomic_int calls = 0;
+        weft_task *r = add(g, NULL, NULL);
+        weft_task *a = weft_graph_add_cond(g, pick0, NULL), *b = weft_graph_add_cond(g, pick0, NULL);
+        weft_task *sf = weft_graph_add_subflow(g, twice_fn, &calls);
+        WT_ASSERT_EQ(weft_task_precede(r, a), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(r, b), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(a, sf), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(b, sf), WEFT_OK);
+        for (int k = 0; k < 200; k++) {
+            atomic_store(&calls, 0);
+            WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+            int rc = weft_graph_wait(g);
+            /* Either the visits came one after the other (both built and
+             * ran their sub-graph), or the second came while the first
+             * had the sub-graph: it failed with weft's EBUSY. */
+            if (rc == WEFT_OK)
+                WT_ASSERT_EQ(atomic_load(&calls), 2);
+            else
+                WT_ASSERT(rc == WEFT_EBUSY && weft_graph_fail_code(g) == WEFT_EBUSY && atomic_load(&calls) == 1,
+                          "rc %s calls %d", weft_err_name(rc), atomic_load(&calls));
+        }
+        WT_ASSERT_EQ(atomic_load(&bad), 0);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        close_sched(s, w);
+    }
+}
