@@ -325,7 +325,7 @@ void weft__graph_clear(weft_graph *g)
     }
     weft__attr_clear(g);   /* attr.c: no task has attributes */
     g->cyclic = g->need_dedup = g->need_order = false;
-    g->has_cond = g->has_module = g->has_subflow = false;
+    g->has_cond = g->has_module = g->has_subflow = g->has_nested = false;
     g->nmodules = g->nsubflows = 0;
     g->checked_in = 0;
     g->n = g->nroots = g->nsinks = g->nbig = 0;
@@ -419,11 +419,11 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
         g->has_cond = true;
     if (module) {
         g->modules[g->nmodules++] = i;
-        g->has_module = true;
+        g->has_module = g->has_nested = true;
     }
     if (subflow) {
         g->subflows[g->nsubflows++] = i;
-        g->has_subflow = true;
+        g->has_subflow = g->has_nested = true;
         ((weft_graph *)arg)->sf_task = t;
     }
     atomic_init(&t->done, WEFT__NO_EPOCH);

@@ -274,6 +274,7 @@ struct weft_graph {
     uint32_t *modules;              /* indices of its module tasks */
     uint32_t nmodules, modules_cap;
     bool has_subflow;               /* a subflow task is in it (subflow.c) */
+    bool has_nested;                /* has_module || has_subflow: one test in the visit */
     uint32_t *subflows;             /* indices of its subflow tasks */
     uint32_t nsubflows, subflows_cap;
     /* subflow.c: g as a subflow task's sub-graph. Written by the add that
@@ -321,6 +322,8 @@ struct weft_graph {
     void *until_ctx;
     bool until_while;               /* the predicate is run_while's: go on while true */
     uint64_t queued;                /* weft_graph_run_queued: runs queued behind this one; under lock */
+    bool inside;                    /* the run in flight is part of another graph's
+                                       (weft__graph_up): set by its start, read by claims */
     bool special;                   /* has_cond, has_module, parent or nattr, for the run in
                                        flight: set by its start; its visits take the general path */
     weft_task *parent;              /* running as a module (or a subflow's sub-graph):
@@ -557,9 +560,9 @@ bool weft__subflow_call(weft_task *t);
 /* The visit that took sub (weft__subflow_call) is done with it: its run
  * ended, or none started. Callable from: that visit, weft__module_end. */
 void weft__subflow_release(weft_graph *sub);
-/* The function of every multi-condition task (never called: it marks
- * them); the task's arg is a weft__mcond in the graph's arena. */
-void weft__mcond_mark(void *mc);
+/* run.c: the function of every multi-condition task (a weft_cond_fn);
+ * the task's arg is a weft__mcond in the graph's arena. */
+int weft__mcond_call(void *mc);
 typedef struct weft__mcond {
     weft_multi_cond_fn fn;
     void *arg;

@@ -117,7 +117,7 @@ static inline __attribute__((always_inline))
 bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp, bool skip_now)
 {
     bool all = skip_now || atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
-               (sp && weft__graph_up(g) != NULL && weft__module_cancelled(g));
+               (sp && g->inside && weft__module_cancelled(g));
     uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
     for (;;) {
         bool skip = all || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
@@ -210,7 +210,7 @@ static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *
         atomic_store_explicit(&g->failed, t->index, memory_order_relaxed);
     if (g->fail_fast) {
         atomic_store_explicit(&g->cancel_epoch, epoch, memory_order_relaxed);   /* as weft_graph_cancel */
-        if (g->nattr || g->has_module) {
+        if (g->nattr || g->has_nested) {
             /* As weft_graph_cancel: tasks waiting for semaphore units
              * are skipped now, not once a unit comes (attr.c). */
             weft__graph_lock(g);
@@ -345,15 +345,21 @@ static __attribute__((noinline)) void hook_begin(weft__worker *w, weft_task *t)
     weft__hook_task_begin(w, named ? name : NULL, t->fn, true);
 }
 
-/* A multi-condition task's answer (subflow.c): every successor it picks
- * but one is queued as a condition's pick is (each once, counted in
- * `pending`); the one returned goes on on this fiber, as a plain
- * condition's pick does. -1: none, or t failed (weft_task_fail in its
- * function: it picks nothing). Callable from: t's visit. */
-static __attribute__((noinline)) int multi_pick(weft__worker *w, weft__visiting *vis, weft_graph *g,
-                                                weft_task *t)
+/* A multi-condition task's function as its node holds it (subflow.c):
+ * asks the user's for its picks, queues every successor it picks but one
+ * as a condition's pick is (each once, counted in `pending`), and returns
+ * that one, which the visit goes on with on this fiber as a plain
+ * condition's pick. -1: none, or t failed (weft_task_fail in the user's
+ * function: it picks nothing). The visit's state comes from the fiber
+ * (its vis->cur is t), so the condition path itself tells the two kinds
+ * apart by nothing. Callable from: t's visit, as its function. */
+int weft__mcond_call(void *arg)
 {
-    const weft__mcond *mc = t->arg;
+    const weft__mcond *mc = arg;
+    weft__worker *w = weft__tls_worker;
+    weft__visiting *vis = (weft__visiting *)weft__fstate_cur(w)->upper;
+    weft_task *t = vis->cur;
+    weft_graph *g = t->g;
     int picks[WEFT_MULTI_COND_MAX];
     size_t cap = t->nsucc < WEFT_MULTI_COND_MAX ? t->nsucc : WEFT_MULTI_COND_MAX;
     size_t k = cap ? mc->fn(mc->arg, picks, cap) : 0;
@@ -378,6 +384,47 @@ static __attribute__((noinline)) int multi_pick(weft__worker *w, weft__visiting 
             queue_node(g, w, weft__graph_node(g, succ[p]), true);
     }
     return keep;
+}
+
+/* A module or subflow task's visit, after its claim (ran, not failed
+ * before its start): a subflow's function builds its sub-graph first
+ * (subflow.c); then the graph's run starts as part of this one. true:
+ * started (t finishes when it ends: weft__module_end); false: t is done
+ * now, or failed (vis->fail). Callable from: visit. */
+static __attribute__((noinline)) bool nested_start(weft__worker *w, weft__visiting *vis, weft_task *t,
+                                                   bool hooked)
+{
+    weft_graph *g = t->g;
+    const bool sf = weft__is_subflow(g, t);
+    if (sf) {
+        if (!weft__subflow_call(t)) {
+            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
+            return false;
+        }
+        if (vis->fail) {
+            weft__subflow_release(t->arg);   /* its function failed it (weft_task_fail): nothing runs */
+            return false;
+        }
+    }
+    /* Its graph's run is counted as one of this one's records while it
+     * runs (with condition tasks), before it can end. */
+    if (g->has_cond)
+        atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
+    int rc;
+    weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
+    if (weft__module_start(w, t, &rc)) {
+        if (hooked)
+            weft__hook_task_end(w);
+        return true;
+    }
+    weft__attr_module_unit(vis, t, false);   /* not started: given back by the visit */
+    if (sf)
+        weft__subflow_release(t->arg);
+    if (g->has_cond)
+        atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
+    if (rc != WEFT_OK)
+        vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
+    return false;
 }
 
 static inline __attribute__((always_inline))
@@ -426,43 +473,13 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
         const bool hooked = sp && WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE));
         if (hooked)
             hook_begin(w, t);
-        const bool sf = sp && weft__is_subflow(g, t);
-        if (sf) {
-            /* Builds its sub-graph, then runs it as a module's (subflow.c). */
-            if (!weft__subflow_call(t))
-                vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
-            else if (vis->fail)
-                weft__subflow_release(t->arg);   /* its function failed it: nothing runs */
-        }
-        if (sp && weft__is_nested(g, t) && !vis->fail) {
-            /* Its graph's run is counted as one of this one's records
-             * while it runs (with condition tasks), before it can end. */
-            if (g->has_cond)
-                atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
-            int rc;
-            weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
-            if (weft__module_start(w, t, &rc)) {
-                if (hooked)
-                    weft__hook_task_end(w);
-                return WEFT__DEFERRED;
-            }
-            weft__attr_module_unit(vis, t, false);   /* not started: given back below */
-            if (sf)
-                weft__subflow_release(t->arg);
-            if (g->has_cond)
-                atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
-            if (rc != WEFT_OK)
-                vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
-        } else if (sp && weft__is_subflow(g, t)) {
-            /* its function failed it (weft_task_fail): its sub-graph does not run */
+        if (sp && WEFT_UNLIKELY(g->has_nested) && weft__is_nested(g, t)) {
+            if (nested_start(w, vis, t, hooked))
+                return WEFT__DEFERRED;   /* its graph runs: t finishes when it ends */
         } else if (sp && g->has_cond && weft__is_cond(t)) {
-            if (WEFT_UNLIKELY(t->fn == weft__mcond_mark)) {
-                pick = multi_pick(w, vis, g, t);
-            } else {
-                weft_cond_fn f;
-                memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
-                pick = f(t->arg);
-            }
+            weft_cond_fn f;
+            memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c); a multi-condition's is weft__mcond_call */
+            pick = f(t->arg);
         } else if (t->fn) {
             t->fn(t->arg);
         }

@@ -206,8 +206,8 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
     g->runs_left = runs_left;
     g->until = until;
     g->until_ctx = ctx;
-    g->special = g->has_cond || g->has_module || g->has_subflow || weft__graph_up(g) != NULL ||
-                 g->nattr != 0;
+    g->inside = weft__graph_up(g) != NULL;   /* a module's, a subflow's or a join's run */
+    g->special = g->has_cond || g->has_nested || g->inside || g->nattr != 0;
     g->flat_roots = g->nattr != 0 && weft__attr_roots_placed(g);   /* published with the roots */
     g->flat_epoch = WEFT__NO_EPOCH;   /* an old run's must not match this epoch once it wraps */
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */

@@ -29,9 +29,11 @@
  * tasks are the exception (freed at each emptying, made again).
  *
  * A multi-condition task is a condition task (WEFT__CTL_COND: its edges
- * are weak) whose fn is weft__mcond_mark and whose arg is a weft__mcond
- * in its graph's arena holding the user's function; run.c asks it for
- * its picks, queues all but one and goes on with that one here.
+ * are weak) whose fn is run.c's weft__mcond_call and whose arg is a
+ * weft__mcond in its graph's arena holding the user's function: called
+ * as any condition, it asks the user's for its picks, queues all but one
+ * and answers that one, which the visit goes on with. So the condition
+ * path tests nothing more for it.
  *
  * Synchronization
  *   sf_fn, sf_arg, sf_task  written by the add that makes the task,
@@ -60,11 +62,6 @@ void weft__subflow_mark(void *sub)
     (void)sub;   /* never called: the visit calls the task's function with its sub-graph */
 }
 
-void weft__mcond_mark(void *mc)
-{
-    (void)mc;   /* never called: the visit asks the weft__mcond it points at */
-}
-
 /* ---- adding ----------------------------------------------------------------- */
 
 weft_task *weft_graph_add_subflow(weft_graph *g, weft_subflow_fn fn, void *arg)
@@ -82,8 +79,10 @@ weft_task *weft_graph_add_multi_cond(weft_graph *g, weft_multi_cond_fn fn, void 
         return NULL;
     weft__mcond mc = { fn, arg };
     weft_task *t;
-    return weft__graph_add_node_x(g, weft__mcond_mark, NULL, WEFT__CTL_COND, &mc, sizeof mc, &t) == WEFT_OK
-               ? t : NULL;
+    weft_cond_fn call = weft__mcond_call;
+    weft_fn as_fn;
+    memcpy(&as_fn, &call, sizeof as_fn);   /* stored as a weft_fn, called back as a condition (run.c) */
+    return weft__graph_add_node_x(g, as_fn, NULL, WEFT__CTL_COND, &mc, sizeof mc, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_graph *weft__subflow_take(weft_graph *g)
