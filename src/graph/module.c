@@ -1,5 +1,9 @@
 /* This file is private to weft: modules — a task of one graph that runs
- * all of another graph (its sub graph) as part of its run.
+ * all of another graph (its sub graph) as part of its run. A subflow
+ * task's sub-graph runs through the same start and end (subflow.c): what
+ * is said here of a module task holds of it once its function returned;
+ * and a join's run (weft_subflow_join) is seen through as a module's is,
+ * by weft__graph_up.
  *
  * A module task's visit (run.c) starts a run of sub with sub->parent set
  * to the task, queued on the same scheduler from the same worker, and

@@ -39,6 +39,10 @@
  *               start under the lock; read under the lock by
  *               weft_graph_fail_code and failed_task (inspect.c).
  *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim.
+ *   parent, sf_up, inside  the task of another graph a run is part of
+ *               (a module's, a subflow's, a join's: module.c, subflow.c);
+ *               inside caches "either is set" for the claims, written by
+ *               the run's start, which the queues publish.
  *   attributes  a task's priority, pin and semaphore, and what its visit
  *               holds of them: attr.c's, asked by the general walk only
  *               (walk_special); vis->unit, vis->skip, vis->fail are the
@@ -326,7 +330,8 @@ static void unrun(weft_task *t)
  * nothing more to visit: the run cannot end before that, so g stays
  * valid until then. A condition task's visit schedules the one successor
  * its answer picks, outright (a weak edge: no join), as the next to
- * visit here. Callable from: a worker (or bound thread) of the run's
+ * visit here (a multi-condition's function queued the others first:
+ * weft__mcond_call). Callable from: a worker (or bound thread) of the run's
  * scheduler. */
 /* A traced or observed task begins: its name is read under g's lock (a
  * rename may free it) into a copy the hooks use during the call (the

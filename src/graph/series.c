@@ -1,8 +1,16 @@
 /* This file is private to weft: a graph run's life outside its visits:
- * its start (weft_graph_run, _run_n, _run_until: the check, the setup,
- * queueing the first root), its end (the result, the waiters, the next
- * run of a series), weft_graph_wait, weft_graph_wait_for and
- * weft_graph_done.
+ * its start (weft_graph_run, _run_n, _run_until, _run_while, _run_queued:
+ * the check, the setup, queueing the first root), its end (the result,
+ * the waiters, the next run of a series, the next queued run),
+ * weft_graph_wait, weft_graph_wait_for and weft_graph_done.
+ *
+ * Queued runs (weft_graph_run_queued) are a count under the lock: a
+ * request that finds g running adds one; the run's end, in the same hold
+ * of the lock that would finish it (finish_or_next), starts the next one
+ * instead, so a request can never slip between a look at the count and
+ * the finish. The run bit stays set from one queued run to the next, as
+ * in a series: every wait waits for them all. A failed or cancelled run
+ * finishes with the count dropped to 0 (finish_locked).
  *
  * Synchronization: the protocol is one with the visits', and written
  * once, at the top of run.c (steps 1, 2 and 4 are here). In short: the
@@ -12,8 +20,9 @@
  * each waiter its result in the waiter's own frame before the unlock,
  * its last touch of g; a timed waiter (weft_graph_wait_for) and the
  * finisher's claim race by the waiter's CAS (wait.h), and one that timed
- * out unlinks itself under the lock; runs_left, until and until_ctx
- * are written under the lock before a series starts and read by the
+ * out unlinks itself under the lock; queued is under the lock;
+ * runs_left, until, until_ctx and until_while are written under the
+ * lock before a series starts and read by the
  * visit that ends each run, which the queues and the sinks_left chain
  * order after.
  */
