@@ -299,7 +299,10 @@ void weft__graph_free(weft_graph *g)
 void weft__graph_clear(weft_graph *g)
 {
     weft__graph_lock(g);
-    for (uint32_t k = 0; k < g->nsubflows; k++)
+    /* Last first: the spare list is a stack, so the next visit's first
+     * subflow task gets back the first one's sub-graph, and a build of the
+     * same shape finds each sub-graph (and its own spares) where it was. */
+    for (uint32_t k = g->nsubflows; k-- > 0;)
         weft__subflow_give(g, weft__graph_node(g, g->subflows[k])->arg);
     if (g->names)
         for (uint32_t i = 0; i < g->names_cap; i++) {

@@ -474,6 +474,35 @@ WT_TEST(subflow, mem_same_shape_allocates_nothing, .timeout = 60)
     }
 }
 
+/* Nested sub-graphs of different shapes (fib: a call's two subflow tasks
+ * build trees of different depths): each must get back its own sub-graph
+ * at the next run, or the shapes swap and the run allocates. */
+WT_TEST(subflow, mem_nested_shapes_allocate_nothing, .timeout = 60)
+{
+    static walloc a = WALLOC_INIT("graphs");
+    weft_set_allocator(walloc_hooks(&a));
+    WT_FOR_WORKERS(w, 0, 2) {
+        weft_sched *s = open_sched(w);
+        weft_graph *g = new_graph();
+        struct fib top = { 12, 0, NULL };
+        WT_ASSERT(weft_graph_add_subflow(g, fib_fn, &top) != NULL);
+        long calls = 0;
+        for (int r = 0; r < 6; r++) {
+            if (r == 1)
+                calls = atomic_load(&a.calls);
+            atomic_store(&pool_used, 0);
+            top = (struct fib){ 12, 0, NULL };
+            run_wait(s, g, "fib");
+            WT_ASSERT_EQ(top.result, 144);
+        }
+        WT_ASSERT(atomic_load(&a.calls) == calls, "runs of the same shapes allocated: %ld calls",
+                  atomic_load(&a.calls) - calls);
+        WT_ASSERT_EQ(atomic_load(&bad), 0);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        close_sched(s, w);
+    }
+}
+
 /* ---- DOT -------------------------------------------------------------------------------- */
 
 WT_TEST(subflow, dot_draws_the_last_run_as_a_cluster, .timeout = 60)
