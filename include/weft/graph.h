@@ -244,8 +244,8 @@ WEFT_API int  weft_graph_run_queued(weft_sched *s, weft_graph *g);
 
 /* ---- wait, cancel, fail ------------------------------------------------ */
 
-/** Waits until the run (or series) in flight ends, at once if none is, and
- * returns its result: OK, WEFT_EFAILED (weft_task_fail), weft's own WEFT_E*
+/** Waits until the run (or series, and the runs queued behind it) in
+ * flight ends, at once if none is, and returns its result: OK, WEFT_EFAILED (weft_task_fail), weft's own WEFT_E*
  * code for a failure weft made, else ECANCELED if tasks were skipped.
  * EINVAL: g NULL; EBUSY: called from g's own run; ENOTBOUND: g runs on a
  * scheduler with no workers and the caller is neither its bound thread
@@ -262,7 +262,8 @@ WEFT_API int  weft_graph_wait(weft_graph *g);
 WEFT_API int  weft_graph_wait_for(weft_graph *g, uint64_t timeout_ns);
 
 /** Has g's run ended? true with no run in flight (also for g NULL), false
- * from weft_graph_run until the run (or the whole series) ends. Never
+ * from weft_graph_run until the run (or the whole series, and every run
+ * queued behind it) ends. Never
  * blocks; once true, what the run's tasks wrote is visible to the caller.
  * Callable from: any thread. */
 WEFT_API bool weft_graph_done(const weft_graph *g);
