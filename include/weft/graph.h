@@ -245,8 +245,9 @@ WEFT_API int  weft_graph_run_queued(weft_sched *s, weft_graph *g);
 /* ---- wait, cancel, fail ------------------------------------------------ */
 
 /** Waits until the run (or series, and the runs queued behind it) in
- * flight ends, at once if none is, and returns its result: OK, WEFT_EFAILED (weft_task_fail), weft's own WEFT_E*
- * code for a failure weft made, else ECANCELED if tasks were skipped.
+ * flight ends, at once if none is, and returns its result: OK,
+ * WEFT_EFAILED (weft_task_fail), weft's own WEFT_E* code for a failure
+ * weft made, else ECANCELED if tasks were skipped.
  * EINVAL: g NULL; EBUSY: called from g's own run; ENOTBOUND: g runs on a
  * scheduler with no workers and the caller is neither its bound thread
  * nor its task; ENOMEM: a task's worker has no fiber to go on with.
