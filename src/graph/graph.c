@@ -299,6 +299,13 @@ void weft__graph_free(weft_graph *g)
 void weft__graph_clear(weft_graph *g)
 {
     weft__graph_lock(g);
+    if (g->n == 0) {
+        /* Empty already (new, or emptied since): names, attributes and
+         * arena bytes all belong to tasks, so there are none. A leaf
+         * subflow's every visit, and the visit after a spare's take. */
+        weft__graph_unlock(g);
+        return;
+    }
     /* Last first: the spare list is a stack, so the next visit's first
      * subflow task gets back the first one's sub-graph, and a build of the
      * same shape finds each sub-graph (and its own spares) where it was. */
