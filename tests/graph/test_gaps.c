@@ -8,7 +8,8 @@
  *   queued_*    weft_graph_run_queued from several threads while the
  *               graph runs: every run happens, the wait ends after the
  *               last; a failure or cancel drops the rest; weft_graph_run
- *               keeps EBUSY
+ *               keeps EBUSY; queueing, cancels and waits racing from
+ *               several threads all end
  *   while_*     weft_graph_run_while asks first: false runs 0 times;
  *               weft_graph_run_until still runs once
  *
@@ -378,6 +379,79 @@ WT_TEST(gaps, while_asks_first, .timeout = 60)
         WT_ASSERT_EQ(weft_graph_run_while(s, g, NULL, NULL), WEFT_EINVAL);
         WT_ASSERT_EQ(weft_graph_run_while(NULL, g, never, &asked), WEFT_EINVAL);
         WT_ASSERT(atomic_load(&asked) == 1, "refused before asking");
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        close_sched(s, w);
+    }
+}
+
+/* Queueing, cancelling and waiting from several threads at once: every
+ * call returns, every wait ends, runs never overlap, and once all is
+ * quiet the graph is idle and can be destroyed. */
+struct qc {
+    weft_sched *s;
+    weft_graph *g;
+    atomic_int in_flight, overlap, runs, stop;
+};
+
+static void qc_task(void *arg)
+{
+    struct qc *q = arg;
+    if (atomic_fetch_add(&q->in_flight, 1) != 0)
+        atomic_fetch_add(&q->overlap, 1);
+    for (volatile int i = 0; i < 200; i++)
+        ;
+    atomic_fetch_add(&q->runs, 1);
+    atomic_fetch_sub(&q->in_flight, 1);
+}
+
+static void *qc_queuer(void *arg)
+{
+    struct qc *q = arg;
+    for (int i = 0; i < 300; i++) {
+        int rc = weft_graph_run_queued(q->s, q->g);
+        if (rc != WEFT_OK)
+            atomic_fetch_add(&bad, 1);
+        if (i % 7 == 0) {
+            rc = weft_graph_wait(q->g);
+            if (rc != WEFT_OK && rc != WEFT_ECANCELED)
+                atomic_fetch_add(&bad, 1);
+        }
+    }
+    return NULL;
+}
+
+static void *qc_canceller(void *arg)
+{
+    struct qc *q = arg;
+    while (!atomic_load(&q->stop)) {
+        weft_graph_cancel(q->g);
+        sched_yield();
+    }
+    return NULL;
+}
+
+WT_TEST(gaps, queued_runs_race_cancels_and_waits, .timeout = 120)
+{
+    WT_FOR_WORKERS(w, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
+        weft_graph *g = new_graph();
+        struct qc q = { .s = s, .g = g };
+        weft_task *a = add(g, qc_task, &q), *b = add(g, qc_task, &q);
+        WT_ASSERT_EQ(weft_task_precede(a, b), WEFT_OK);
+        pthread_t th[4];
+        for (int i = 0; i < 3; i++)
+            WT_ASSERT_EQ(pthread_create(&th[i], NULL, qc_queuer, &q), 0);
+        WT_ASSERT_EQ(pthread_create(&th[3], NULL, qc_canceller, &q), 0);
+        for (int i = 0; i < 3; i++)
+            pthread_join(th[i], NULL);
+        atomic_store(&q.stop, 1);
+        pthread_join(th[3], NULL);
+        int rc = weft_graph_wait(g);
+        WT_ASSERT(rc == WEFT_OK || rc == WEFT_ECANCELED, "wait: %s", weft_err_name(rc));
+        WT_ASSERT(weft_graph_done(g));
+        WT_ASSERT_EQ(atomic_load(&q.overlap), 0);
+        WT_ASSERT(atomic_load(&q.runs) <= 2 * 900);
+        WT_ASSERT_EQ(atomic_load(&bad), 0);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
     }
