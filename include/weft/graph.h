@@ -35,6 +35,9 @@ WEFT_BEGIN_DECLS
 typedef struct weft_graph weft_graph;
 /** A task of a graph, owned by its graph: freed with it. */
 typedef struct weft_task weft_task;
+/** The sub-graph a subflow task builds while its function runs
+ * (weft_graph_add_subflow), owned by the task. */
+typedef struct weft_subflow weft_subflow;
 
 /** Where a task stands in the run in flight, or in the latest run once it
  * has ended. */
@@ -51,6 +54,19 @@ typedef enum weft_task_status {
 /** A condition task's function: returns the index of the one successor to
  * run next, in the order its edges were added; any other value runs none. */
 typedef int (*weft_cond_fn)(void *arg);
+
+/** The most successors one multi-condition task's answer can pick. */
+#define WEFT_MULTI_COND_MAX 64
+
+/** A multi-condition task's function: writes the indexes of the
+ * successors to run next (in the order its edges were added) into
+ * picks[0..cap) and returns how many it wrote; cap is the task's number
+ * of successors, at most WEFT_MULTI_COND_MAX. Indexes out of range, and
+ * repeats, are ignored. */
+typedef size_t (*weft_multi_cond_fn)(void *arg, int *picks, size_t cap);
+
+/** A subflow task's function: sf is its sub-graph, empty at each call. */
+typedef void (*weft_subflow_fn)(weft_subflow *sf, void *arg);
 
 /* ---- create and build ------------------------------------------------ */
 
@@ -76,6 +92,21 @@ WEFT_API int  weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_tas
  * Callable from: any thread, several at once. */
 WEFT_API weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg);
 
+/** Adds a multi-condition task: as weft_graph_add_cond, but fn picks any
+ * number of its successors, each run next (rules: reference page,
+ * "Multi-condition tasks"). NULL: fn NULL, or the usual add failures.
+ * Callable from: any thread, several at once. */
+WEFT_API weft_task *weft_graph_add_multi_cond(weft_graph *g, weft_multi_cond_fn fn, void *arg);
+
+/** Adds a subflow task: at each visit fn(sf, arg) builds a sub-graph in
+ * sf, which runs once fn returns; the task ends (its successors go on)
+ * when that sub-graph's run ends, and fails or is skipped as it does. No
+ * fiber waits for it. NULL: fn NULL, or the usual add failures (ENOMEM
+ * too: the task's sub-graph is made here). Rules: reference page,
+ * "Subflows".
+ * Callable from: any thread, several at once. */
+WEFT_API weft_task *weft_graph_add_subflow(weft_graph *g, weft_subflow_fn fn, void *arg);
+
 /** Adds a module task: it runs all of sub as part of g's run, and ends as
  * sub's run does; sub runs once at a time (else the task fails with EBUSY)
  * and must outlive every run and DOT dump of g. NULL: g or sub NULL,
@@ -84,8 +115,10 @@ WEFT_API weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *ar
 WEFT_API weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub);
 
 /** Adds the edge t -> successor: t runs before successor. EINVAL: NULL,
- * t == successor (a self-edge), or tasks of two different graphs; EBUSY: a
- * run is in flight; ENOMEM. A duplicate edge succeeds and changes nothing.
+ * t == successor (a self-edge) unless t is a condition task (its edges
+ * are weak: the self-edge is a loop), or tasks of two different graphs;
+ * EBUSY: a run is in flight; ENOMEM. A duplicate edge succeeds and
+ * changes nothing.
  * Callable from: any thread, several at once. */
 WEFT_API int  weft_task_precede(weft_task *t, weft_task *successor);
 
@@ -93,6 +126,43 @@ WEFT_API int  weft_task_precede(weft_task *t, weft_task *successor);
  * results.
  * Callable from: any thread, several at once. */
 WEFT_API int  weft_task_succeed(weft_task *t, weft_task *predecessor);
+
+/* ---- subflows ---------------------------------------------------------- */
+
+/** Adds a task to sf, as weft_graph_add (edges: weft_task_precede between
+ * tasks of sf). NULL: sf NULL, sf's sub-graph is running (after
+ * weft_subflow_join started it, or fn returned), or out of memory. The
+ * task is sf's until sf is emptied (the task's next visit, or a join).
+ * Callable from: any thread, while the subflow task's function runs. */
+WEFT_API weft_task *weft_subflow_add(weft_subflow *sf, weft_fn fn, void *arg);
+
+/** weft_graph_add_cond in sf; results as weft_subflow_add.
+ * Callable from: any thread, while the subflow task's function runs. */
+WEFT_API weft_task *weft_subflow_add_cond(weft_subflow *sf, weft_cond_fn fn, void *arg);
+
+/** weft_graph_add_multi_cond in sf; results as weft_subflow_add.
+ * Callable from: any thread, while the subflow task's function runs. */
+WEFT_API weft_task *weft_subflow_add_multi_cond(weft_subflow *sf, weft_multi_cond_fn fn, void *arg);
+
+/** A subflow task in sf: subflows nest to any depth. Results as
+ * weft_subflow_add.
+ * Callable from: any thread, while the subflow task's function runs. */
+WEFT_API weft_task *weft_subflow_add_subflow(weft_subflow *sf, weft_subflow_fn fn, void *arg);
+
+/** Runs what sf holds now and waits for it (the caller's fiber waits;
+ * its worker goes on), then empties sf: tasks added later form a new
+ * sub-graph, run at the next join or when fn returns. Returns that run's
+ * result as weft_graph_wait does; on a failure the subflow task fails
+ * with it too (as weft_task_fail). OK at once if sf is empty. EINVAL: sf
+ * NULL, or the caller is not sf's task's function itself; ECYCLE,
+ * ENOMEM as weft_graph_run.
+ * Callable from: the subflow task's function. */
+WEFT_API int  weft_subflow_join(weft_subflow *sf);
+
+/** The subflow of the subflow task whose function is the caller, or NULL
+ * (also in work that function hands off).
+ * Callable from: any thread. */
+WEFT_API weft_subflow *weft_subflow_current(void);
 
 /* ---- task attributes ------------------------------------------------- */
 
@@ -145,16 +215,39 @@ WEFT_API int  weft_graph_run_n(weft_sched *s, weft_graph *g, uint64_t n);
 
 /** Runs g, then again after each run until pred(ctx) is true (asked on
  * the thread that ended the run; it must not call into g); a failed or
- * cancelled run ends it. Returns as weft_graph_run; EINVAL also for pred
- * NULL.
+ * cancelled run ends it. g runs at least once: pred is first asked after
+ * the first run (weft_graph_run_while asks first). Returns as
+ * weft_graph_run; EINVAL also for pred NULL.
  * Callable from: any thread, tasks included. */
 WEFT_API int  weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), void *ctx);
 
+/** Runs g as long as pred(ctx) is true, asking before every run, the
+ * first included (on the caller's thread; later on the thread that ended
+ * the run; it must not call into g): pred false at once runs g 0 times
+ * and returns OK. A failed or cancelled run ends it. Returns as
+ * weft_graph_run; EINVAL also for pred NULL.
+ * Callable from: any thread, tasks included. */
+WEFT_API int  weft_graph_run_while(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), void *ctx);
+
+/** weft_graph_run, except that a run requested while g runs (or runs a
+ * series) is queued behind it instead of refused with EBUSY: it starts
+ * when the runs before it end, and weft_graph_wait waits for every queued
+ * run too, returning the last one's result. A failed or cancelled run
+ * drops the runs queued behind it (weft_graph_cancel ends them all).
+ * WEFT_OK: started or queued; EINVAL as weft_graph_run, or g runs on
+ * another scheduler; EBUSY: g runs as a module or subflow of another
+ * graph (only a run of its own queues); ECYCLE, ENOMEM, ESHUTDOWN as
+ * weft_graph_run. weft_graph_run keeps EBUSY, for callers that want to
+ * know the graph is busy.
+ * Callable from: any thread, tasks included. */
+WEFT_API int  weft_graph_run_queued(weft_sched *s, weft_graph *g);
+
 /* ---- wait, cancel, fail ------------------------------------------------ */
 
-/** Waits until the run (or series) in flight ends, at once if none is, and
- * returns its result: OK, WEFT_EFAILED (weft_task_fail), weft's own WEFT_E*
- * code for a failure weft made, else ECANCELED if tasks were skipped.
+/** Waits until the run (or series, and the runs queued behind it) in
+ * flight ends, at once if none is, and returns its result: OK,
+ * WEFT_EFAILED (weft_task_fail), weft's own WEFT_E* code for a failure
+ * weft made, else ECANCELED if tasks were skipped.
  * EINVAL: g NULL; EBUSY: called from g's own run; ENOTBOUND: g runs on a
  * scheduler with no workers and the caller is neither its bound thread
  * nor its task; ENOMEM: a task's worker has no fiber to go on with.
@@ -170,7 +263,8 @@ WEFT_API int  weft_graph_wait(weft_graph *g);
 WEFT_API int  weft_graph_wait_for(weft_graph *g, uint64_t timeout_ns);
 
 /** Has g's run ended? true with no run in flight (also for g NULL), false
- * from weft_graph_run until the run (or the whole series) ends. Never
+ * from weft_graph_run until the run (or the whole series, and every run
+ * queued behind it) ends. Never
  * blocks; once true, what the run's tasks wrote is visible to the caller.
  * Callable from: any thread. */
 WEFT_API bool weft_graph_done(const weft_graph *g);

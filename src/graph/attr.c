@@ -287,6 +287,13 @@ bool weft__attr_roots_placed(const weft_graph *g)
     return false;
 }
 
+void weft__attr_clear(weft_graph *g)
+{
+    if (g->attrs)
+        memset(g->attrs, 0, sizeof *g->attrs * g->attrs_cap);   /* as made: none */
+    g->nattr = g->npinned = g->nhigh = 0;
+}
+
 void weft__attr_free(weft_graph *g)
 {
     if (g->attrs)
@@ -529,11 +536,12 @@ void weft__attr_end_waits(weft_graph *g)
      * claims ask weft__module_cancelled): their waits end too. Parent
      * before child, the order modules lock in; sub->parent is read under
      * sub's lock (module.c). */
-    for (uint32_t k = 0; k < g->nmodules; k++) {
-        weft_task *m = weft__graph_node(g, g->modules[k]);
+    for (uint32_t k = 0; k < g->nmodules + g->nsubflows; k++) {
+        weft_task *m = weft__graph_node(g, k < g->nmodules ? g->modules[k]
+                                                            : g->subflows[k - g->nmodules]);   /* subflow.c: the same */
         weft_graph *sub = m->arg;
         weft__graph_lock(sub);
-        if (sub->parent == m)
+        if (weft__graph_up(sub) == m)
             weft__attr_end_waits(sub);
         weft__graph_unlock(sub);
     }

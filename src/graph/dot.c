@@ -305,7 +305,7 @@ static void put_node(dot *d, const weft_graph *g, const weft_task *t, unsigned i
     }
     if (weft__is_cond(t))
         put_str(d, hexagon);
-    else if (weft__is_module(g, t))
+    else if (weft__is_nested(g, t))
         put_str(d, box3d);
     else if (!t->fn)
         put_str(d, diamond);
@@ -396,7 +396,7 @@ static void put_module(dot *d, const weft_graph *g, const weft_task *t)
     put_id(d, level, t->index);
     put_str(d, " {\n");
     put_indent(d, 2 + level);
-    put_str(d, "label=\"module");
+    put_str(d, weft__is_subflow(g, t) ? "label=\"subflow" : "label=\"module");
     if (why != NOT_DEEP && why != NOT_BUSY) {
         put_str(d, ": ");
         put_u64(d, n);
@@ -468,8 +468,8 @@ static void put_graph(dot *d, const weft_graph *g)
         d->items += g->n;
     for (uint32_t i = 0; i < g->n && !d->overflow && !d->full; i++) {
         const weft_task *t = weft__graph_node(g, i);
-        if (weft__is_module(g, t))
-            put_module(d, g, t);
+        if (weft__is_nested(g, t))
+            put_module(d, g, t);   /* a subflow's sub-graph as a module's (subflow.c) */
         else
             put_node(d, g, t, 1 + d->depth);
     }

@@ -1,6 +1,7 @@
-/* This file is private to weft: building task graphs, and the check made
- * before a run where the build left something to check (duplicate edges
- * in long successor lists, edges against build order).
+/* This file is private to weft: building task graphs (the check made
+ * before a run where the build left something to check, duplicate edges
+ * in long successor lists and edges against build order, is check.c's;
+ * this comment describes both).
  *
  * Synchronization
  *   Every field a build call writes (nodes, successor lists, npred, join
@@ -88,7 +89,11 @@ static void *arena_alloc(weft_graph *g, size_t bytes)
         size_t size = sizeof(weft__chunk) + bytes;
         if (size < WEFT__PIECE)
             size = WEFT__PIECE;
-        weft__chunk *c = size == WEFT__PIECE ? piece_alloc() : weft__alloc(size);
+        weft__chunk *c = g->spare_chunks;   /* kept by an emptying (weft__graph_clear) */
+        if (c && size == WEFT__PIECE)
+            g->spare_chunks = c->next;
+        else
+            c = size == WEFT__PIECE ? piece_alloc() : weft__alloc(size);
         if (!c)
             return NULL;
         c->next = g->chunks;
@@ -133,6 +138,7 @@ int weft_graph_create(weft_graph **out)
     atomic_init(&g->fail_err, 0);
     atomic_init(&g->failed, WEFT__NO_TASK);
     atomic_init(&g->listed, false);
+    atomic_init(&g->sf_busy, false);
     g->result = WEFT_OK;
     *out = g;
     return WEFT_OK;
@@ -221,7 +227,38 @@ int weft_graph_destroy(weft_graph *g)
      * still read g (a waiter is listed until its fiber resumes): report.c
      * lets go of it first, with g's lock released (lock order). */
     weft__graph_unlock(g);
+    weft__graph_free(g);
+    return WEFT_OK;
+}
+
+/* A chunk list's chunks go back; returns the bytes freed to the
+ * allocator (kept pieces not counted). */
+static size_t chunks_free(weft__chunk *c)
+{
+    size_t freed = 0;
+    for (weft__chunk *next; c; c = next) {
+        next = c->next;
+        if (c->size == WEFT__PIECE) {
+            piece_free(c);
+        } else {
+            freed += c->size;
+            weft__free(c, c->size);
+        }
+    }
+    return freed;
+}
+
+void weft__graph_free(weft_graph *g)
+{
     weft__report_unlist(g);
+    /* A subflow task's sub-graph is the task's: freed with it, as are
+     * the spare ones (subflow.c). */
+    for (uint32_t k = 0; k < g->nsubflows; k++)
+        weft__graph_free(weft__graph_node(g, g->subflows[k])->arg);
+    for (weft_graph *sub = g->sf_spare, *next; sub; sub = next) {
+        next = sub->sf_next;
+        weft__graph_free(sub);
+    }
     /* What goes back to the allocator, not counting kept pieces (they
      * stay weft's): for weft__trim_freed, below. */
     size_t freed = sizeof *g;
@@ -231,15 +268,7 @@ int weft_graph_destroy(weft_graph *g)
         freed += sizeof *g->blocks * g->blocks_cap;
         weft__free(g->blocks, sizeof *g->blocks * g->blocks_cap);
     }
-    for (weft__chunk *c = g->chunks, *next; c; c = next) {
-        next = c->next;
-        if (c->size == WEFT__PIECE) {
-            piece_free(c);
-        } else {
-            freed += c->size;
-            weft__free(c, c->size);
-        }
-    }
+    freed += chunks_free(g->chunks) + chunks_free(g->spare_chunks);
     if (g->names) {
         for (uint32_t i = 0; i < g->names_cap; i++)
             freed += name_free(g->names[i]);
@@ -256,6 +285,8 @@ int weft_graph_destroy(weft_graph *g)
     }
     if (g->modules)
         weft__free(g->modules, sizeof *g->modules * g->modules_cap);
+    if (g->subflows)
+        weft__free(g->subflows, sizeof *g->subflows * g->subflows_cap);
     weft__attr_free(g);   /* task attributes (attr.c) */
     header_retire(g);
     /* malloc keeps what is freed for its own reuse, and pages freed
@@ -263,13 +294,65 @@ int weft_graph_destroy(weft_graph *g)
      * resident: a program that made big graphs would hold their memory
      * for ever. alloc.c hands free pages back once enough was freed. */
     weft__trim_freed(freed);
-    return WEFT_OK;
+}
+
+void weft__graph_clear(weft_graph *g)
+{
+    weft__graph_lock(g);
+    if (g->n == 0) {
+        /* Empty already (new, or emptied since): names, attributes and
+         * arena bytes all belong to tasks, so there are none. A leaf
+         * subflow's every visit, and the visit after a spare's take. */
+        weft__graph_unlock(g);
+        return;
+    }
+    /* Last first: the spare list is a stack, so the next visit's first
+     * subflow task gets back the first one's sub-graph, and a build of the
+     * same shape finds each sub-graph (and its own spares) where it was. */
+    for (uint32_t k = g->nsubflows; k-- > 0;)
+        weft__subflow_give(g, weft__graph_node(g, g->subflows[k])->arg);
+    if (g->names)
+        for (uint32_t i = 0; i < g->names_cap; i++) {
+            name_free(g->names[i]);
+            g->names[i] = NULL;
+        }
+    if (g->chunks) {
+        /* Every chunk is spare again (a big one, past a piece, is freed:
+         * taken again only by a list that long). */
+        weft__chunk *c = g->chunks;
+        while (c) {
+            weft__chunk *next = c->next;
+            if (c->size == WEFT__PIECE) {
+                c->next = g->spare_chunks;
+                g->spare_chunks = c;
+            } else {
+                weft__free(c, c->size);
+            }
+            c = next;
+        }
+        g->chunks = NULL;
+        g->bump = g->bump_end = NULL;
+    }
+    weft__attr_clear(g);   /* attr.c: no task has attributes */
+    g->cyclic = g->need_dedup = g->need_order = false;
+    g->has_cond = g->has_module = g->has_subflow = g->has_nested = false;
+    g->nmodules = g->nsubflows = 0;
+    g->checked_in = 0;
+    g->n = g->nroots = g->nsinks = g->nbig = 0;
+    g->back_edges = 0;
+    weft__graph_unlock(g);
 }
 
 /* ---- tasks ----------------------------------------------------------------- */
 
 /* Adds a task (kind: 0, or WEFT__CTL_COND for a condition task). */
 int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out)
+{
+    return weft__graph_add_node_x(g, fn, arg, kind, NULL, 0, out);
+}
+
+int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
+                           const void *extra, size_t extra_size, weft_task **out)
 {
     if (!out)
         return WEFT_EINVAL;
@@ -290,13 +373,14 @@ int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, we
     /* Room first, so that a failure leaves nothing behind: a place in
      * the roots array (it starts as a root), then a block if i starts
      * one. A larger roots array holding the same roots is no change. */
-    bool module = fn == weft__module_mark;
+    bool module = fn == weft__module_mark, subflow = fn == weft__subflow_mark;
     if (!u32_reserve(&g->roots, &g->roots_cap, g->nroots, 16) ||
-        (module && !u32_reserve(&g->modules, &g->modules_cap, g->nmodules, 4))) {
+        (module && !u32_reserve(&g->modules, &g->modules_cap, g->nmodules, 4)) ||
+        (subflow && !u32_reserve(&g->subflows, &g->subflows_cap, g->nsubflows, 4))) {
         rc = WEFT_ENOMEM;
         goto out;
     }
-    if ((i & (WEFT__BLOCK_NODES - 1)) == 0) {
+    if ((i >> WEFT__BLOCK_SHIFT) >= g->nblocks) {   /* an emptied graph keeps its blocks */
         if (!slots_reserve(&g->blocks, &g->blocks_cap, g->nblocks, 16)) {
             rc = WEFT_ENOMEM;
             goto out;
@@ -306,7 +390,28 @@ int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, we
             rc = WEFT_ENOMEM;
             goto out;
         }
-        g->blocks[g->nblocks++] = blk;
+        g->blocks[g->nblocks++] = blk;   /* kept if what follows fails: the next add takes it */
+    }
+    if (extra) {
+        void *x = arena_alloc(g, extra_size);   /* a multi-condition's record (subflow.c) */
+        if (!x) {
+            rc = WEFT_ENOMEM;
+            goto out;
+        }
+        memcpy(x, extra, extra_size);   /* under the lock: no run reads it before */
+        arg = x;
+    }
+    if (subflow) {
+        /* The last that can fail. arg holds the task's function and its
+         * arg (subflow.c); the task's arg is its own sub-graph. */
+        weft_graph *sub = weft__subflow_take(g);
+        if (!sub) {
+            rc = WEFT_ENOMEM;
+            goto out;
+        }
+        sub->sf_fn = ((const weft__sf_init *)arg)->fn;
+        sub->sf_arg = ((const weft__sf_init *)arg)->arg;
+        arg = sub;
     }
     weft_task *t = weft__graph_node(g, i);
     t->link.next = (weft__node *)WEFT__NODE_HOOK;   /* a hook record (core runs it as weft__node_entry) */
@@ -324,7 +429,12 @@ int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, we
         g->has_cond = true;
     if (module) {
         g->modules[g->nmodules++] = i;
-        g->has_module = true;
+        g->has_module = g->has_nested = true;
+    }
+    if (subflow) {
+        g->subflows[g->nsubflows++] = i;
+        g->has_subflow = g->has_nested = true;
+        ((weft_graph *)arg)->sf_task = t;
     }
     atomic_init(&t->done, WEFT__NO_EPOCH);
     t->index = i;
@@ -428,8 +538,10 @@ static void succ_append(weft_task *t, uint32_t *grown, uint32_t v)
 
 int weft_task_precede(weft_task *t, weft_task *successor)
 {
-    if (!t || !successor || t == successor || t->g != successor->g)
+    if (!t || !successor || t->g != successor->g)
         return WEFT_EINVAL;
+    if (t == successor && !weft__is_cond(t))
+        return WEFT_EINVAL;   /* a strong self-edge is a cycle; a condition's is a loop */
     weft_graph *g = t->g;
     weft_task *v = successor;
     weft__graph_lock(g);
@@ -588,127 +700,6 @@ void weft_task_set_name(weft_task *t, const char *name)
         g->names[t->index] = n ? n->s : NULL;
     weft__graph_unlock(g);
     name_free(old);
-}
-
-/* ---- the check, before a run ------------------------------------------------ */
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Removes t's repeated successors: sorts the list (its order is no
- * promise) and keeps the first of each; each edge dropped is uncounted
- * from its successor. */
-static void dedup(weft_graph *g, weft_task *t)
-{
-    uint32_t *s = weft__succ(t);
-    uint32_t n = t->nsucc, k = 0;
-    qsort(s, n, sizeof *s, cmp_u32);
-    for (uint32_t j = 0; j < n; j++) {
-        if (k && s[k - 1] == s[j]) {
-            weft_task *v = weft__graph_node(g, s[j]);
-            v->npred--;   /* stays >= 1: one copy of the edge stays */
-            atomic_store_explicit(&v->join, v->npred, memory_order_relaxed);   /* no run now */
-            if (t->index > v->index)
-                g->back_edges--;
-            continue;
-        }
-        s[k++] = s[j];
-    }
-    if (k == n)
-        return;
-    if (k <= WEFT__SUCC_INLINE) {
-        /* Back inline; the array's storage overlaps the inline slots. */
-        uint32_t keep[WEFT__SUCC_INLINE];
-        memcpy(keep, s, sizeof *keep * k);
-        memcpy(t->succ.inl, keep, sizeof *keep * k);
-    }
-    t->nsucc = k;
-}
-
-/* Kahn's algorithm over every node, with the join counters as in-degrees
- * and a scratch word per node as the queue, seeded with the roots. true:
- * every node was ordered (no cycle). Puts join back to npred after. */
-static bool acyclic(weft_graph *g, uint32_t *queue)
-{
-    uint32_t n = g->n, head = 0, tail = 0;
-    /* A run of a graph with condition tasks may leave a count part-way
-     * down (a branch not taken), or marked poisoned (run.c): in-degrees
-     * start from npred. */
-    if (g->has_cond)
-        for (uint32_t i = 0; i < n; i++) {
-            weft_task *t = weft__graph_node(g, i);
-            if (t->npred)
-                atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* no run now */
-        }
-    if (!g->has_cond) {
-        for (uint32_t r = 0; r < g->nroots; r++)
-            queue[tail++] = g->roots[r];
-    } else {
-        for (uint32_t i = 0; i < n; i++)   /* tasks reached only by weak edges too */
-            if (weft__graph_node(g, i)->npred == 0)
-                queue[tail++] = i;
-    }
-    while (head < tail) {
-        weft_task *t = weft__graph_node(g, queue[head++]);
-        if (weft__is_cond(t))
-            continue;   /* weak edges: no order between the ends */
-        const uint32_t *s = weft__succ(t);
-        for (uint32_t j = 0; j < t->nsucc; j++) {
-            weft_task *v = weft__graph_node(g, s[j]);
-            uint32_t left = atomic_load_explicit(&v->join, memory_order_relaxed) - 1;
-            atomic_store_explicit(&v->join, left, memory_order_relaxed);   /* no run now */
-            if (left == 0)
-                queue[tail++] = s[j];
-        }
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        weft_task *t = weft__graph_node(g, i);
-        if (t->npred)
-            atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* roots keep their place */
-    }
-    return tail == n;
-}
-
-void weft__graph_dedup(weft_graph *g)
-{
-    if (g->need_dedup) {
-        /* Tasks that fell back under the scan limit are searched again
-         * on add: they leave the list. */
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < g->nbig; i++) {
-            weft_task *t = weft__graph_node(g, g->big[i]);
-            dedup(g, t);
-            if (t->nsucc >= WEFT__SUCC_SCAN)
-                g->big[k++] = g->big[i];
-        }
-        g->nbig = k;
-        g->need_dedup = false;
-        if (!g->back_edges)
-            g->need_order = false;
-    }
-}
-
-int weft__graph_check(weft_graph *g)
-{
-    if (g->cyclic)
-        return WEFT_ECYCLE;
-    weft__graph_dedup(g);
-    if (!g->need_order)
-        return WEFT_OK;
-    uint32_t *queue = weft__alloc(sizeof *queue * g->n);
-    if (!queue)
-        return WEFT_ENOMEM;   /* the deduplicated graph is the same graph */
-    bool ok = acyclic(g, queue);
-    weft__free(queue, sizeof *queue * g->n);
-    if (!ok) {
-        g->cyclic = true;
-        return WEFT_ECYCLE;
-    }
-    g->need_order = false;
-    return WEFT_OK;
 }
 
 /* ---- the lock ------------------------------------------------------------------ */

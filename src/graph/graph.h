@@ -1,11 +1,12 @@
 /* This file is private to weft: task graphs (src/graph).
  *
- * Files: graph.c (building: nodes, edges, the arena, names, the check
- * made once per change), run.c (visiting: join counters, continuation,
+ * Files: graph.c (building: nodes, edges, the arena, names), check.c
+ * (the check made once per change), run.c (visiting: join counters, continuation,
  * skipping), series.c (a run's start and end, waiting), inspect.c
  * (introspection, failure, cancel marks, state), attr.c (task
  * attributes: priority, pin, semaphore), module.c (graphs in graphs),
  * run_lock.c (a run's start: its graph's lock and the module check),
+ * subflow.c (subflow tasks, their sub-graphs, multi-condition tasks),
  * dot.c (the Graphviz dump), report.c (what stall reports say of graphs).
  *
  * Vocabulary
@@ -272,6 +273,20 @@ struct weft_graph {
     bool has_module;                /* a module task is in it (module.c) */
     uint32_t *modules;              /* indices of its module tasks */
     uint32_t nmodules, modules_cap;
+    bool has_subflow;               /* a subflow task is in it (subflow.c) */
+    bool has_nested;                /* has_module || has_subflow: one test in the visit */
+    uint32_t *subflows;             /* indices of its subflow tasks */
+    uint32_t nsubflows, subflows_cap;
+    /* subflow.c: g as a subflow task's sub-graph. Written by the add that
+     * makes it and by the task's visit (sf_up), read by the visit. */
+    weft_subflow_fn sf_fn;          /* the task's function, NULL: g is no sub-graph */
+    void *sf_arg;
+    weft_task *sf_task;             /* the subflow task (of another graph) owning g */
+    weft_task *sf_up;               /* during a join's run: sf_task (cancel crosses it) */
+    atomic_bool sf_busy;            /* a visit of sf_task is building or running g */
+    struct weft_graph *sf_spare;    /* sub-graphs of tasks emptied away, kept for reuse */
+    struct weft_graph *sf_next;     /* next in the owner's sf_spare */
+    weft__chunk *spare_chunks;      /* arena chunks kept by an emptying (weft__graph_clear) */
     uint64_t checked_in;            /* run_lock.c: the module check that found g and every
                                        graph under it sound (0 = none), so that one
                                        check looks at a shared graph once */
@@ -305,11 +320,16 @@ struct weft_graph {
     uint64_t trace_start;           /* the trace clock when this run was queued, 0 = not recording (series.c) */
     bool (*until)(void *);          /* run_until's predicate, NULL = none; under lock */
     void *until_ctx;
+    bool until_while;               /* the predicate is run_while's: go on while true */
+    uint64_t queued;                /* weft_graph_run_queued: runs queued behind this one; under lock */
+    bool inside;                    /* the run in flight is part of another graph's
+                                       (weft__graph_up): set by its start, read by claims */
     bool special;                   /* has_cond, has_module, parent or nattr, for the run in
                                        flight: set by its start; its visits take the general path */
-    weft_task *parent;              /* running as a module: the module task (of another
-                                       graph) whose visit started this run; under lock,
-                                       read by the run's visits (its start publishes it) */
+    weft_task *parent;              /* running as a module (or a subflow's sub-graph):
+                                       the task (of another graph) whose visit started
+                                       this run; under lock, read by the run's visits
+                                       (its start publishes it) */
     struct weft__attr *attrs;       /* attr.c: by node index, made at the first
                                        weft_task_set_* call; NULL = none. Under
                                        lock between runs; read by the run's visits */
@@ -379,6 +399,14 @@ void weft__run_finish(weft_graph *g, int rc);
  * goes back to its task, a series starts its next run, else the run
  * finishes with its result. Callable from: that visit's walk (run.c). */
 void weft__run_ended(weft__worker *w, weft_graph *g);
+
+/* The task of another graph that g's run in flight is part of: the
+ * module or subflow task that started it (parent), or the subflow task
+ * whose join started it (sf_up); NULL for a run of its own. */
+static inline weft_task *weft__graph_up(const weft_graph *g)
+{
+    return g->parent ? g->parent : g->sf_up;
+}
 
 /* module.c */
 /* Module graphs nest at most this deep (modules inside modules): a
@@ -473,6 +501,9 @@ bool weft__attr_roots_placed(const weft_graph *g);
 /* Before a run of g on s: EINVAL if a task is pinned to an id that is
  * no thread of s now. Caller holds g's lock. */
 int weft__attr_check(weft_graph *g, weft_sched *s);
+/* No task of g has attributes any more (an emptying: weft__graph_clear).
+ * Caller holds g's lock, no run in flight. */
+void weft__attr_clear(weft_graph *g);
 /* Frees g's attributes. Callable from: weft_graph_destroy. */
 void weft__attr_free(weft_graph *g);
 
@@ -492,8 +523,59 @@ void weft__report_list(weft_graph *g);
  * weft_graph_destroy, holding no graph lock, before g is freed. */
 void weft__report_unlist(weft_graph *g);
 
-/* graph.c: adds a task (kind: 0 or WEFT__CTL_COND). */
+/* graph.c: adds a task (kind: 0 or WEFT__CTL_COND). _x: with
+ * extra_size bytes copied from extra into the graph's arena, the task's
+ * arg pointing at them (extra NULL: arg as given). A subflow task's arg
+ * (fn weft__subflow_mark) is a weft__sf_init, read during the call. */
 int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out);
+int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
+                           const void *extra, size_t extra_size, weft_task **out);
+/* graph.c: empties g (no run in flight, caller holds no graph lock):
+ * no tasks, no edges, no names or attributes, keeping its node blocks,
+ * arena chunks and arrays for the tasks added next; the sub-graphs of
+ * its subflow tasks go to g's spare list. */
+void weft__graph_clear(weft_graph *g);
+/* graph.c: frees g's memory (no run in flight, nobody else holds it). */
+void weft__graph_free(weft_graph *g);
+
+/* subflow.c */
+/* The function of every subflow task (never called: it marks them);
+ * the task's arg is its sub-graph. */
+void weft__subflow_mark(void *sub);
+static inline bool weft__is_subflow(const weft_graph *g, const weft_task *t)
+{
+    return WEFT_UNLIKELY(g->has_subflow) && t->fn == weft__subflow_mark;
+}
+/* A module or subflow task: runs a graph of its own as part of its
+ * visit (t->arg is that graph). */
+static inline bool weft__is_nested(const weft_graph *g, const weft_task *t)
+{
+    return weft__is_module(g, t) || weft__is_subflow(g, t);
+}
+/* A subflow task's visit, after its claim: takes its sub-graph (false:
+ * another visit of t has it, picked twice by conditions: t fails with
+ * EBUSY, as a module whose graph runs elsewhere), empties it and calls
+ * its function. Callable from: the visit (vis->cur is t). */
+bool weft__subflow_call(weft_task *t);
+/* The visit that took sub (weft__subflow_call) is done with it: its run
+ * ended, or none started. Callable from: that visit, weft__module_end. */
+void weft__subflow_release(weft_graph *sub);
+/* run.c: the function of every multi-condition task (a weft_cond_fn);
+ * the task's arg is a weft__mcond in the graph's arena. */
+int weft__mcond_call(void *mc);
+typedef struct weft__mcond {
+    weft_multi_cond_fn fn;
+    void *arg;
+} weft__mcond;
+typedef struct weft__sf_init {
+    weft_subflow_fn fn;
+    void *arg;
+} weft__sf_init;
+/* Makes a sub-graph for a subflow task of g: from g's spare list, else
+ * new. NULL: out of memory. Caller holds g's lock. */
+weft_graph *weft__subflow_take(weft_graph *g);
+/* Gives sub back to owner g's spare list. Caller holds g's lock. */
+void weft__subflow_give(weft_graph *g, weft_graph *sub);
 /* graph.c: removes repeated successors of the tasks listed as long, if
  * any may hold repeats. Caller holds g's lock and no run is in flight. */
 void weft__graph_dedup(weft_graph *g);

@@ -1,5 +1,9 @@
 /* This file is private to weft: modules — a task of one graph that runs
- * all of another graph (its sub graph) as part of its run.
+ * all of another graph (its sub graph) as part of its run. A subflow
+ * task's sub-graph runs through the same start and end (subflow.c): what
+ * is said here of a module task holds of it once its function returned;
+ * and a join's run (weft_subflow_join) is seen through as a module's is,
+ * by weft__graph_up.
  *
  * A module task's visit (run.c) starts a run of sub with sub->parent set
  * to the task, queued on the same scheduler from the same worker, and
@@ -85,7 +89,9 @@ void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
     weft_task *m = sub->parent;
     sub->parent = NULL;
     weft__graph_unlock(sub);
-    weft__run_finish(sub, rc);   /* sub's own waiters; the last touch of sub */
+    weft__run_finish(sub, rc);   /* sub's own waiters */
+    if (sub->sf_fn)
+        weft__subflow_release(sub);   /* a subflow's sub-graph: its task's, valid while m's run is in flight */
     /* The task carries sub's failure word, not its result: a user's code
      * (result WEFT_EFAILED) reaches the outer graph as the user's. */
     uint64_t end = fail != 0 ? fail : rc == WEFT_ECANCELED ? WEFT__FAIL_SKIPPED : 0;
@@ -94,7 +100,7 @@ void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
 
 bool weft__module_cancelled(const weft_graph *g)
 {
-    for (const weft_task *m = g->parent; m; m = m->g->parent) {
+    for (const weft_task *m = weft__graph_up(g); m; m = weft__graph_up(m->g)) {
         const weft_graph *outer = m->g;
         uint32_t epoch = atomic_load_explicit(&((weft_graph *)outer)->run, memory_order_relaxed) >> 1;
         if (atomic_load_explicit(&((weft_graph *)outer)->cancel_epoch, memory_order_relaxed) == epoch)
@@ -108,7 +114,7 @@ bool weft__runs_within(const weft_graph *g, const weft_graph *x)
     for (unsigned d = 0; g && d <= WEFT__MODULE_DEPTH; d++) {
         if (g == x)
             return true;
-        const weft_task *m = g->parent;
+        const weft_task *m = weft__graph_up(g);
         g = m ? m->g : NULL;
     }
     return false;

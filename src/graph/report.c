@@ -168,7 +168,7 @@ void weft__report_task(void *arg, char *buf, size_t cap)
     say(&l, ": ");
     if (!say_failures(&l, g, false))
         l.len = mark, buf[mark] = '\0';   /* nothing to say */
-    const weft_task *m = g->parent;
+    const weft_task *m = weft__graph_up(g);   /* a module's, or a subflow's (subflow.c) */
     weft__graph_unlock(g);
     say(&l, ")");
     /* Up the modules it runs in: each outer run is in flight while its
@@ -179,7 +179,7 @@ void weft__report_task(void *arg, char *buf, size_t cap)
             say(&l, "; in a module of graph %p (busy)", (void *)outer);
             return;
         }
-        say(&l, "; in module ");
+        say(&l, weft__is_subflow(outer, m) ? "; in subflow " : "; in module ");
         say_task(&l, outer, m->index);
         say(&l, " of graph %p", (void *)outer);
         mark = l.len;
@@ -188,7 +188,7 @@ void weft__report_task(void *arg, char *buf, size_t cap)
             say(&l, ")");
         else
             l.len = mark, buf[mark] = '\0';
-        m = outer->parent;
+        m = weft__graph_up(outer);
         weft__graph_unlock(outer);
     }
 }

@@ -39,6 +39,10 @@
  *               start under the lock; read under the lock by
  *               weft_graph_fail_code and failed_task (inspect.c).
  *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim.
+ *   parent, sf_up, inside  the task of another graph a run is part of
+ *               (a module's, a subflow's, a join's: module.c, subflow.c);
+ *               inside caches "either is set" for the claims, written by
+ *               the run's start, which the queues publish.
  *   attributes  a task's priority, pin and semaphore, and what its visit
  *               holds of them: attr.c's, asked by the general walk only
  *               (walk_special); vis->unit, vis->skip, vis->fail are the
@@ -117,7 +121,7 @@ static inline __attribute__((always_inline))
 bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp, bool skip_now)
 {
     bool all = skip_now || atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
-               (sp && g->parent != NULL && weft__module_cancelled(g));
+               (sp && g->inside && weft__module_cancelled(g));
     uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
     for (;;) {
         bool skip = all || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
@@ -210,7 +214,7 @@ static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *
         atomic_store_explicit(&g->failed, t->index, memory_order_relaxed);
     if (g->fail_fast) {
         atomic_store_explicit(&g->cancel_epoch, epoch, memory_order_relaxed);   /* as weft_graph_cancel */
-        if (g->nattr || g->has_module) {
+        if (g->nattr || g->has_nested) {
             /* As weft_graph_cancel: tasks waiting for semaphore units
              * are skipped now, not once a unit comes (attr.c). */
             weft__graph_lock(g);
@@ -326,7 +330,8 @@ static void unrun(weft_task *t)
  * nothing more to visit: the run cannot end before that, so g stays
  * valid until then. A condition task's visit schedules the one successor
  * its answer picks, outright (a weak edge: no join), as the next to
- * visit here. Callable from: a worker (or bound thread) of the run's
+ * visit here (a multi-condition's function queued the others first:
+ * weft__mcond_call). Callable from: a worker (or bound thread) of the run's
  * scheduler. */
 /* A traced or observed task begins: its name is read under g's lock (a
  * rename may free it) into a copy the hooks use during the call (the
@@ -343,6 +348,88 @@ static __attribute__((noinline)) void hook_begin(weft__worker *w, weft_task *t)
     }
     weft__graph_unlock(g);
     weft__hook_task_begin(w, named ? name : NULL, t->fn, true);
+}
+
+/* A multi-condition task's function as its node holds it (subflow.c):
+ * asks the user's for its picks, queues every successor it picks but one
+ * as a condition's pick is (each once, counted in `pending`), and returns
+ * that one, which the visit goes on with on this fiber as a plain
+ * condition's pick. -1: none, or t failed (weft_task_fail in the user's
+ * function: it picks nothing). The visit's state comes from the fiber
+ * (its vis->cur is t), so the condition path itself tells the two kinds
+ * apart by nothing. Callable from: t's visit, as its function. */
+int weft__mcond_call(void *arg)
+{
+    const weft__mcond *mc = arg;
+    weft__worker *w = weft__tls_worker;
+    weft__visiting *vis = (weft__visiting *)weft__fstate_cur(w)->upper;
+    weft_task *t = vis->cur;
+    weft_graph *g = t->g;
+    int picks[WEFT_MULTI_COND_MAX];
+    size_t cap = t->nsucc < WEFT_MULTI_COND_MAX ? t->nsucc : WEFT_MULTI_COND_MAX;
+    size_t k = cap ? mc->fn(mc->arg, picks, cap) : 0;
+    if (k > cap)
+        k = cap;
+    if (vis->fail)
+        return -1;
+    const uint32_t *succ = weft__succ(t);
+    int keep = -1;
+    for (size_t i = 0; i < k; i++) {
+        int p = picks[i];
+        if (p < 0 || (uint32_t)p >= t->nsucc)
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = picks[j] == p;
+        if (seen)
+            continue;   /* a repeat runs the successor once */
+        if (keep < 0)
+            keep = p;
+        else
+            queue_node(g, w, weft__graph_node(g, succ[p]), true);
+    }
+    return keep;
+}
+
+/* A module or subflow task's visit, after its claim (ran, not failed
+ * before its start): a subflow's function builds its sub-graph first
+ * (subflow.c); then the graph's run starts as part of this one. true:
+ * started (t finishes when it ends: weft__module_end); false: t is done
+ * now, or failed (vis->fail). Callable from: visit. */
+static __attribute__((noinline)) bool nested_start(weft__worker *w, weft__visiting *vis, weft_task *t,
+                                                   bool hooked)
+{
+    weft_graph *g = t->g;
+    const bool sf = weft__is_subflow(g, t);
+    if (sf) {
+        if (!weft__subflow_call(t)) {
+            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
+            return false;
+        }
+        if (vis->fail) {
+            weft__subflow_release(t->arg);   /* its function failed it (weft_task_fail): nothing runs */
+            return false;
+        }
+    }
+    /* Its graph's run is counted as one of this one's records while it
+     * runs (with condition tasks), before it can end. */
+    if (g->has_cond)
+        atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
+    int rc;
+    weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
+    if (weft__module_start(w, t, &rc)) {
+        if (hooked)
+            weft__hook_task_end(w);
+        return true;
+    }
+    weft__attr_module_unit(vis, t, false);   /* not started: given back by the visit */
+    if (sf)
+        weft__subflow_release(t->arg);
+    if (g->has_cond)
+        atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
+    if (rc != WEFT_OK)
+        vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
+    return false;
 }
 
 static inline __attribute__((always_inline))
@@ -391,26 +478,12 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
         const bool hooked = sp && WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE));
         if (hooked)
             hook_begin(w, t);
-        if (sp && weft__is_module(g, t)) {
-            /* Its graph's run is counted as one of this one's records
-             * while it runs (with condition tasks), before it can end. */
-            if (g->has_cond)
-                atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
-            int rc;
-            weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
-            if (weft__module_start(w, t, &rc)) {
-                if (hooked)
-                    weft__hook_task_end(w);
-                return WEFT__DEFERRED;
-            }
-            weft__attr_module_unit(vis, t, false);   /* not started: given back below */
-            if (g->has_cond)
-                atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
-            if (rc != WEFT_OK)
-                vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
+        if (sp && WEFT_UNLIKELY(g->has_nested) && weft__is_nested(g, t)) {
+            if (nested_start(w, vis, t, hooked))
+                return WEFT__DEFERRED;   /* its graph runs: t finishes when it ends */
         } else if (sp && g->has_cond && weft__is_cond(t)) {
             weft_cond_fn f;
-            memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c) */
+            memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c); a multi-condition's is weft__mcond_call */
             pick = f(t->arg);
         } else if (t->fn) {
             t->fn(t->arg);

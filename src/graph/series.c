@@ -1,8 +1,16 @@
 /* This file is private to weft: a graph run's life outside its visits:
- * its start (weft_graph_run, _run_n, _run_until: the check, the setup,
- * queueing the first root), its end (the result, the waiters, the next
- * run of a series), weft_graph_wait, weft_graph_wait_for and
- * weft_graph_done.
+ * its start (weft_graph_run, _run_n, _run_until, _run_while, _run_queued:
+ * the check, the setup, queueing the first root), its end (the result,
+ * the waiters, the next run of a series, the next queued run),
+ * weft_graph_wait, weft_graph_wait_for and weft_graph_done.
+ *
+ * Queued runs (weft_graph_run_queued) are a count under the lock: a
+ * request that finds g running adds one; the run's end, in the same hold
+ * of the lock that would finish it (finish_or_next), starts the next one
+ * instead, so a request can never slip between a look at the count and
+ * the finish. The run bit stays set from one queued run to the next, as
+ * in a series: every wait waits for them all. A failed or cancelled run
+ * finishes with the count dropped to 0 (finish_locked).
  *
  * Synchronization: the protocol is one with the visits', and written
  * once, at the top of run.c (steps 1, 2 and 4 are here). In short: the
@@ -12,8 +20,9 @@
  * each waiter its result in the waiter's own frame before the unlock,
  * its last touch of g; a timed waiter (weft_graph_wait_for) and the
  * finisher's claim race by the waiter's CAS (wait.h), and one that timed
- * out unlinks itself under the lock; runs_left, until and until_ctx
- * are written under the lock before a series starts and read by the
+ * out unlinks itself under the lock; queued is under the lock;
+ * runs_left, until, until_ctx and until_while are written under the
+ * lock before a series starts and read by the
  * visit that ends each run, which the queues and the sinks_left chain
  * order after.
  */
@@ -37,9 +46,18 @@ static void unlock_cb(void *g)
  * running) and failed and fail what g->failed and g->fail_err become
  * (WEFT__NO_TASK: both unchanged), for a start that queued nothing and
  * puts back the run before it. Callable from: finish, start. */
+static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t failed, uint64_t fail);
+
 static void finish_as(weft_graph *g, int rc, uint32_t run_word, uint32_t failed, uint64_t fail)
 {
     weft__graph_lock(g);
+    finish_locked(g, rc, run_word, failed, fail);
+}
+
+/* finish_as with g's lock held (it lets go of it). */
+static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t failed, uint64_t fail)
+{
+    g->queued = 0;   /* none left, or dropped by the run's failure or cancel (run_ended) */
     g->result = rc;
     if (failed != WEFT__NO_TASK || fail != 0) {
         atomic_store_explicit(&g->failed, failed, memory_order_relaxed);
@@ -113,6 +131,28 @@ static void mark_start(weft_graph *g, weft_sched *s)
     g->trace_start = WEFT_UNLIKELY(weft__trace_on(s)) ? weft__trace_ticks() : 0;
 }
 
+/* The end of a run of its own (no series left): the next queued run
+ * starts (weft_graph_run_queued) if there is one and this run ended OK
+ * and was not cancelled, else the run finishes, dropping any queued run.
+ * One hold of the lock: a run queued while it is held is started or
+ * dropped with the others, never lost. Callable from: weft__run_ended. */
+static void finish_or_next(weft__worker *w, weft_graph *g, int rc)
+{
+    weft__graph_lock(g);
+    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* under lock */
+    if (WEFT_UNLIKELY(g->queued != 0) && rc == WEFT_OK &&
+        atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) != epoch) {   /* cancel stores it under the lock */
+        g->queued--;
+        g->until_while = false;
+        weft_task *first = weft__run_setup(g, g->sched, 0, NULL, NULL);
+        mark_start(g, g->sched);
+        weft__graph_unlock(g);
+        weft__submit(g->sched, w, weft__node_rec(first), WEFT_HINT_NONE);
+        return;
+    }
+    finish_locked(g, rc, UINT32_MAX, WEFT__NO_TASK, 0);
+}
+
 static bool next_run(weft__worker *w, weft_graph *g)
 {
     weft__graph_lock(g);
@@ -149,12 +189,12 @@ void weft__run_ended(weft__worker *w, weft_graph *g)
         weft__hook_graph(w, run_id(g), g->trace_start);
     /* runs_left and until: written under the lock before the series
      * started, read by its last visit, which the queues order after. */
-    if (rc == WEFT_OK && (g->runs_left || (g->until && !g->until(g->until_ctx)))) {
+    if (rc == WEFT_OK && (g->runs_left || (g->until && g->until(g->until_ctx) == g->until_while))) {
         if (next_run(w, g))
             return;
         rc = WEFT_ECANCELED;   /* the series was cancelled between two runs */
     }
-    finish(g, rc);
+    finish_or_next(w, g, rc);
 }
 
 /* ---- starting and waiting ------------------------------------------------------ */
@@ -175,7 +215,8 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
     g->runs_left = runs_left;
     g->until = until;
     g->until_ctx = ctx;
-    g->special = g->has_cond || g->has_module || g->parent != NULL || g->nattr != 0;
+    g->inside = weft__graph_up(g) != NULL;   /* a module's, a subflow's or a join's run */
+    g->special = g->has_cond || g->has_nested || g->inside || g->nattr != 0;
     g->flat_roots = g->nattr != 0 && weft__attr_roots_placed(g);   /* published with the roots */
     g->flat_epoch = WEFT__NO_EPOCH;   /* an old run's must not match this epoch once it wraps */
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */
@@ -183,7 +224,8 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
 }
 
 /* Starts a series of 1 + runs_left runs, or of runs until until(ctx). */
-static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)(void *), void *ctx)
+static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)(void *), void *ctx,
+                 bool until_while)
 {
     if (!s || !g)
         return WEFT_EINVAL;
@@ -208,6 +250,7 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
     }
     uint32_t prev_failed = atomic_load_explicit(&g->failed, memory_order_relaxed);   /* under lock */
     uint64_t prev_fail = atomic_load_explicit(&g->fail_err, memory_order_relaxed);
+    g->until_while = until_while;
     weft_task *first = weft__run_setup(g, s, runs_left, until, ctx);
     mark_start(g, s);
     int prev = g->result;
@@ -228,21 +271,56 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
 
 int weft_graph_run(weft_sched *s, weft_graph *g)
 {
-    return start(s, g, 0, NULL, NULL);
+    return start(s, g, 0, NULL, NULL, false);
 }
 
 int weft_graph_run_n(weft_sched *s, weft_graph *g, uint64_t n)
 {
     if (n == 0)
         return s && g ? WEFT_OK : WEFT_EINVAL;
-    return start(s, g, n - 1, NULL, NULL);
+    return start(s, g, n - 1, NULL, NULL, false);
 }
 
 int weft_graph_run_until(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), void *ctx)
 {
     if (!pred)
         return WEFT_EINVAL;
-    return start(s, g, 0, pred, ctx);
+    return start(s, g, 0, pred, ctx, false);
+}
+
+int weft_graph_run_while(weft_sched *s, weft_graph *g, bool (*pred)(void *ctx), void *ctx)
+{
+    if (!pred || !s || !g)
+        return WEFT_EINVAL;
+    if (!pred(ctx))
+        return WEFT_OK;   /* asked first: 0 runs */
+    return start(s, g, 0, pred, ctx, true);
+}
+
+int weft_graph_run_queued(weft_sched *s, weft_graph *g)
+{
+    if (!s || !g)
+        return WEFT_EINVAL;
+    for (;;) {
+        weft__graph_lock(g);
+        if (atomic_load_explicit(&g->run, memory_order_relaxed) & 1u) {   /* under lock */
+            int rc = WEFT_OK;
+            if (weft__graph_up(g) != NULL)
+                rc = WEFT_EBUSY;    /* a module's or subflow's run: not g's own to queue behind */
+            else if (g->sched != s)
+                rc = WEFT_EINVAL;   /* runs on another scheduler */
+            else if (g->queued == UINT64_MAX)
+                rc = WEFT_ENOMEM;
+            else
+                g->queued++;        /* started by the end of the run before it (finish_or_next) */
+            weft__graph_unlock(g);
+            return rc;
+        }
+        weft__graph_unlock(g);
+        int rc = start(s, g, 0, NULL, NULL, false);
+        if (rc != WEFT_EBUSY)
+            return rc;   /* EBUSY: a run started between the look and the start: queue behind it */
+    }
 }
 
 /* weft_graph_wait and weft_graph_wait_for: timeout_ns as weft__deadline

@@ -502,6 +502,52 @@ WT_TEST(report, stall_report_names_the_outer_graphs_failure, .timeout = 120)
     weft_event_destroy(&ev);
 }
 
+/* Inside a subflow (issue 35): the same, the blocked subtask's line going
+ * up through the subflow task. */
+static weft_event *sf_ev;
+static _Atomic(weft_task *) sf_stuck;
+
+static void sf_build(weft_subflow *sf, void *arg)
+{
+    (void)arg;
+    weft_task *t = weft_subflow_add(sf, wait_event, sf_ev);
+    if (t)
+        weft_task_set_name(t, "deep");
+    atomic_store(&sf_stuck, t);
+}
+
+WT_TEST(report, stall_report_goes_up_through_a_subflow, .timeout = 120)
+{
+    static capture c = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    weft_sched *s = make_watched(2, 100 * MS, &c);
+    weft_event ev;
+    weft_event_init(&ev, true, false);
+    sf_ev = &ev;
+    weft_graph *outer = new_graph();
+    weft_task *bad = named(add(outer, fail_with, (void *)(intptr_t)-4343), "outer bad");
+    weft_task *sft = weft_graph_add_subflow(outer, sf_build, NULL);
+    WT_ASSERT(sft != NULL);
+    named(sft, "the subflow");
+    WT_ASSERT_EQ(weft_graph_run(s, outer), WEFT_OK);
+    while (weft_task_state(bad) != WEFT_TASK_FAILED || !atomic_load(&sf_stuck) ||
+           weft_task_state(atomic_load(&sf_stuck)) != WEFT_TASK_RUNNING)
+        sched_yield();
+    wait_for_report(&c);
+    char want[256];
+    snprintf(want, sizeof want, "graph task \"deep\" (task %p of graph ", (void *)atomic_load(&sf_stuck));
+    WT_ASSERT(reported(&c, want), "no '%s' in the report:\n%s", want, c.text);
+    snprintf(want, sizeof want, "); in subflow \"the subflow\" of graph %p "
+             "(1 failed, 0 skipped so far; first failure: task \"outer bad\" (failed: code -4343))",
+             (void *)outer);
+    WT_ASSERT(reported(&c, want), "no '%s' in the report:\n%s", want, c.text);
+    weft_event_signal(&ev);
+    WT_ASSERT_EQ(weft_graph_wait(outer), WEFT_EFAILED);
+    WT_ASSERT_EQ(weft_task_state(sft), WEFT_TASK_DONE);
+    WT_ASSERT_EQ(weft_graph_destroy(outer), WEFT_OK);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    weft_event_destroy(&ev);
+}
+
 /* A failure weft made (a module whose graph is running elsewhere: EBUSY)
  * is named as weft's code, beside the blocked task of the same run. */
 WT_TEST(report, stall_report_names_weft_s_own_code, .timeout = 60)
