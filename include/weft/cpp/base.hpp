@@ -98,10 +98,11 @@ inline std::error_code make_error_code(errc e) noexcept
     return std::error_code(static_cast<int>(e), category());
 }
 
-/** The int a weft C call returned, as a std::error_code. */
+/** The int a weft C call returned, as a std::error_code: 0 is
+ * std::error_code() (so ec == std::error_code() holds for success too). */
 inline std::error_code to_error(int rc) noexcept
 {
-    return std::error_code(rc, category());
+    return rc == WEFT_OK ? std::error_code() : std::error_code(rc, category());
 }
 
 /** The fail code (graph::fail_code) of a graph task whose callable threw:
