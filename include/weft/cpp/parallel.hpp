@@ -19,9 +19,13 @@ namespace weft {
 
 namespace detail {
 
+template <class It, class = void>
+struct random_access : std::false_type {};
 template <class It>
-inline constexpr bool random_access_v =
-    std::is_base_of_v<std::random_access_iterator_tag, typename std::iterator_traits<It>::iterator_category>;
+struct random_access<It, std::void_t<typename std::iterator_traits<It>::iterator_category>>
+    : std::is_base_of<std::random_access_iterator_tag, typename std::iterator_traits<It>::iterator_category> {};
+template <class It>
+inline constexpr bool random_access_v = random_access<It>::value;
 
 /* A chunk body f(b, e) behind the C callback, with the exception rule. */
 template <class F>
