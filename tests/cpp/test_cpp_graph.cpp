@@ -321,4 +321,28 @@ CPP_TEST(graph_cancel_and_wait_for)
     }
 }
 
+/* A graph that goes out of scope during a run waits for it first. */
+CPP_TEST(graph_destructor_waits_for_the_run)
+{
+    for (unsigned w : WORKERS) {
+        env e(w);
+        weft::event go;
+        std::atomic<int> ran{0};
+        {
+            weft::graph g;
+            g.emplace([&] {
+                CHECK(!go.wait());
+                ran = 1;
+            });
+            CHECK(!e.s.run(g));
+            CHECK(!e.s.spawn([&] {
+                CHECK(!weft::sleep_for(std::chrono::milliseconds(1)));
+                go.signal();
+            }));
+        }
+        CHECK_EQ(ran.load(), 1);
+        CHECK(!e.s.wait_idle());
+    }
+}
+
 CPP_TEST_MAIN

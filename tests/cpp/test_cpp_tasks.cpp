@@ -10,7 +10,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <memory>
-#include <new>
 #include <stdexcept>
 #include <thread>
 
@@ -19,22 +18,6 @@
 
 using cpptest::env;
 using cpptest::WORKERS;
-
-/* ---- counting aligned allocations (the pool's blocks come from these) ---- */
-
-static std::atomic<long> aligned_news{0};
-
-void *operator new(std::size_t n, std::align_val_t al)
-{
-    aligned_news.fetch_add(1, std::memory_order_relaxed);
-    std::size_t a = static_cast<std::size_t>(al);
-    void *p = std::aligned_alloc(a, (n + a - 1) / a * a);
-    if (!p)
-        throw std::bad_alloc();
-    return p;
-}
-void operator delete(void *p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void *p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 /* ---- a callable that counts its lives ---- */
 
@@ -157,13 +140,13 @@ CPP_TEST(spawn_pool_steady_state)
         counts c;
         int quiet_round = -1;
         for (int round = 0; round < 30 && quiet_round < 0; round++) {
-            long before = aligned_news.load();
+            std::uint64_t before = weft::detail::pool_global().made.load();
             for (int i = 0; i < 1000; i++) {
                 tracker<32> t(&c);
                 CHECK(!e.s.spawn([t] { t(); }));
             }
             CHECK(!e.s.wait_idle());
-            if (round > 0 && aligned_news.load() == before)
+            if (round > 0 && weft::detail::pool_global().made.load() == before)
                 quiet_round = round;
         }
         CHECK(quiet_round > 0);

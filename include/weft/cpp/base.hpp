@@ -222,6 +222,7 @@ inline constexpr std::size_t pool_cap = 128;
 struct pool_shared {
     std::mutex mu;
     pool_block *batches = nullptr;   /* each: a list of link.count blocks */
+    std::atomic<std::uint64_t> made{0};   /* blocks allocated so far (tests read it) */
 };
 
 /* Never destroyed: blocks left on it at exit stay reachable. */
@@ -273,6 +274,7 @@ inline thread_local pool_local pool_tls;
             l.count = b->link.count;
         } else {
             lk.unlock();
+            g.made.fetch_add(1, std::memory_order_relaxed);   /* a count only: orders nothing */
             return ::operator new(sizeof(pool_block), std::align_val_t(alignof(pool_block)), std::nothrow);
         }
     }

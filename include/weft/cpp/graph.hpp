@@ -56,10 +56,18 @@ struct graph_state {
     std::atomic<int> build_err{0};    /* the first failed build call's code */
     std::function<bool()> until;      /* run_until's predicate */
 
+    /* A run in flight is waited for first: its tasks use the holders.
+     * From one of its own tasks that cannot be (the wait is EBUSY), so
+     * the graph and its holders are left, with a message. */
     ~graph_state()
     {
-        if (g)
-            weft_graph_destroy(g);
+        if (g && weft_graph_destroy(g) == WEFT_EBUSY) {
+            (void)weft_graph_wait(g);
+            if (weft_graph_destroy(g) != WEFT_OK) {
+                std::fputs("weft: a weft::graph destroyed during its own run is left alive\n", stderr);
+                return;
+            }
+        }
         while (holders) {
             holder_base *h = holders;
             holders = h->next;
@@ -207,7 +215,9 @@ public:
     }
     graph(graph &&) noexcept = default;
     graph &operator=(graph &&) noexcept = default;
-    /** weft_graph_destroy, then the callables. Not during a run. */
+    /** weft_graph_destroy, then the callables; a run in flight is waited
+     * for first (weft_graph_wait). Not from one of its own tasks (the
+     * graph is then left alive, with a message). */
     ~graph() = default;
 
     explicit operator bool() const noexcept { return st_ != nullptr; }
