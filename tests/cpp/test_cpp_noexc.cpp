@@ -32,6 +32,7 @@ CPP_TEST(noexc_spawn_graph_loops)
         CHECK(g.wait() == weft::errc::efailed);
         CHECK_EQ(g.fail_code(), 9);
         CHECK(g.failed_task() == f);
+        CHECK(!g.exception());   /* none without exceptions */
         CHECK(a_at == 1 && b_at == 2);
         a.precede(a);
         CHECK(e.s.run(g) == weft::errc::einval);

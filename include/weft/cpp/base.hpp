@@ -26,8 +26,11 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
+#include <exception>
+/* Exceptions on (1) or off (0, -fno-exceptions). Only code paths depend
+ * on it, never a type's layout: translation units built both ways may
+ * share weft's objects. */
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
-# include <exception>
 # define WEFT_CPP_EXCEPTIONS 1
 #else
 # define WEFT_CPP_EXCEPTIONS 0

@@ -37,9 +37,7 @@ struct holder_base {
     holder_base *next = nullptr;      /* graph_state::holders */
     weft_task *task = nullptr;
     graph_state *sub = nullptr;       /* a module's graph */
-#if WEFT_CPP_EXCEPTIONS
     std::exception_ptr ex;            /* written by the task's own run only */
-#endif
 };
 
 template <class F>
@@ -325,11 +323,12 @@ public:
     /** weft_graph_dump_dot. */
     [[nodiscard]] std::error_code dump_dot(std::FILE *out) const noexcept { return to_error(weft_graph_dump_dot(get(), out)); }
 
-#if WEFT_CPP_EXCEPTIONS
     /** What the task that failed the latest run threw, through modules
-     * to the task inside; null if that run did not end by an exception.
-     * Callable from: any thread, once the run has ended. */
+     * to the task inside; null if that run did not end by an exception
+     * (always, without exceptions). Callable from: any thread, once the
+     * run has ended. */
     std::exception_ptr exception() const { return find_exception(st_.get(), 0); }
+#if WEFT_CPP_EXCEPTIONS
     /** Throws exception() if there is one. */
     void rethrow_exception() const
     {
@@ -369,7 +368,6 @@ private:
         return task(t, st_.get());
     }
 
-#if WEFT_CPP_EXCEPTIONS
     static std::exception_ptr find_exception(detail::graph_state *st, int depth)
     {
         if (!st || depth > 64 || weft_graph_fail_code(st->g) != exception_code)
@@ -389,7 +387,6 @@ private:
         }
         return find_exception(sub, depth + 1);
     }
-#endif
 
     static bool until_entry(void *arg) noexcept   /* an exception here terminates */
     {

@@ -130,10 +130,8 @@ template <class It, class T, class Op, class Conv>
         It first;
         std::remove_reference_t<Op> *op;
         std::remove_reference_t<Conv> *conv;
-#if WEFT_CPP_EXCEPTIONS
         std::exception_ptr ex;
         std::atomic<bool> thrown{false};
-#endif
         static void body(std::size_t b, std::size_t e, void *partial, void *arg) noexcept
         {
             auto *c = static_cast<ctx *>(arg);

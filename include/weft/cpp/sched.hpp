@@ -43,10 +43,8 @@ void spawn_entry(void *arg) noexcept
 template <class F>
 struct sync_call {
     F *f;
-#if WEFT_CPP_EXCEPTIONS
-    std::exception_ptr ex;
+    std::exception_ptr ex;              /* the first exception (none without them) */
     std::atomic<bool> thrown{false};
-#endif
     explicit sync_call(F &fn) noexcept : f(&fn) {}
 
     /* Keeps the first exception of any thread; true for the first. */
@@ -62,11 +60,7 @@ struct sync_call {
     }
     bool stopped() const noexcept
     {
-#if WEFT_CPP_EXCEPTIONS
-        return thrown.load(std::memory_order_relaxed);
-#else
-        return false;
-#endif
+        return thrown.load(std::memory_order_relaxed);   /* a hint: skipping is an optimisation */
     }
     void rethrow() const
     {
