@@ -4,6 +4,17 @@
  * is stored for a task (in its argument word, in a pooled block, or on
  * the heap). Part of weft.hpp, the header C++ users include.
  * See docs/reference/cpp.md.
+ *
+ * Synchronization (the block pool, the only state shared here):
+ *  - pool_tls (one per thread): its free blocks; only its thread touches
+ *    it. A fiber keeps its thread, so a task sees the same list before
+ *    and after it blocks.
+ *  - pool_shared::batches: batches of free blocks; under pool_shared::mu.
+ *  - pool_shared::made: a count of blocks ever allocated, for tests;
+ *    relaxed, it orders nothing.
+ *  - a block itself: written by the spawning thread (the callable), read
+ *    and freed by the thread that runs the task; weft's queue orders the
+ *    two (a spawn happens before its task starts).
  */
 #ifndef WEFT_CPP_BASE_HPP
 #define WEFT_CPP_BASE_HPP

@@ -12,6 +12,20 @@
  * graph's build error: run() refuses to run a graph whose building
  * failed (it returns that error) until clear_build_error(), so a missing
  * task or edge can never run unnoticed.
+ *
+ * Synchronization (graph_state, shared by the builders, the runs' tasks
+ * and the waiters):
+ *  - holders (the list of callables): pushed under mu by any building
+ *    thread, read under mu by exception(), freed by the destructor once
+ *    no run is in flight.
+ *  - build_err: the first failed build call wins a CAS from 0; relaxed,
+ *    as it only ever goes from 0 to a code and guards no other data.
+ *  - a holder's ex: written by its task's run only (a task runs once at
+ *    a time), read by exception() after graph::wait(), which orders the
+ *    run before it.
+ *  - until: assigned under mu only while no run is in flight (checked
+ *    with weft_graph_done under mu), read by the thread ending each run
+ *    of the series that weft_graph_run_until then starts.
  */
 #ifndef WEFT_CPP_GRAPH_HPP
 #define WEFT_CPP_GRAPH_HPP

@@ -39,7 +39,12 @@ void spawn_entry(void *arg) noexcept
 /* A callable weft calls back while the caller waits (a blocking call, a
  * predicate, a loop's chunks): it lives on the caller's stack, and an
  * exception it throws is kept and thrown again on the caller once the C
- * call has returned, never through weft's frames. */
+ * call has returned, never through weft's frames.
+ * Synchronization: thrown is exchanged by each thread whose call threw;
+ * the one that finds it false writes ex. The caller reads ex only after
+ * the C call returned, which comes after every callback ended (the C
+ * call's own join orders them). stopped() reads thrown relaxed: a chunk
+ * that misses it runs, which only costs time. */
 template <class F>
 struct sync_call {
     F *f;
