@@ -192,7 +192,8 @@ int main(int argc, char **argv)
     weft::task bounds = g.emplace([&] {
         /* 16 chunks: grouped the same way on every run and at every
          * worker count, so the result is the plain run's. */
-        check(weft::parallel_transform_reduce(s, std::size_t(0), bodies, w.bounds, box(), merge,
+        auto op = [](const box &a, const box &b) { return merge(a, b); };   /* a lambda inlines; a function's address is called per element */
+        check(weft::parallel_transform_reduce(s, std::size_t(0), bodies, w.bounds, box(), op,
                                               [&](std::size_t i) { return w.point(i); }, bodies / 16),
               "bounds");
     }).name("bounds");

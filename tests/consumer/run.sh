@@ -12,7 +12,9 @@
 # into a fresh prefix, and checks that a DESTDIR-staged /usr install gets a
 # weft.pc with no rpath.
 # Each of find_package, pkg-config and add_subdirectory also builds and
-# runs use_graph.c, which includes a topic header, <weft/graph.h>, directly.
+# runs use_graph.c, which includes a topic header, <weft/graph.h>, directly;
+# find_package also builds and runs use_weft.cpp, a C++17 program on
+# weft.hpp (where a C++ compiler is).
 # It also checks what the shared library exports (and that it wants no
 # executable stack), what the static one defines, and the installed
 # headers under strict flags (weft.h, and each topic header alone through
