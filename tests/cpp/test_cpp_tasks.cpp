@@ -93,6 +93,34 @@ CPP_TEST(spawn_move_only_and_mutable)
     }
 }
 
+/* fib(n) by spawning both halves and waiting for them: every parent
+ * blocks on its children (a valid order), callables of 32 bytes from the
+ * pool of whichever worker runs the parent. */
+static long fib_spawn(weft::scheduler_ref s, int n)
+{
+    if (n < 2)
+        return n;
+    long a = 0, b = 0;
+    weft::wait_group wg(2);
+    CHECK(!s.spawn([s, n, &a, &wg] { a = fib_spawn(s, n - 1); wg.done(); }));
+    CHECK(!s.spawn([s, n, &b, &wg] { b = fib_spawn(s, n - 2); wg.done(); }));
+    CHECK(!wg.wait());
+    return a + b;
+}
+
+CPP_TEST(spawn_from_tasks_that_wait_for_them)
+{
+    for (unsigned w : WORKERS) {
+        env e(w);
+        long r = -1;
+        weft::wait_group done(1);
+        CHECK(!e.s.spawn([&] { r = fib_spawn(weft::this_scheduler(), 15); done.done(); }));
+        CHECK(!done.wait());
+        CHECK_EQ(r, 610);
+        CHECK(!e.s.wait_idle());
+    }
+}
+
 CPP_TEST(spawn_failure_calls_nothing_and_destroys_once)
 {
     for (unsigned w : WORKERS) {
