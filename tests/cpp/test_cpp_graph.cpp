@@ -10,6 +10,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 using cpptest::env;
 using cpptest::WORKERS;
@@ -318,6 +320,31 @@ CPP_TEST(graph_cancel_and_wait_for)
         CHECK(!e.s.run(g));
         CHECK(!g.wait());
         CHECK_EQ(ran, 1);
+    }
+}
+
+/* Building from several threads at once, as the C calls allow. */
+CPP_TEST(graph_built_from_threads)
+{
+    for (unsigned w : {0u, 2u}) {
+        env e(w);
+        weft::graph g;
+        std::atomic<int> runs{0};
+        weft::task root = g.placeholder();
+        std::vector<std::thread> th;
+        for (int k = 0; k < 4; k++)
+            th.emplace_back([&] {
+                for (int i = 0; i < 100; i++)
+                    g.emplace([&runs] { runs++; }).succeed(root);
+            });
+        for (auto &t : th)
+            t.join();
+        CHECK(!g.build_error());
+        CHECK_EQ(g.size(), 401);
+        CHECK_EQ(root.num_successors(), 400);
+        CHECK(!e.s.run(g));
+        CHECK(!g.wait());
+        CHECK_EQ(runs.load(), 400);
     }
 }
 
