@@ -4,6 +4,8 @@
 #  - include/weft.h and each include/weft/*.h alone, as C11 with -Wall
 #    -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Werror and as C++17
 #    with -Wall -Wextra -Wpedantic -Werror (compile only);
+#  - include/weft.hpp and each include/weft/cpp/*.hpp alone, as C++17
+#    with and without -fno-exceptions (compile only);
 #  - use_all.c, a program using every topic through <weft.h>, built both
 #    ways under the same flags, linked against libweft.a and run.
 # Prints PASS or FAIL per check, then "N passed, N failed"; exits 1 if any
@@ -75,6 +77,29 @@ if command -v "$CXX" >/dev/null 2>&1; then
         fail headers-c++17 "not clean alone as C++17:$bad_cxx"
     else
         pass "headers-c++17 (${#headers[@]} headers, each alone: ${cxxflags[*]})"
+    fi
+fi
+
+# The C++ face: weft.hpp and each of its parts alone, as C++17 with and
+# without exceptions (compile only).
+if command -v "$CXX" >/dev/null 2>&1 && [[ -e $inc/weft.hpp ]]; then
+    hpp=("$inc/weft.hpp")
+    for h in "$inc"/weft/cpp/*.hpp; do
+        hpp+=("$h")
+    done
+    bad=""
+    for h in "${hpp[@]}"; do
+        name=${h#"$inc"/}
+        printf '#include <%s>\nint weft_probe;\n' "$name" >"$tmp/probe.cpp"
+        if ! shown "$CXX" "${cxxflags[@]}" -Wshadow -I"$inc" -fsyntax-only "$tmp/probe.cpp" ||
+           ! shown "$CXX" "${cxxflags[@]}" -Wshadow -fno-exceptions -I"$inc" -fsyntax-only "$tmp/probe.cpp"; then
+            bad+=" $name"
+        fi
+    done
+    if [[ -n $bad ]]; then
+        fail weft.hpp "not clean alone as C++17 (with and without exceptions):$bad"
+    else
+        pass "weft.hpp (${#hpp[@]} C++ headers, each alone: ${cxxflags[*]} -Wshadow, with and without -fno-exceptions)"
     fi
 fi
 

@@ -12,7 +12,9 @@
 # into a fresh prefix, and checks that a DESTDIR-staged /usr install gets a
 # weft.pc with no rpath.
 # Each of find_package, pkg-config and add_subdirectory also builds and
-# runs use_graph.c, which includes a topic header, <weft/graph.h>, directly.
+# runs use_graph.c, which includes a topic header, <weft/graph.h>, directly;
+# find_package also builds and runs use_weft.cpp, a C++17 program on
+# weft.hpp (where a C++ compiler is).
 # It also checks what the shared library exports (and that it wants no
 # executable stack), what the static one defines, and the installed
 # headers under strict flags (weft.h, and each topic header alone through
@@ -111,9 +113,14 @@ check_layout() {
              "$libdir/cmake/weft/weftTargets.cmake" "$pcdir/weft.pc"; do
         [[ -e $f ]] || missing+=" ${f#"$prefix"/}"
     done
-    # Every topic header of the checkout, under include/weft/.
+    # Every topic header of the checkout, under include/weft/, and the C++
+    # face: weft.hpp and its parts under include/weft/cpp/.
     for f in "$root"/include/weft/*.h; do
         [[ -e $prefix/include/weft/${f##*/} ]] || missing+=" include/weft/${f##*/}"
+    done
+    [[ -e $prefix/include/weft.hpp ]] || missing+=" include/weft.hpp"
+    for f in "$root"/include/weft/cpp/*.hpp; do
+        [[ -e $prefix/include/weft/cpp/${f##*/} ]] || missing+=" include/weft/cpp/${f##*/}"
     done
     if [[ -n $missing ]]; then
         fail layout "not installed:$missing"
@@ -273,6 +280,18 @@ check_find_package() {
         fail find_package-topic "use_graph (<weft/graph.h> alone, weft::weft) failed to run"
     else
         pass "find_package-topic (use_graph.c includes <weft/graph.h> directly; builds with weft::weft and runs)"
+    fi
+    # The C++ face, weft.hpp, through the same package.
+    if [[ ! -x $b/use_cpp ]]; then
+        if command -v "$CXX" >/dev/null 2>&1; then
+            fail find_package-c++ "use_cpp (weft.hpp) was not built though a C++ compiler ('$CXX') exists"
+        else
+            pass "find_package-c++ (skipped: no C++ compiler '$CXX')"
+        fi
+    elif ! quiet fp-run-cpp "$b/use_cpp"; then
+        fail find_package-c++ "use_cpp (<weft.hpp>, weft::weft) failed to run"
+    else
+        pass "find_package-c++ (use_weft.cpp includes <weft.hpp>; C++17 strict, weft::weft, runs)"
     fi
 }
 
@@ -505,14 +524,18 @@ check_examples() {
         fail examples "examples/ did not configure or build against the installed weft"
         return
     fi
-    for run in "fib 20 2" "parallel_sum 100000 2" "frame_jobs 5 2"; do
+    local runs=("fib 20 2" "parallel_sum 100000 2" "frame_jobs 5 2")
+    if [[ -x $b/frame_loop ]]; then
+        runs+=("frame_loop 5 2")   # the C++ one, where a C++ compiler is
+    fi
+    for run in "${runs[@]}"; do
         # shellcheck disable=SC2086 # the program and its arguments
         if ! quiet "ex-${run%% *}" "$b"/$run; then
             fail examples "'$run' failed (built against the installed weft)"
             return
         fi
     done
-    pass "examples (examples/ alone: find_package(weft), fib, parallel_sum and frame_jobs build, run and check out)"
+    pass "examples (examples/ alone: find_package(weft), ${#runs[@]} of them build, run and check out: ${runs[*]%% *})"
 }
 
 check_layout
