@@ -7,7 +7,9 @@
  *   # a comment
  *   app: main.o util.o       a rule: one target, then its prerequisites
  *   <TAB>cc -o app main.o    zero or more commands, run in order with
- *                            /bin/sh -c, exactly as written (no variables)
+ *                            /bin/sh -c, exactly as written (no variables);
+ *                            as make does, one that is plain words is run
+ *                            without a shell
  *
  * A prerequisite that is not a target must name an existing file: it is a
  * leaf and gets no task. As make does, a target is rebuilt only when it is
@@ -270,16 +272,56 @@ static bool up_to_date(const struct target *t)
     return true;
 }
 
-/* Runs cmd with /bin/sh -c for target t, its own process group; returns
- * its wait status, or -1 if it could not start. Callable from: a task
- * (its worker goes on while the command starts and runs). */
-static int run_sh(struct target *t, const char *cmd)
+/* As make does, a command with nothing for a shell to do (no quoting,
+ * expansion, redirection, operator; not a shell builtin or keyword) runs
+ * without one: its words are the argv. Fills argv (max words) and returns
+ * true; false: it needs /bin/sh. buf holds the words (as long as cmd). */
+static bool plain_words(const char *cmd, char *buf, const char **argv, size_t max)
 {
+    static const char *const shell_words[] = {
+        ".", ":", "alias", "break", "case", "cd", "command", "continue", "eval", "exec",
+        "exit", "export", "for", "getopts", "hash", "if", "read", "readonly", "return",
+        "set", "shift", "times", "trap", "type", "ulimit", "umask", "unalias", "unset",
+        "until", "wait", "while", "{", "!", NULL };
+    if (cmd[strcspn(cmd, "\"'`$&|;<>()*?[]{}~#=%\\\n")] != '\0')
+        return false;
+    strcpy(buf, cmd);
+    size_t n = 0;
+    char *save;
+    for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n + 1 >= max)
+            return false;
+        argv[n++] = w;
+    }
+    argv[n] = NULL;
+    if (n == 0)
+        return false;
+    for (size_t i = 0; shell_words[i]; i++)
+        if (strcmp(argv[0], shell_words[i]) == 0)
+            return false;
+    return true;
+}
+
+/* Runs cmd for target t, in its own process group: directly if it is
+ * plain words, else with /bin/sh -c; returns its wait status, or -1 if it
+ * could not start. Callable from: a task (its worker goes on while the
+ * command starts and runs). */
+static int run_cmd(struct target *t, const char *cmd)
+{
+    const char *words[64];
+    char *buf = xrealloc(NULL, strlen(cmd) + 1);
+    bool direct = plain_words(cmd, buf, words, sizeof words / sizeof words[0]);
     weft_proc_spec spec = {
-        .argv = (const char *const[]){ "/bin/sh", "-c", cmd, NULL },
+        .argv = direct ? words : (const char *const[]){ "/bin/sh", "-c", cmd, NULL },
         .pgroup = WEFT_PROC_NEW_GROUP,
     };
     int pid, status = -1, err = weft_proc_spawn(sched, &spec, &pid, NULL);
+    if (err == WEFT_ENOEXEC && direct) {
+        fprintf(stderr, "minimake: %s: command not found or not executable\n", words[0]);
+        free(buf);
+        return 127 << 8;   /* as sh reports it: exit status 127 */
+    }
+    free(buf);
     if (err) {
         fprintf(stderr, "minimake: cannot start /bin/sh: %s\n", weft_strerror(err));
         return -1;
@@ -345,7 +387,7 @@ static void build(void *arg)
             continue;
         struct stat before;
         bool existed = stat(t->name, &before) == 0;
-        int st = run_sh(t, t->cmds[i]);
+        int st = run_cmd(t, t->cmds[i]);
         weft_mutex_lock(&run_lock);
         int sig = interrupted;
         weft_mutex_unlock(&run_lock);
