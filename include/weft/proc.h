@@ -85,8 +85,9 @@ WEFT_API int  weft_proc_spawn(weft_sched *s, const weft_proc_spec *spec, int *pi
 /** weft_proc_spawn, then weft_pid_wait_for: `*status` (may be NULL) gets
  * the wait status. At the timeout the child is killed (SIGKILL, its group
  * too when it leads one) and reaped, and WEFT_ETIMEDOUT is returned.
- * Errors as weft_proc_spawn's, and WEFT_ESHUTDOWN from a task of s while
- * s is being destroyed (the child is killed and reaped first).
+ * Errors as weft_proc_spawn's, WEFT_EINVAL also when another wait reaped
+ * the child first, and WEFT_ESHUTDOWN from a task of s while s is being
+ * destroyed (the child is killed and reaped first).
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_proc_run_for(weft_sched *s, const weft_proc_spec *spec, int *status,
                                 uint64_t timeout_ns);
