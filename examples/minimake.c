@@ -7,12 +7,16 @@
  *   # a comment
  *   app: main.o util.o       a rule: one target, then its prerequisites
  *   <TAB>cc -o app main.o    zero or more commands, run in order with
- *                            /bin/sh -c, exactly as written (no variables)
+ *                            /bin/sh -c, exactly as written (no variables);
+ *                            as make does, one that is plain words is run
+ *                            without a shell
  *
  * A prerequisite that is not a target must name an existing file: it is a
- * leaf and gets no task. There are no timestamps: every target is built,
- * in the current directory, on every run. A target without commands is an
- * empty task, a join point. When a command fails, the rest of its target's
+ * leaf and gets no task. As make does, a target is rebuilt only when it is
+ * out of date: no file of its name exists, or a prerequisite is newer (by
+ * mtime, to the nanosecond) or is not a file (a target that makes none, as
+ * `all`, is always out of date, and so are the targets that need it). A
+ * target without commands is an empty task, a join point. When a command fails, the rest of its target's
  * commands do not run and its task fails (weft_task_fail): weft skips
  * everything that depends on it and, as make does, stops the build (the
  * graph is fail-fast: targets not started yet are skipped, those running
@@ -20,11 +24,15 @@
  * weft_graph_run (WEFT_ECYCLE) and named by weft_graph_find_cycle.
  *
  *   minimake [-j N] [-k] [-n] [-d FILE] [-t FILE] MAKEFILE
- *     -j N     at most N commands at once (default: one per CPU). The
- *              scheduler keeps its default workers (one per CPU): a
- *              command is started with posix_spawn and awaited with
- *              weft_pid_wait_for, which suspends the target's task, not its
- *              worker, so 64 commands that sleep run at once on 2 cores.
+ *     -j N     at most N commands at once (default: one per CPU): a
+ *              semaphore of N units that each target with commands takes
+ *              before it starts (weft_task_set_semaphore: a target waiting
+ *              for one holds no fiber). The scheduler keeps its default
+ *              workers (one per CPU): a command is started with
+ *              weft_proc_spawn (the fork and exec on weft's blocking pool)
+ *              and awaited with weft_pid_wait_for, both suspending the
+ *              target's task, not its worker, so 64 commands that sleep
+ *              run at once on 2 cores.
  *     -k       keep going: after a failure, build what does not depend on it
  *     -n       dry run: print the commands in an order that respects the
  *              dependencies (the graph runs, the commands do not)
@@ -35,14 +43,23 @@
  *              JSON: open it in ui.perfetto.dev, or draw it with
  *              tools/trace_plot.py
  *
- * Exit status: 0 everything built, 1 a command failed, 2 bad input or usage.
+ * Ctrl-C (SIGINT) or SIGTERM cancels the build: a task waits for them
+ * (weft_signal_wait_for; main blocks them before any thread starts),
+ * cancels the graph (targets not started are skipped) and sends the
+ * signal to every running command's process group (each command leads
+ * one), then the targets reap their commands and remove a target file
+ * that an interrupted command wrote, as make does. No child is left.
+ *
+ * Exit status: 0 everything built, 1 a command failed, 2 bad input or
+ * usage, 128 + the signal's number when a signal cancelled the build.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -51,8 +68,6 @@
 
 #include <weft.h>
 
-extern char **environ;
-
 struct target {
     char *name;
     int line;                       /* where its rule is */
@@ -60,6 +75,7 @@ struct target {
     char **prereqs; size_t nprereqs;    /* as written */
     size_t *deps;   size_t ndeps;       /* the prerequisites that are targets */
     weft_task *task;
+    int pid;        /* its command running now, else 0: under run_lock */
     int status;     /* written by its task: the failed command's wait status,
                        -1 if /bin/sh could not start, 0 if all went well */
 };
@@ -76,12 +92,21 @@ static bool keep_going;
  * gives this back (any int but 0 would do). */
 #define MINIMAKE_EFAILED (-100)
 
-/* Commands in flight: at most `slots` at once (-j), a counting semaphore
- * made of weft's fiber-aware mutex and condition variable, so a target
- * waiting for a slot holds no worker either. */
-static weft_mutex slot_lock;
-static weft_cond slot_free;
+/* -j: targets with commands take a unit of `jobs` before they start. */
+static weft_sem jobs;
 static long slots;
+
+static weft_sched *sched;
+static weft_graph *graph;
+
+/* Cancelling: `interrupted` is the signal that cancelled the build (0:
+ * none) and each target's pid, both under run_lock. A target stores its
+ * command's pid and reads `interrupted` under the lock; the watcher sets
+ * `interrupted` and signals every pid stored under it: so each command is
+ * signalled by one or the other (or both: harmless, it is not reaped yet). */
+static weft_mutex run_lock;
+static int interrupted;
+static atomic_int commands_run;
 
 static void *xrealloc(void *p, size_t size)
 {
@@ -230,35 +255,85 @@ static void print_cycle(weft_graph *g)
 
 /* ---- building --------------------------------------------------------- */
 
-/* A target's commands hold a slot from the first to the last, as a job
- * of make -j does. Callable from: a task. */
-static void slot_take(void)
+/* Is t's file newer than every prerequisite's (all of them files)? Read
+ * when t's task starts: its prerequisites are built by then. */
+static bool up_to_date(const struct target *t)
 {
-    weft_mutex_lock(&slot_lock);
-    while (slots == 0)
-        weft_cond_wait(&slot_free, &slot_lock);
-    slots--;
-    weft_mutex_unlock(&slot_lock);
+    struct stat ts, ps;
+    if (stat(t->name, &ts) != 0)
+        return false;
+    for (size_t i = 0; i < t->nprereqs; i++) {
+        if (stat(t->prereqs[i], &ps) != 0)
+            return false;   /* a target that makes no file: always newer */
+        if (ps.st_mtim.tv_sec > ts.st_mtim.tv_sec ||
+            (ps.st_mtim.tv_sec == ts.st_mtim.tv_sec && ps.st_mtim.tv_nsec > ts.st_mtim.tv_nsec))
+            return false;
+    }
+    return true;
 }
 
-static void slot_give(void)
+/* As make does, a command with nothing for a shell to do (no quoting,
+ * expansion, redirection, operator; not a shell builtin or keyword) runs
+ * without one: its words are the argv. Fills argv (max words) and returns
+ * true; false: it needs /bin/sh. buf holds the words (as long as cmd). */
+static bool plain_words(const char *cmd, char *buf, const char **argv, size_t max)
 {
-    weft_mutex_lock(&slot_lock);
-    slots++;
-    weft_cond_signal(&slot_free);
-    weft_mutex_unlock(&slot_lock);
+    static const char *const shell_words[] = {
+        ".", ":", "alias", "break", "case", "cd", "command", "continue", "eval", "exec",
+        "exit", "export", "for", "getopts", "hash", "if", "read", "readonly", "return",
+        "set", "shift", "times", "trap", "type", "ulimit", "umask", "unalias", "unset",
+        "until", "wait", "while", "{", "!", NULL };
+    if (cmd[strcspn(cmd, "\"'`$&|;<>()*?[]{}~#=%\\\n")] != '\0')
+        return false;
+    strcpy(buf, cmd);
+    size_t n = 0;
+    char *save;
+    for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n + 1 >= max)
+            return false;
+        argv[n++] = w;
+    }
+    argv[n] = NULL;
+    if (n == 0)
+        return false;
+    for (size_t i = 0; shell_words[i]; i++)
+        if (strcmp(argv[0], shell_words[i]) == 0)
+            return false;
+    return true;
 }
 
-/* Runs cmd with /bin/sh -c; returns its wait status, or -1. Callable
- * from: a task (its worker goes on while the command runs). */
-static int run_sh(const char *cmd)
+/* Runs cmd for target t, in its own process group: directly if it is
+ * plain words, else with /bin/sh -c; returns its wait status, or -1 if it
+ * could not start. Callable from: a task (its worker goes on while the
+ * command starts and runs). */
+static int run_cmd(struct target *t, const char *cmd)
 {
-    char *argv[] = { "sh", "-c", (char *)cmd, NULL };
-    pid_t pid;
-    int status = -1, err = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ);
+    const char *words[64];
+    char *buf = xrealloc(NULL, strlen(cmd) + 1);
+    bool direct = plain_words(cmd, buf, words, sizeof words / sizeof words[0]);
+    weft_proc_spec spec = {
+        .argv = direct ? words : (const char *const[]){ "/bin/sh", "-c", cmd, NULL },
+        .pgroup = WEFT_PROC_NEW_GROUP,
+    };
+    int pid, status = -1, err = weft_proc_spawn(sched, &spec, &pid, NULL);
+    if (err == WEFT_ENOEXEC && direct) {
+        fprintf(stderr, "minimake: %s: command not found or not executable\n", words[0]);
+        free(buf);
+        return 127 << 8;   /* as sh reports it: exit status 127 */
+    }
+    free(buf);
     if (err) {
-        fprintf(stderr, "minimake: cannot start /bin/sh: %s\n", strerror(err));
-    } else if ((err = weft_pid_wait_for(pid, &status, UINT64_MAX)) != WEFT_OK) {
+        fprintf(stderr, "minimake: cannot start /bin/sh: %s\n", weft_strerror(err));
+        return -1;
+    }
+    atomic_fetch_add(&commands_run, 1);
+    weft_mutex_lock(&run_lock);
+    t->pid = pid;
+    int sig = interrupted;
+    weft_mutex_unlock(&run_lock);
+    if (sig)
+        kill(-pid, sig);   /* the watcher had already looked: see run_lock */
+    if ((err = weft_pid_wait_for(pid, &status, UINT64_MAX)) != WEFT_OK) {
         /* Out of memory or descriptors for the wait: block the worker. */
         while (waitpid(pid, &status, 0) < 0)
             if (errno != EINTR) {
@@ -266,22 +341,62 @@ static int run_sh(const char *cmd)
                 break;
             }
     }
+    weft_mutex_lock(&run_lock);
+    t->pid = 0;
+    weft_mutex_unlock(&run_lock);
     return status;
 }
 
-/* A target's task: its commands in order. On a failure the task fails:
- * weft skips whatever depends on it. Callable from: a worker (a task of
- * the graph). */
+/* An interrupted command may have left t's file half written: remove it
+ * if the command made or changed it (before: its stat then, ok: it
+ * existed). */
+static void remove_partial(const struct target *t, const struct stat *before, bool existed)
+{
+    struct stat now;
+    if (stat(t->name, &now) != 0 || !S_ISREG(now.st_mode))
+        return;
+    if (existed && now.st_mtim.tv_sec == before->st_mtim.tv_sec &&
+        now.st_mtim.tv_nsec == before->st_mtim.tv_nsec && now.st_size == before->st_size)
+        return;
+    fprintf(stderr, "minimake: *** Deleting file '%s'\n", t->name);
+    unlink(t->name);
+}
+
+/* A target's task: its commands in order, unless it is up to date. On a
+ * failure the task fails: weft skips whatever depends on it. The task
+ * holds a unit of `jobs` (-j) from before its first command to after its
+ * last, as a job of make -j does. Callable from: a worker (a task of the
+ * graph). */
 static void build(void *arg)
 {
     struct target *t = arg;
-    if (!dry_run)
-        slot_take();
+    if (up_to_date(t))
+        return;
     for (size_t i = 0; i < t->ncmds; i++) {
+        if (!dry_run) {
+            weft_mutex_lock(&run_lock);
+            int sig = interrupted;
+            weft_mutex_unlock(&run_lock);
+            if (sig) {
+                weft_task_fail(MINIMAKE_EFAILED);   /* cancelled: start no command */
+                break;
+            }
+        }
         printf("%s\n", t->cmds[i]);
         if (dry_run)
             continue;
-        int st = run_sh(t->cmds[i]);
+        struct stat before;
+        bool existed = stat(t->name, &before) == 0;
+        int st = run_cmd(t, t->cmds[i]);
+        weft_mutex_lock(&run_lock);
+        int sig = interrupted;
+        weft_mutex_unlock(&run_lock);
+        if (sig) {
+            remove_partial(t, &before, existed);
+            t->status = st;
+            weft_task_fail(MINIMAKE_EFAILED);
+            break;
+        }
         if (st == 0)
             continue;
         t->status = st;
@@ -292,8 +407,25 @@ static void build(void *arg)
         weft_task_fail(MINIMAKE_EFAILED);
         break;
     }
-    if (!dry_run)
-        slot_give();
+}
+
+/* Waits for SIGINT or SIGTERM for the whole build; on one, cancels it.
+ * Ends with WEFT_ESHUTDOWN once main destroys the scheduler. Callable
+ * from: a task. */
+static void watch_signals(void *arg)
+{
+    (void)arg;
+    int sig = weft_signal_wait_for(WEFT_SIG(SIGINT) | WEFT_SIG(SIGTERM), UINT64_MAX);
+    if (sig <= 0)
+        return;
+    weft_mutex_lock(&run_lock);
+    interrupted = sig;
+    if (graph)
+        weft_graph_cancel(graph);   /* targets not started are skipped */
+    for (size_t i = 0; i < ntargets; i++)
+        if (targets[i].pid > 0)
+            kill(-targets[i].pid, sig);
+    weft_mutex_unlock(&run_lock);
 }
 
 /* Writes what put makes of obj (the DOT dump, the trace) to path. */
@@ -389,8 +521,14 @@ int main(int argc, char **argv)
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         slots = cpus > 0 ? cpus : 1;
     }
-    weft_mutex_init(&slot_lock);
-    weft_cond_init(&slot_free);
+    /* Before any thread starts: every thread of the process then blocks
+     * them, and they stay pending for watch_signals. */
+    if (weft_signal_block(WEFT_SIG(SIGINT) | WEFT_SIG(SIGTERM)) != WEFT_OK) {
+        fputs("minimake: cannot block SIGINT and SIGTERM\n", stderr);
+        return 2;
+    }
+    weft_sem_init(&jobs, slots);
+    weft_mutex_init(&run_lock);
     file = argv[optind];
     setvbuf(stdout, NULL, _IOLBF, 0);   /* echoed commands before their output */
 
@@ -421,6 +559,8 @@ int main(int argc, char **argv)
 
     if (!(err = weft_sched_create(&s, &cfg)))
         err = weft_graph_create(&g);
+    sched = s;
+    graph = g;
     if (!err)
         err = weft_graph_set_fail_fast(g, !keep_going);
     for (size_t i = 0; !err && i < ntargets; i++) {
@@ -428,6 +568,8 @@ int main(int argc, char **argv)
         err = weft_graph_add_task(g, t->ncmds ? build : NULL, t, &t->task);
         if (!err)
             weft_task_set_name(t->task, t->name);
+        if (!err && t->ncmds && !dry_run)
+            err = weft_task_set_semaphore(t->task, &jobs);
     }
     for (size_t i = 0; !err && i < ntargets; i++)
         for (size_t j = 0; !err && j < targets[i].ndeps; j++)
@@ -437,11 +579,24 @@ int main(int argc, char **argv)
     bool tracing = false;
     if (!err && trace && !(tracing = (err = weft_trace_start(s, (size_t)1 << 16)) == WEFT_OK))
         fprintf(stderr, "minimake: cannot trace: %s\n", weft_strerror(err));
+    else if (!err && (err = weft_spawn(s, watch_signals, NULL)) != WEFT_OK)
+        fprintf(stderr, "minimake: %s\n", weft_strerror(err));
     else if (!err && (err = weft_graph_run(s, g)) == WEFT_ECYCLE) {
         print_cycle(g);
     } else if (!err) {
         weft_graph_wait(g);             /* WEFT_EFAILED if a command failed: report() tells which */
-        rc = report();
+        weft_mutex_lock(&run_lock);
+        int sig = interrupted;
+        graph = NULL;                   /* a signal from now on cancels nothing */
+        weft_mutex_unlock(&run_lock);
+        if (sig) {
+            fprintf(stderr, "minimake: *** interrupted by signal %d: build stopped\n", sig);
+            rc = 128 + sig;
+        } else {
+            rc = report();
+            if (rc == 0 && !dry_run && atomic_load(&commands_run) == 0)
+                fprintf(stderr, "minimake: everything is up to date\n");
+        }
     } else {
         fprintf(stderr, "minimake: %s\n", weft_strerror(err));
     }
@@ -451,10 +606,13 @@ int main(int argc, char **argv)
         rc = 2;
 
 out:
+    weft_mutex_lock(&run_lock);
+    graph = NULL;
+    weft_mutex_unlock(&run_lock);
     if (g)
         weft_graph_destroy(g);
     if (s)
-        weft_sched_destroy(s);
+        weft_sched_destroy(s);          /* watch_signals' wait ends (WEFT_ESHUTDOWN) */
     for (size_t i = 0; i < ntargets; i++) {
         free(targets[i].cmds);
         free(targets[i].prereqs);
@@ -462,7 +620,7 @@ out:
     }
     free(targets);
     free(text);
-    weft_cond_destroy(&slot_free);
-    weft_mutex_destroy(&slot_lock);
+    weft_mutex_destroy(&run_lock);
+    weft_sem_destroy(&jobs);
     return rc;
 }

@@ -26,6 +26,7 @@
 #include "weft/sync.h"
 #include "weft/chan.h"
 #include "weft/io.h"
+#include "weft/proc.h"
 #include "weft/graph.h"
 #include "weft/parallel.h"
 #include "weft/trace.h"

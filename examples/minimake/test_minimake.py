@@ -25,6 +25,11 @@ CHECK is one of:
              ('all' has none: an empty task runs nothing to record), the
              stretches of one run on one thread, a wait on a command
              named, nothing dropped
+  uptodate   a second build runs nothing; a prerequisite made newer
+             rebuilds its target only
+  signal     SIGINT, then SIGTERM, sent once 8 commands run at -j 8: exit
+             128 + the signal, half-written targets removed, no command
+             left running, no command started after it
 
 Each case runs in a fresh folder under the current directory (ctest's:
 the build tree), removed when the check passes. minimake's stderr is
@@ -417,10 +422,105 @@ def check_trace(minimake):
         shutil.rmtree(d)
 
 
+# ---- uptodate -------------------------------------------------------------
+
+def check_uptodate(minimake):
+    d = workdir("uptodate")
+    write(os.path.join(d, "src.txt"), "b\na\n")
+    write(os.path.join(d, "other.txt"), "x\n")
+    write(os.path.join(d, "Makefile.mm"),
+          "all: sorted.txt copy.txt\n"
+          "sorted.txt: src.txt\n\tsort src.txt > sorted.txt\n\techo sorted >> log\n"
+          "copy.txt: other.txt\n\tcp other.txt copy.txt\n\techo copy >> log\n")
+    p = run(minimake, ["-j", "4", "Makefile.mm"], d)
+    ok = check(p.returncode == 0, "uptodate: first build exit %d" % p.returncode)
+    ok &= check(sorted(read_lines(os.path.join(d, "log"))) == ["copy", "sorted"],
+                "uptodate: first build ran %r" % read_lines(os.path.join(d, "log")))
+    p = run(minimake, ["-j", "4", "Makefile.mm"], d)
+    ok &= check(p.returncode == 0 and "up to date" in p.stderr,
+                "uptodate: second build: exit %d, stderr %r" % (p.returncode, p.stderr))
+    ok &= check(sorted(read_lines(os.path.join(d, "log"))) == ["copy", "sorted"],
+                "uptodate: an up-to-date target was rebuilt: %r" % read_lines(os.path.join(d, "log")))
+    # A prerequisite newer than its target: that target only.
+    st = os.stat(os.path.join(d, "sorted.txt"))
+    os.utime(os.path.join(d, "src.txt"), ns=(st.st_atime_ns, st.st_mtime_ns + 1000000))
+    p = run(minimake, ["-j", "4", "Makefile.mm"], d)
+    ok &= check(p.returncode == 0, "uptodate: third build exit %d" % p.returncode)
+    ok &= check(sorted(read_lines(os.path.join(d, "log"))) == ["copy", "sorted", "sorted"],
+                "uptodate: after touching src.txt ran %r" % read_lines(os.path.join(d, "log")))
+    if ok:
+        shutil.rmtree(d)
+
+
+# ---- signal -----------------------------------------------------------------
+
+def procs_with(marker):
+    """Processes whose command line holds marker."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if marker.encode() in f.read():
+                    out.append(int(pid))
+        except OSError:
+            pass
+    return out
+
+
+def check_signal(minimake):
+    """SIGINT, then SIGTERM, delivered once 8 commands run (each wrote half
+    its target, then sleeps): minimake exits 128 + the signal, removes
+    every half-written target, and leaves no command running. The time
+    from the signal to the exit is printed, not checked (benchmarks hold
+    timing targets)."""
+    import signal as sigmod
+    import time
+    for sig in (sigmod.SIGINT, sigmod.SIGTERM):
+        d = workdir("signal")
+        marker = "%d.%d" % (30 + sig, os.getpid() % 1000)   # sleep's argument, unique to this run
+        rules = ["all: %s" % " ".join("t%d" % i for i in range(16))]
+        for i in range(16):
+            rules.append("t%d:\n\tprintf half > t%d; : > started%d; sleep %s" % (i, i, i, marker))
+        write(os.path.join(d, "Makefile.mm"), "\n".join(rules) + "\n")
+        p = subprocess.Popen([minimake, "-j", "8", "Makefile.mm"], cwd=d,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        started = lambda: len([f for f in os.listdir(d) if f.startswith("started")])
+        for _ in range(6000):       # up to 60 s for 8 commands to start
+            if started() >= 8 or p.poll() is not None:
+                break
+            time.sleep(0.01)
+        ok = check(started() >= 8 and p.poll() is None,
+                   "signal: 8 commands never ran at once (%d started)" % started())
+        t0 = time.monotonic()
+        p.send_signal(sig)
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        took = time.monotonic() - t0
+        sys.stdout.write(err)
+        print("signal %d: minimake ended %.1f ms after it" % (sig, took * 1000))
+        ok &= check(p.returncode == 128 + sig, "signal %d: exit %r, not %d" % (sig, p.returncode, 128 + sig))
+        ok &= check("interrupted" in err, "signal %d: no word of the interruption" % sig)
+        left = [f for f in os.listdir(d) if re.fullmatch(r"t\d+", f)]
+        ok &= check(not left, "signal %d: half-written targets left: %r" % (sig, left))
+        ok &= check(started() == 8, "signal %d: %d commands started, not 8" % (sig, started()))
+        running = procs_with(marker)
+        ok &= check(not running, "signal %d: commands still running: %r" % (sig, running))
+        for pid in running:
+            os.kill(pid, sigmod.SIGKILL)
+        if ok:
+            shutil.rmtree(d)
+
+
 def main():
     checks = {"dag": check_dag, "sample": check_sample,
               "bad_input": check_bad_input, "failure": check_failure, "stop": check_stop,
-              "parallel": check_parallel, "trace": check_trace}
+              "parallel": check_parallel, "trace": check_trace,
+              "uptodate": check_uptodate, "signal": check_signal}
     if len(sys.argv) != 3 or sys.argv[1] not in checks:
         sys.exit("usage: test_minimake.py {%s} MINIMAKE" % "|".join(checks))
     checks[sys.argv[1]](os.path.abspath(sys.argv[2]))

@@ -31,7 +31,8 @@ WEFT_BEGIN_DECLS
     XX(ENOTBOUND,  -9, "calling thread is not a worker or bound thread")     \
     XX(ESHUTDOWN, -10, "scheduler is being destroyed")                      \
     XX(EIO,       -11, "writing the output failed")                         \
-    XX(EFAILED,   -12, "a task failed: weft_graph_fail_code gives its code")
+    XX(EFAILED,   -12, "a task failed: weft_graph_fail_code gives its code") \
+    XX(ENOEXEC,   -13, "the command could not be started")
 
 /** The codes: WEFT_OK, and WEFT_ followed by each name of the table. */
 enum {
@@ -56,6 +57,7 @@ enum {
 #define WEFT_ESHUTDOWN WEFT_ESHUTDOWN
 #define WEFT_EIO WEFT_EIO
 #define WEFT_EFAILED WEFT_EFAILED
+#define WEFT_ENOEXEC WEFT_ENOEXEC
 
 /** A static English message for err (a WEFT_E* code or 0: "success");
  * "unknown error" for any other value; never NULL.

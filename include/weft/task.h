@@ -50,6 +50,11 @@ typedef struct weft_spawn_opts {
     const char *name;          /**< static string or NULL: shown in stall
                                     reports instead of the function's
                                     address; never copied */
+    struct weft_sem *sem;      /**< NULL: none; else the task waits for a
+                                    unit of it before it starts, holding no
+                                    fiber, and gives it back when fn
+                                    returns (weft/sync.h; priority applies,
+                                    hint is ignored, pinned is refused) */
 } weft_spawn_opts;
 
 /* ---- spawn ------------------------------------------------------------ */
@@ -66,7 +71,11 @@ WEFT_API int  weft_spawn_hint(weft_sched *s, weft_fn fn, void *arg, weft_hint hi
 
 /** weft_spawn with options; o NULL = weft_spawn. Errors as weft_spawn,
  * and WEFT_EINVAL for a priority or hint out of range, or a pin to an id
- * that is no current thread of s (nothing queued).
+ * that is no current thread of s, or a pinned task with a semaphore
+ * (nothing queued). With o->sem the task counts as spawned at once
+ * (weft_sched_wait_idle and destroy wait for it) but is queued only once
+ * a unit is its own, in the semaphore's FIFO order with its other
+ * waiters, and o->sem must outlive the task.
  * Callable from: any thread. */
 WEFT_API int  weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spawn_opts *o);
 

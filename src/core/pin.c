@@ -270,6 +270,8 @@ int weft_spawn_ex(weft_sched *s, weft_fn fn, void *arg, const weft_spawn_opts *o
         (unsigned)o->hint > WEFT_HINT_YIELD || (o->pinned && o->thread < 0))
         return WEFT_EINVAL;
     int thread = o->pinned ? o->thread : -1;
+    if (o->sem)
+        return o->pinned ? WEFT_EINVAL : weft__spawn_sem(s, fn, arg, o);   /* proc.c */
     if (thread < 0 && o->priority == WEFT_PRIORITY_NORMAL && !o->name)
         return weft_spawn_hint(s, fn, arg, o->hint);
     weft__worker *w = weft__tls_worker;

@@ -33,4 +33,8 @@ void weft__bound_drain(weft__worker *w);
  * set: work for any thread wakes a worker. Callable from: owner (park.c). */
 void weft__bound_park(weft__worker *w, uint64_t deadline);
 
+/* weft_spawn_ex with o->sem, past its checks (not pinned): proc.c.
+ * Callable from: any thread. */
+int  weft__spawn_sem(weft_sched *s, weft_fn fn, void *arg, const weft_spawn_opts *o);
+
 #endif /* WEFT_PIN_H */

@@ -12,6 +12,11 @@
  *               NULL) before fault_once installs the handler that reads it.
  *   altstack    per thread: the alternate signal stack this thread got
  *               from weft__os_fault_enter, if it got one.
+ *   sig_blocked the signals weft__os_signal_block recorded: only ever
+ *               gains bits (atomic or, relaxed: the mask of the thread
+ *               that blocked them is what orders its own thread starts;
+ *               another thread's start sees the bits or inherits them
+ *               from a creator that blocked them itself).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -22,10 +27,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -36,6 +43,9 @@
 #endif
 
 #include "os.h"
+#include "weft/proc.h"
+
+extern char **environ;
 
 _Static_assert(sizeof(pid_t) == sizeof(int), "weft_pid_wait_for takes a pid_t as int");
 _Static_assert(WEFT__OS_IN == POLLIN && WEFT__OS_PRI == POLLPRI && WEFT__OS_OUT == POLLOUT &&
@@ -91,9 +101,31 @@ unsigned weft__os_cpu_count(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
+static atomic_uint_least64_t sig_blocked;
+
+/* sigs as a sigset_t. */
+static void sig_fill(sigset_t *set, uint64_t sigs)
+{
+    sigemptyset(set);
+    for (int sig = 1; sig <= 64; sig++)
+        if (sigs & (UINT64_C(1) << (sig - 1)))
+            sigaddset(set, sig);
+}
+
 int weft__os_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const char *name)
 {
+    /* A new thread inherits its creator's mask: block the recorded
+     * signals around the start, so that a thread started by one that never
+     * blocked them (a bound thread's task, a timer) blocks them too. */
+    uint64_t sigs = atomic_load_explicit(&sig_blocked, memory_order_relaxed);   /* relaxed: see sig_blocked */
+    sigset_t set, old;
+    if (sigs) {
+        sig_fill(&set, sigs);
+        pthread_sigmask(SIG_BLOCK, &set, &old);
+    }
     int rc = pthread_create(t, NULL, fn, arg);
+    if (sigs)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0 && name)
         pthread_setname_np(*t, name);   /* ERANGE past 15 bytes: the name is a courtesy */
     return rc;
@@ -430,5 +462,122 @@ int weft__os_child_reap(int pid, int *status)
             return 0;
         if (errno != EINTR)
             return -1;
+    }
+}
+
+/* ---- process spawn ----------------------------------------------------------------- */
+
+/* One redirection of spec onto descriptor `to`; 0 or an errno. */
+static int redirect(posix_spawn_file_actions_t *fa, const weft_proc_redirect *r, int to)
+{
+    switch (r->kind) {
+    case WEFT_PROC_FD:
+        return posix_spawn_file_actions_adddup2(fa, r->fd, to);
+    case WEFT_PROC_PATH:
+        return posix_spawn_file_actions_addopen(fa, to, r->path,
+            to == 0 ? O_RDONLY : O_WRONLY | O_CREAT | (r->append ? O_APPEND : O_TRUNC), 0666);
+    case WEFT_PROC_NULL:
+        return posix_spawn_file_actions_addopen(fa, to, "/dev/null", to == 0 ? O_RDONLY : O_WRONLY, 0);
+    default:
+        return 0;
+    }
+}
+
+int weft__os_proc_spawn(const struct weft_proc_spec *spec, int *pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    int err = posix_spawn_file_actions_init(&fa);
+    if (err)
+        return -err;
+    if ((err = posix_spawnattr_init(&attr))) {
+        posix_spawn_file_actions_destroy(&fa);
+        return -err;
+    }
+    /* The directory first: a redirection's relative path names a file
+     * there, as `cd dir && cmd > file` would. */
+    if (spec->cwd)
+        err = posix_spawn_file_actions_addchdir_np(&fa, spec->cwd);
+    for (int i = 0; i < 3 && !err; i++)
+        err = redirect(&fa, &spec->stdio[i], i);
+    /* The child's mask: this thread's, less the signals weft blocked for
+     * weft_signal_wait_for; those get their default dispositions back. */
+    uint64_t sigs = atomic_load_explicit(&sig_blocked, memory_order_relaxed);   /* relaxed: see sig_blocked */
+    sigset_t mask, def;
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    sig_fill(&def, sigs);
+    for (int sig = 1; sig <= 64; sig++)
+        if (sigs & (UINT64_C(1) << (sig - 1)))
+            sigdelset(&mask, sig);
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (spec->pgroup != 0) {
+        flags |= POSIX_SPAWN_SETPGROUP;
+        if (!err)
+            err = posix_spawnattr_setpgroup(&attr, spec->pgroup > 0 ? spec->pgroup : 0);
+    }
+    if (!err)
+        err = posix_spawnattr_setsigmask(&attr, &mask);
+    if (!err)
+        err = posix_spawnattr_setsigdefault(&attr, &def);
+    if (!err)
+        err = posix_spawnattr_setflags(&attr, flags);
+    pid_t child = 0;
+    if (!err)
+        err = posix_spawnp(&child, spec->argv[0], &fa, &attr, (char *const *)spec->argv,
+                           spec->envp ? (char *const *)spec->envp : environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err)
+        return -err;
+    *pid = child;
+    return 0;
+}
+
+int weft__os_proc_kill(int pid, int sig)
+{
+    return kill(pid, sig) == 0 ? 0 : -errno;
+}
+
+/* ---- signals -------------------------------------------------------------------- */
+
+int weft__os_signal_block(uint64_t sigs)
+{
+    uint64_t bad = WEFT_SIG(SIGKILL) | WEFT_SIG(SIGSTOP);
+    if (SIGRTMAX < 64)
+        bad |= ~UINT64_C(0) << SIGRTMAX;
+    if (sigs & bad)
+        return -EINVAL;
+    sigset_t set;
+    sig_fill(&set, sigs);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    atomic_fetch_or_explicit(&sig_blocked, sigs, memory_order_relaxed);   /* relaxed: see sig_blocked */
+    return 0;
+}
+
+uint64_t weft__os_signal_blocked(void)
+{
+    return atomic_load_explicit(&sig_blocked, memory_order_relaxed);
+}
+
+int weft__os_signal_open(uint64_t sigs)
+{
+    sigset_t set;
+    sig_fill(&set, sigs);
+    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+int weft__os_signal_take(int fd)
+{
+    struct signalfd_siginfo si;
+    for (;;) {
+        ssize_t n = read(fd, &si, sizeof si);
+        if (n == (ssize_t)sizeof si)
+            return (int)si.ssi_signo;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return 0;
+        return n < 0 ? -errno : -EIO;
     }
 }

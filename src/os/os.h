@@ -257,6 +257,43 @@ int weft__os_child_handle(int pid);
  * ours (or reaped by someone else). Callable from: any thread. */
 int weft__os_child_reap(int pid, int *status);
 
+/* Starts the command spec describes (weft/proc.h: argv, envp, cwd, the
+ * three redirections, the process group) as a child, posix_spawn style
+ * (the caller waits only until the exec); the child's signal mask is the
+ * caller's less the signals weft__os_signal_block recorded, and those
+ * signals get their default dispositions. 0 and *pid, or -errno (-ENOMEM,
+ * -EAGAIN: out of memory or processes; any other: the command could not
+ * be started). Callable from: any thread. */
+struct weft_proc_spec;
+int weft__os_proc_spawn(const struct weft_proc_spec *spec, int *pid);
+
+/* Sends sig to process pid (< -1: to the group -pid); 0 or -errno.
+ * Callable from: any thread. */
+int weft__os_proc_kill(int pid, int sig);
+
+/* ---- signals ------------------------------------------------------------ */
+
+/* Blocks sigs (bit sig - 1 for signal sig) in the calling thread and
+ * records them, so that every thread weft__os_thread_start starts from
+ * then on blocks them too, and weft__os_proc_spawn's children get them
+ * back. 0, or -EINVAL (a signal that cannot be blocked, or past the
+ * platform's). Callable from: any thread. */
+int weft__os_signal_block(uint64_t sigs);
+
+/* The signals recorded by weft__os_signal_block so far. Callable from:
+ * any thread. */
+uint64_t weft__os_signal_blocked(void);
+
+/* A non-blocking, close-on-exec descriptor that is readable (WEFT__OS_IN)
+ * while one of sigs is pending for the process or the reading thread (a
+ * signalfd), or -errno (-EMFILE, -ENOMEM, -ENOSYS). Close it with
+ * weft__os_close. Callable from: any thread. */
+int weft__os_signal_open(uint64_t sigs);
+
+/* Takes one pending signal through fd (weft__os_signal_open's): its
+ * number, 0 if none is pending, or -errno. Callable from: any thread. */
+int weft__os_signal_take(int fd);
+
 #if defined(_WIN32)
 # include "os_windows.h"
 #elif defined(__linux__)

@@ -262,3 +262,43 @@ int weft__os_child_reap(int pid, int *status)
 {
     return -1;
 }
+
+/* ---- process spawn and signals: stubs (weft/proc.h maps onto process
+ * HANDLEs and console events in a later stage) -------------------------------- */
+
+int weft__os_proc_spawn(const struct weft_proc_spec *spec, int *pid)
+{
+    (void)spec;
+    (void)pid;
+    return -ENOSYS;
+}
+
+int weft__os_proc_kill(int pid, int sig)
+{
+    (void)pid;
+    (void)sig;
+    return -ENOSYS;
+}
+
+int weft__os_signal_block(uint64_t sigs)
+{
+    (void)sigs;
+    return -EINVAL;
+}
+
+uint64_t weft__os_signal_blocked(void)
+{
+    return 0;
+}
+
+int weft__os_signal_open(uint64_t sigs)
+{
+    (void)sigs;
+    return -ENOSYS;
+}
+
+int weft__os_signal_take(int fd)
+{
+    (void)fd;
+    return -ENOSYS;
+}
