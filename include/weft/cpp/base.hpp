@@ -68,6 +68,7 @@ enum class errc : int {
     eshutdown = WEFT_ESHUTDOWN,
     eio = WEFT_EIO,
     efailed = WEFT_EFAILED,
+    enoexec = WEFT_ENOEXEC,
 };
 
 namespace detail {
@@ -75,7 +76,7 @@ namespace detail {
 #define WEFT_CPP_COUNT_(name, value, msg) +1
 inline constexpr int errno_map_size = 0 WEFT_ERRNO_MAP(WEFT_CPP_COUNT_);
 #undef WEFT_CPP_COUNT_
-static_assert(errno_map_size == 12, "weft/errors.h has a code that weft::errc lacks");
+static_assert(errno_map_size == 13, "weft/errors.h has a code that weft::errc lacks");
 
 class category_impl final : public std::error_category {
 public:
@@ -91,6 +92,7 @@ public:
         case WEFT_ETIMEDOUT: return std::make_error_condition(std::errc::timed_out);
         case WEFT_EAGAIN: return std::make_error_condition(std::errc::resource_unavailable_try_again);
         case WEFT_EIO: return std::make_error_condition(std::errc::io_error);
+        case WEFT_ENOEXEC: return std::make_error_condition(std::errc::executable_format_error);
         default: return std::error_condition(c, *this);
         }
     }
