@@ -18,7 +18,7 @@ WEFT_BEGIN_DECLS
  * thread waits in ppoll(2). The events are poll(2)'s: include `<poll.h>`
  * for POLLIN, POLLOUT, POLLPRI, POLLRDHUP, POLLERR, POLLHUP.
  *
- * See docs/reference/io.md for the epoll model (who sleeps in epoll_wait,
+ * See docs/reference/io.md for the epoll model, persistent registration (who sleeps in epoll_wait,
  * how busy workers notice readiness), timeouts, closing a descriptor that
  * is waited on, descriptor reuse, weft_sched_destroy with waits pending,
  * the pidfd fallback, and the blocking pool. */
@@ -34,6 +34,61 @@ WEFT_BEGIN_DECLS
  * WEFT_ESHUTDOWN (from a task whose scheduler is being destroyed).
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_fd_wait_for(int fd, short events, uint64_t timeout_ns);
+/* Straight-line descriptor I/O. Each call tries its system call first and
+ * suspends the task's fiber only when it would block (a plain thread
+ * waits in ppoll); timeout_ns covers the whole call (relative, monotonic;
+ * 0 tries once, UINT64_MAX waits for ever). Descriptors must be
+ * non-blocking (O_NONBLOCK): the calls do not set it, and a blocking one
+ * blocks the worker in the system call, its timeout unkept. A task's
+ * first wait on a descriptor registers it with the scheduler for good
+ * (edge-triggered): close such a descriptor with weft_fd_close, or call
+ * weft_fd_forget before handing it elsewhere. A failed system call gives
+ * WEFT_EINVAL (EBADF, EINVAL, ENOTSOCK...), WEFT_ENOMEM (ENOMEM, ENOBUFS,
+ * EMFILE, ENFILE) or WEFT_EIO (any other, e.g. ECONNRESET, EPIPE), errno
+ * keeping the call's value. */
+struct sockaddr;
+
+/** Reads up to n bytes of fd into buf, like read(2). Returns the bytes
+ * read (> 0), 0 at end of stream (or n == 0), WEFT_ETIMEDOUT (nothing came
+ * in time), WEFT_ECLOSED (weft_fd_close or weft_fd_forget during the
+ * wait), WEFT_EINVAL (fd < 0, buf NULL with n > 0, fd not open),
+ * WEFT_ENOMEM, WEFT_EIO, or WEFT_ESHUTDOWN (from a task whose scheduler is
+ * being destroyed, nothing there to read).
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API ptrdiff_t weft_fd_read_for(int fd, void *buf, size_t n, uint64_t timeout_ns);
+/** Writes all n bytes of buf to fd, waiting as it must. `*written` (may be
+ * NULL) gets the bytes written, also when it fails. Returns WEFT_OK,
+ * WEFT_ETIMEDOUT (not all written in time), WEFT_ECLOSED, WEFT_EINVAL,
+ * WEFT_ENOMEM, WEFT_EIO (EPIPE: a pipe or socket whose reader left, where
+ * SIGPIPE is ignored or blocked, as with write(2)), WEFT_ESHUTDOWN.
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API int  weft_fd_write_all_for(int fd, const void *buf, size_t n, size_t *written,
+                                    uint64_t timeout_ns);
+/** Accepts a connection on listening socket fd. Returns the new
+ * descriptor (>= 0, already O_NONBLOCK and close-on-exec), WEFT_ETIMEDOUT,
+ * WEFT_ECLOSED, WEFT_EINVAL (fd < 0, not a listening socket), WEFT_ENOMEM
+ * (out of memory or descriptors: EMFILE, ENFILE), WEFT_EIO,
+ * WEFT_ESHUTDOWN.
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API int  weft_fd_accept_for(int fd, uint64_t timeout_ns);
+/** Connects non-blocking socket fd to addr (addrlen bytes) and waits for
+ * the connection. Returns WEFT_OK, WEFT_ETIMEDOUT (still connecting: close
+ * fd), WEFT_ECLOSED, WEFT_EINVAL (fd < 0, addr NULL, addrlen 0 or over
+ * 4096, not a socket), WEFT_ENOMEM, WEFT_EIO (refused, unreachable: errno
+ * says which), WEFT_ESHUTDOWN.
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API int  weft_fd_connect_for(int fd, const struct sockaddr *addr, size_t addrlen,
+                                  uint64_t timeout_ns);
+/** Ends fd's registration with every scheduler without closing it: the
+ * waits on it in progress return WEFT_ECLOSED (weft_fd_wait_for's:
+ * WEFT_EINVAL). Returns WEFT_OK (also when fd was not registered),
+ * WEFT_EINVAL (fd < 0).
+ * Callable from: any thread. */
+WEFT_API int  weft_fd_forget(int fd);
+/** weft_fd_forget(fd), then close(2). Returns WEFT_OK, WEFT_EINVAL (fd < 0
+ * or not open).
+ * Callable from: any thread. */
+WEFT_API int  weft_fd_close(int fd);
 /** Waits for child process pid (a pid_t) to end and reaps it, like
  * waitpid(pid, status, 0); `*status` gets waitpid's status (status may be
  * NULL). Returns WEFT_OK, WEFT_ETIMEDOUT (the child runs on, not reaped),

@@ -26,6 +26,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -273,6 +274,41 @@ void weft__os_close(int fd)
     close(fd);
 }
 
+ptrdiff_t weft__os_fd_read(int fd, void *buf, size_t n)
+{
+    ssize_t got = read(fd, buf, n);
+    return got >= 0 ? (ptrdiff_t)got : -(errno == EWOULDBLOCK ? EAGAIN : errno);
+}
+
+ptrdiff_t weft__os_fd_write(int fd, const void *buf, size_t n)
+{
+    ssize_t put = write(fd, buf, n);
+    return put >= 0 ? (ptrdiff_t)put : -(errno == EWOULDBLOCK ? EAGAIN : errno);
+}
+
+int weft__os_accept(int fd)
+{
+    int c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return c >= 0 ? c : -(errno == EWOULDBLOCK ? EAGAIN : errno);
+}
+
+int weft__os_connect(int fd, const void *addr, size_t len)
+{
+    return connect(fd, (const struct sockaddr *)addr, (socklen_t)len) == 0 ? 0 : -errno;
+}
+
+int weft__os_sock_error(int fd)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    return getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 ? err : -errno;
+}
+
+int weft__os_fd_close(int fd)
+{
+    return close(fd) == 0 || errno == EINTR ? 0 : -errno;
+}
+
 int weft__os_poller_open(weft__os_poller *p)
 {
     int set = epoll_create1(EPOLL_CLOEXEC);
@@ -302,12 +338,14 @@ int weft__os_poller_add(weft__os_poller *p, int fd, unsigned events, uint64_t da
 {
     int set = (int)p->set;
     struct epoll_event ev = { .events = events | EPOLLONESHOT, .data.u64 = data };
+    if (events & WEFT__OS_EDGE)   /* a persistent registration (fdreg.c) */
+        ev.events = EPOLLIN | EPOLLOUT | EPOLLPRI | EPOLLRDHUP | EPOLLET;
     w->fd = w->dup = -1;
     if (epoll_ctl(set, EPOLL_CTL_ADD, fd, &ev) == 0) {
         w->fd = fd;
         return 0;
     }
-    if (errno != EEXIST)
+    if (errno != EEXIST || (events & WEFT__OS_EDGE))
         return errno;
     /* A duplicate is a registration of its own on the same open file. */
     int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);

@@ -262,3 +262,35 @@ int weft__os_child_reap(int pid, int *status)
 {
     return -1;
 }
+
+/* ---- descriptor I/O (fdio.c): stubs until the Windows socket stage (TODO) ---- */
+
+ptrdiff_t weft__os_fd_read(int fd, void *buf, size_t n)
+{
+    return -ENOSYS;
+}
+
+ptrdiff_t weft__os_fd_write(int fd, const void *buf, size_t n)
+{
+    return -ENOSYS;
+}
+
+int weft__os_accept(int fd)
+{
+    return -ENOSYS;
+}
+
+int weft__os_connect(int fd, const void *addr, size_t len)
+{
+    return -ENOSYS;
+}
+
+int weft__os_sock_error(int fd)
+{
+    return -ENOSYS;
+}
+
+int weft__os_fd_close(int fd)
+{
+    return -ENOSYS;
+}
