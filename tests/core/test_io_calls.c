@@ -14,6 +14,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,5 +428,155 @@ WT_TEST(io_calls, timeouts_race_readiness, .timeout = 300)
         WT_ASSERT_EQ(atomic_load(&rc_ready) + atomic_load(&rc_timedout), RACE_ROUNDS);
         WT_ASSERT_EQ(weft_fd_close(rc_fd[0]), WEFT_OK);
         close(rc_fd[1]);
+    }
+}
+
+/* ---- bad input, plain threads, refused and timed-out calls -------------------------- */
+
+static void edges_body(void *arg)
+{
+    char c;
+    int p[2];
+    make_pipe(p);
+    WT_ASSERT_EQ(weft_fd_read_for(-1, &c, 1, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_read_for(p[0], NULL, 1, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_read_for(p[0], NULL, 0, MS), 0);
+    WT_ASSERT_EQ(weft_fd_read_for(p[0], &c, 1, 0), WEFT_ETIMEDOUT);
+    WT_ASSERT_EQ(weft_fd_read_for(p[0], &c, 1, MS), WEFT_ETIMEDOUT);
+    size_t written = 99;
+    WT_ASSERT_EQ(weft_fd_write_all_for(-1, "x", 1, &written, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(written, 0);
+    WT_ASSERT_EQ(weft_fd_write_all_for(p[1], NULL, 1, NULL, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_write_all_for(p[1], "xy", 2, &written, MS), WEFT_OK);
+    WT_ASSERT_EQ(written, 2);
+    WT_ASSERT_EQ(weft_fd_read_for(p[0], &c, 1, MS), 1);
+    WT_ASSERT_EQ(c, 'x');
+    /* A registered descriptor ready for reading: weft_fd_wait_for returns at once. */
+    WT_ASSERT_EQ(weft_fd_wait_for(p[0], POLLIN, UINT64_MAX), POLLIN);
+    WT_ASSERT_EQ(weft_fd_read_for(p[0], &c, 1, MS), 1);
+    WT_ASSERT_EQ(weft_fd_wait_for(p[0], POLLIN, MS), WEFT_ETIMEDOUT);
+    /* A full pipe: write_all times out having written part, and says how much. */
+    static char big[1 << 20];
+    WT_ASSERT_EQ(weft_fd_write_all_for(p[1], big, sizeof big, &written, 2 * MS), WEFT_ETIMEDOUT);
+    WT_ASSERT(written > 0 && written < sizeof big, "written %zu", written);
+    /* The reader gone: EPIPE (SIGPIPE ignored by the test's main). */
+    WT_ASSERT_EQ(weft_fd_close(p[0]), WEFT_OK);
+    WT_ASSERT_EQ(weft_fd_write_all_for(p[1], "x", 1, NULL, MS), WEFT_EIO);
+    WT_ASSERT_EQ(errno, EPIPE);
+    WT_ASSERT_EQ(weft_fd_close(p[1]), WEFT_OK);
+    WT_ASSERT_EQ(weft_fd_close(p[1]), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_close(-1), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_forget(-1), WEFT_EINVAL);
+    /* Not a socket; no listener there; accept with nothing coming. */
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    WT_ASSERT(s >= 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    WT_ASSERT_EQ(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    WT_ASSERT_EQ(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    WT_ASSERT_EQ(weft_fd_accept_for(s, MS), WEFT_EINVAL);   /* bound, not listening */
+    WT_ASSERT_EQ(listen(s, 8), 0);
+    WT_ASSERT_EQ(weft_fd_accept_for(s, 2 * MS), WEFT_ETIMEDOUT);
+    WT_ASSERT_EQ(weft_fd_accept_for(-1, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_close(s), WEFT_OK);   /* the port is free again: nobody listens */
+    int c2 = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    WT_ASSERT_EQ(weft_fd_connect_for(c2, (struct sockaddr *)&a, sizeof a, 5 * SEC), WEFT_EIO);
+    WT_ASSERT_EQ(errno, ECONNREFUSED);
+    WT_ASSERT_EQ(weft_fd_connect_for(c2, NULL, sizeof a, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_connect_for(-1, (struct sockaddr *)&a, sizeof a, MS), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_close(c2), WEFT_OK);
+    WT_ASSERT_EQ(weft_fd_connect_for(p[0], (struct sockaddr *)&a, sizeof a, MS), WEFT_EINVAL);   /* closed */
+}
+
+static void setup_edges(weft_sched *s)
+{
+    WT_ASSERT_EQ(weft_spawn(s, edges_body, NULL), WEFT_OK);
+}
+
+static void *edges_thread(void *arg)
+{
+    edges_body(arg);
+    return NULL;
+}
+
+WT_TEST(io_calls, bad_input_timeouts_refusals, .timeout = 120)
+{
+    signal(SIGPIPE, SIG_IGN);
+    WT_FOR_WORKERS(w, 0, 1, 2)
+        run_on(w, setup_edges);
+    pthread_t th;   /* a plain thread: the same calls wait in ppoll */
+    WT_ASSERT_EQ(pthread_create(&th, NULL, edges_thread, NULL), 0);
+    pthread_join(th, NULL);
+}
+
+/* ---- two readers of one descriptor; destroy with calls pending ----------------------- */
+
+static int two_fd[2];
+static atomic_uint two_got;
+
+static void two_reader(void *arg)
+{
+    char c;
+    WT_ASSERT_EQ(weft_fd_read_for(two_fd[0], &c, 1, 30 * SEC), 1);   /* the second waits the one-shot way */
+    atomic_fetch_add(&two_got, 1);
+}
+
+static void two_writer(void *arg)
+{
+    weft_sleep(2 * MS);
+    WT_ASSERT_EQ(weft_fd_write_all_for(two_fd[1], "ab", 2, NULL, SEC), WEFT_OK);
+}
+
+static void setup_two(weft_sched *s)
+{
+    WT_ASSERT_EQ(weft_spawn(s, two_reader, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, two_reader, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, two_writer, NULL), WEFT_OK);
+}
+
+static int pend_fd[2], pend_full[2];   /* one nobody writes to, one nobody reads */
+static atomic_int pend_rc[2];
+static atomic_uint pend_started;
+
+static void pend_reader(void *arg)
+{
+    char c;
+    atomic_fetch_add(&pend_started, 1);
+    atomic_store(&pend_rc[0], (int)weft_fd_read_for(pend_fd[0], &c, 1, UINT64_MAX));
+}
+
+static void pend_writer(void *arg)
+{
+    static char big[1 << 20];
+    atomic_fetch_add(&pend_started, 1);
+    atomic_store(&pend_rc[1], weft_fd_write_all_for(pend_full[1], big, sizeof big, NULL, UINT64_MAX));
+}
+
+WT_TEST(io_calls, two_readers_and_destroy_pending, .timeout = 120)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2) {
+        make_pipe(two_fd);
+        atomic_store(&two_got, 0);
+        run_on(w, setup_two);
+        WT_ASSERT_EQ(atomic_load(&two_got), 2);
+        WT_ASSERT_EQ(weft_fd_close(two_fd[0]), WEFT_OK);
+        WT_ASSERT_EQ(weft_fd_close(two_fd[1]), WEFT_OK);
+    }
+    WT_FOR_WORKERS(w, 1, 2) {
+        make_pipe(pend_fd);
+        make_pipe(pend_full);
+        atomic_store(&pend_started, 0);
+        weft_sched *s = make_sched(w);
+        WT_ASSERT_EQ(weft_spawn(s, pend_reader, NULL), WEFT_OK);
+        WT_ASSERT_EQ(weft_spawn(s, pend_writer, NULL), WEFT_OK);
+        while (atomic_load(&pend_started) < 2)
+            sched_yield();
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);   /* both calls waiting, or about to */
+        WT_ASSERT_EQ(atomic_load(&pend_rc[0]), WEFT_ESHUTDOWN);
+        WT_ASSERT_EQ(atomic_load(&pend_rc[1]), WEFT_ESHUTDOWN);
+        WT_ASSERT_EQ(weft_fd_close(pend_fd[0]), WEFT_OK);
+        WT_ASSERT_EQ(weft_fd_close(pend_fd[1]), WEFT_OK);
+        WT_ASSERT_EQ(weft_fd_close(pend_full[0]), WEFT_OK);
+        WT_ASSERT_EQ(weft_fd_close(pend_full[1]), WEFT_OK);
     }
 }
