@@ -4,7 +4,10 @@
  * its first line, echoes every connection until its client closes it, and
  * exits once `conns` connections have come and gone.
  *
- *   echo_uv [conns]            default 1000
+ *   echo_uv [conns [rounds]]   defaults 1000 1
+ *
+ * Its last line gives its CPU time (user + system) per round trip
+ * (conns * rounds of them), as echo_server's serve role does.
  *
  * Built only where libuv is found (Debian's libuv1-dev). Each read's
  * buffer goes out as the write's and is freed when the write completes,
@@ -13,10 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <uv.h>
 
-static unsigned conns = 1000, closed_n, accepted_n;
+static unsigned conns = 1000, rounds = 1, closed_n, accepted_n;
 static uv_tcp_t server;
 
 typedef struct {
@@ -86,8 +90,10 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         conns = (unsigned)strtoul(argv[1], NULL, 10);
-    if (!conns) {
-        fputs("usage: echo_uv [conns]\n", stderr);
+    if (argc > 2)
+        rounds = (unsigned)strtoul(argv[2], NULL, 10);
+    if (!conns || !rounds) {
+        fputs("usage: echo_uv [conns [rounds]]\n", stderr);
         return 2;
     }
     uv_loop_t *loop = uv_default_loop();
@@ -109,5 +115,10 @@ int main(int argc, char **argv)
     fflush(stdout);
     uv_run(loop, UV_RUN_DEFAULT);
     uv_loop_close(loop);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("server cpu %.2f us per round trip\n",
+           ((double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)) / ((double)conns * rounds));
     return accepted_n == conns ? 0 : 1;
 }
