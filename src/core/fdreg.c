@@ -207,6 +207,20 @@ static void fd_timeout(weft__timer *t)
     }
 }
 
+/* After a timeout: a stale registration (fd closed behind weft's back,
+ * its number reused) never sees an edge, and registering the number again
+ * succeeds only then (EEXIST otherwise). Undone if fd was forgotten
+ * meanwhile, so that no registration of an old gen stays in the set. */
+static void revalidate(weft__poller *p, weft__fdrec *r, int fd, uint32_t word)
+{
+    if (atomic_load_explicit(&r->word, memory_order_acquire) != word)
+        return;
+    weft__os_watch wt;
+    if (weft__os_poller_add(weft__poller_os(p), fd, WEFT__OS_EDGE, event_data(fd, W_GEN(word)), &wt) == 0 &&
+        atomic_load_explicit(&r->word, memory_order_seq_cst) != word)   /* seq_cst: after the ADD, against forget's CAS */
+        weft__os_poller_remove(weft__poller_os(p), &wt);
+}
+
 int weft__fd_park(weft__worker *w, weft__poller *p, weft__fdrec *r, int side, uint64_t seq,
                   uint64_t deadline, const char *what, int fd)
 {
@@ -249,12 +263,8 @@ int weft__fd_park(weft__worker *w, weft__poller *p, weft__fdrec *r, int side, ui
     if (armed)
         weft__timer_disarm(w, &tm.timer);
     result = me.result;
-    if (result == WEFT_ETIMEDOUT) {
-        /* A stale registration (closed behind weft's back, number reused)
-         * never sees an edge: registering again succeeds only then. */
-        weft__os_watch wt;
-        (void)weft__os_poller_add(weft__poller_os(p), fd, WEFT__OS_EDGE, event_data(fd, W_GEN(word)), &wt);
-    }
+    if (result == WEFT_ETIMEDOUT)
+        revalidate(p, r, fd, word);
 out:
     atomic_fetch_sub_explicit(&s->io_waiters, 1, memory_order_relaxed);   /* relaxed: a hint */
     w->io_waits--;

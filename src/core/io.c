@@ -11,7 +11,10 @@
  * Which path:
  *   - a worker, or a bound thread with no workers (their threads have
  *     weft's host installed, as for the sync primitives): the fiber is
- *     suspended on the poller, the thread runs other work;
+ *     suspended on the poller, the thread runs other work: parked on the
+ *     descriptor's record if the descriptor calls registered it for good
+ *     (fdreg.c: a look with poll(2) first keeps the level semantics),
+ *     else with a one-shot registration (poller.c);
  *   - a bound thread beside workers, any other thread, and every timeout
  *     of 0: ppoll on the thread itself.
  *

@@ -14,6 +14,12 @@
  * The set and the eventfd are the OS seam's poller (weft__os_poller,
  * src/os/os.h): this file names epoll for what the Linux one does.
  *
+ * Two kinds of registration share the set. This file's own: one-shot,
+ * one record per wait (weft_fd_wait_for on a descriptor not registered
+ * for good). fdreg.c's: a descriptor registered once, edge-triggered, its
+ * record in the table embedded here (fds); bit 63 of an event's data
+ * (WEFT__FD_TAG) tells dispatch which kind it is.
+ *
  * Synchronization
  *   s->poller, s->bpool
  *              made once under s->io_lock, published with a release
@@ -53,7 +59,9 @@
  *   chunks[]   record chunks: stored (release) under lock before any of
  *              their records is handed out, read with acquire by
  *              dispatchers and shutdown, freed by destroy.
- *   closing    set by destroy (seq_cst) before it walks the records.
+ *   closing    set by destroy (seq_cst) before it walks the records
+ *              (its own, then fdreg.c's).
+ *   fds        fdreg.c's table: see its Synchronization.
  *
  * A fiber's wait (weft__poller_wait):
  *   1. have_fiber (else WEFT_ENOMEM); take a record; rec->fiber = self;
