@@ -4,7 +4,10 @@
  * descriptor's persistent registration (fdreg.c).
  *
  * Every call tries its system call first and waits only on EAGAIN: a
- * descriptor that is ready costs that one call. A task waits on the
+ * descriptor that is ready costs that one call. A read of a byte stream
+ * that came back short, with no readiness edge since, tells the next
+ * weft_fd_read_for that its read would say EAGAIN: it parks at once
+ * (fdreg.c, weft__fd_note_short). A task waits on the
  * descriptor's record (registered at its first EAGAIN, then for good);
  * where it cannot have one (another fiber waits on the same side, the
  * descriptor is in the set by a one-shot weft_fd_wait_for, a number past
@@ -112,7 +115,11 @@ ptrdiff_t weft_fd_read_for(int fd, void *buf, size_t n, uint64_t timeout_ns)
     bool last = false;
     for (;;) {
         ctx_snap(&c);
-        ptrdiff_t got = weft__os_fd_read(fd, buf, n);
+        ptrdiff_t got = -EAGAIN;
+        if (!c.r || last || !weft__fd_drained(c.r, c.seq))   /* drained: the read would say EAGAIN (fdreg.c) */
+            got = weft__os_fd_read(fd, buf, n);
+        if (got > 0 && (size_t)got < n && c.r)
+            weft__fd_note_short(c.r, c.seq);
         if (got >= 0)
             return got;
         if (got == -EINTR)

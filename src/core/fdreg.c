@@ -49,6 +49,10 @@
  *              shutdown first), the dispatcher, the timer (the parker's
  *              own worker), forget, shutdown. The taker writes result,
  *              then weft__ready publishes it to the fiber.
+ *   drained, events, stream
+ *              hints for skipping a read that would say EAGAIN (see
+ *              weft__fd_note_short): relaxed, each true of the seq it
+ *              names; a stale one costs a read, never a lost wake-up.
  *   live list  pollers with records, for weft_fd_forget from any thread:
  *              under live_lock.
  */
@@ -79,10 +83,13 @@ typedef struct fdwaiter {
 typedef struct fdside {
     _Atomic uint64_t seq;        /* edges seen */
     fdwaiter *_Atomic waiter;    /* the parked fiber, or NULL */
+    _Atomic uint64_t drained;    /* seq + 1 at which a read came back short; 0: none */
+    atomic_uint events;          /* the last edge's events */
 } fdside;
 
 struct weft__fdrec {
     _Atomic uint32_t word;       /* gen << 2 | state */
+    atomic_bool stream;          /* a byte stream (set at registration) */
     fdside side[2];
 };
 
@@ -107,9 +114,12 @@ static weft__fdrec *rec_of(weft__poller *p, int fd, bool make)
         return NULL;
     for (unsigned i = 0; i < WEFT__FD_CHUNK; i++) {
         atomic_init(&made[i].word, W_MAKE(0, FD_UNREG));
+        atomic_init(&made[i].stream, false);
         for (int s = 0; s < 2; s++) {
             atomic_init(&made[i].side[s].seq, 0);
             atomic_init(&made[i].side[s].waiter, NULL);
+            atomic_init(&made[i].side[s].drained, 0);
+            atomic_init(&made[i].side[s].events, 0);
         }
     }
     weft__spin_lock(&t->lock);
@@ -168,6 +178,7 @@ weft__fdrec *weft__fd_register(weft__poller *p, int fd, int side, uint64_t *seq,
             memory_order_acq_rel, memory_order_relaxed))   /* acq_rel: one registrar at a time */
         return NULL;   /* another thread registers it: the one-shot way this time */
     uint32_t gen = W_GEN(v);
+    atomic_store_explicit(&r->stream, weft__os_fd_is_stream(fd), memory_order_relaxed);   /* relaxed: published by the REG CAS */
     /* Read before the ADD: readiness at the ADD queues an edge of its own. */
     *seq = atomic_load_explicit(&r->side[side].seq, memory_order_acquire);
     weft__os_watch wt;
@@ -185,6 +196,30 @@ weft__fdrec *weft__fd_register(weft__poller *p, int fd, int side, uint64_t *seq,
         return NULL;
     }
     return r;
+}
+
+/* ---- drained streams ------------------------------------------------------------ */
+
+/* A short read of a byte stream (a pipe, a SOCK_STREAM socket) took all
+ * there was: the kernel's read stops early only at an empty queue. What
+ * arrives after it queues an edge, so until the edge count moves past the
+ * count read before that read, another read would only say EAGAIN: a call
+ * may park at once. Not after an edge with POLLPRI (TCP's urgent mark
+ * stops a read early with data behind it), nor for other descriptors (a
+ * datagram socket's short read is one datagram of many). drained holds
+ * seq + 1; relaxed throughout: a note is true of the seq it names whoever
+ * wrote it, and a note missed only costs the read. */
+void weft__fd_note_short(weft__fdrec *r, uint64_t seq)
+{
+    fdside *sd = &r->side[WEFT__FD_READ];
+    if (atomic_load_explicit(&r->stream, memory_order_relaxed) &&
+        !(atomic_load_explicit(&sd->events, memory_order_relaxed) & WEFT__OS_PRI))
+        atomic_store_explicit(&sd->drained, seq + 1, memory_order_relaxed);
+}
+
+bool weft__fd_drained(weft__fdrec *r, uint64_t seq)
+{
+    return atomic_load_explicit(&r->side[WEFT__FD_READ].drained, memory_order_relaxed) == seq + 1;
 }
 
 /* ---- parking ---------------------------------------------------------------- */
@@ -285,6 +320,7 @@ void weft__fd_event(weft__poller *p, uint64_t data, unsigned events)
         return;   /* forgotten since: the number may name another descriptor now */
     int ev = (int)(events & 0xffffu);
     if (events & READ_EVENTS) {
+        atomic_store_explicit(&r->side[WEFT__FD_READ].events, events, memory_order_relaxed);   /* relaxed: a hint for weft__fd_drained */
         atomic_fetch_add_explicit(&r->side[WEFT__FD_READ].seq, 1, memory_order_seq_cst);   /* seq_cst: before the waiter load (Dekker) */
         side_end(&r->side[WEFT__FD_READ], ev);
     }
@@ -306,6 +342,7 @@ static void forget(weft__poller *p, int fd)
             return;
     } while (!atomic_compare_exchange_weak_explicit(&r->word, &v, W_MAKE(W_GEN(v) + 1, FD_UNREG),
                  memory_order_seq_cst, memory_order_relaxed));   /* seq_cst: before the waiter loads (Dekker with the parker) */
+    atomic_store_explicit(&r->side[WEFT__FD_READ].drained, 0, memory_order_relaxed);   /* relaxed: a hint, see weft__fd_drained */
     if (W_STATE(v) == FD_REG) {   /* BUSY: the registrar removes its own */
         weft__os_watch wt = { fd, -1 };
         weft__os_poller_remove(weft__poller_os(p), &wt);

@@ -51,6 +51,13 @@ weft__fdrec *weft__fd_register(weft__poller *p, int fd, int side, uint64_t *seq,
  * WEFT_ENOMEM. Callable from: a fiber on its own worker w. */
 int weft__fd_park(weft__worker *w, weft__poller *p, weft__fdrec *r, int side, uint64_t seq,
                   uint64_t deadline, const char *what, int fd);
+/* A read of r's read side, begun after the edge count was seq, came back
+ * short: noted for a byte stream (weft__fd_drained). Callable from: any
+ * thread. */
+void weft__fd_note_short(weft__fdrec *r, uint64_t seq);
+/* Did a read begun at edge count seq come back short, with no edge since:
+ * would a read now say EAGAIN? Callable from: any thread. */
+bool weft__fd_drained(weft__fdrec *r, uint64_t seq);
 /* An event of a record (data has WEFT__FD_TAG): counts the edge and makes
  * the parked fibers of its sides ready. Callable from: any worker. */
 void weft__fd_event(weft__poller *p, uint64_t data, unsigned events);

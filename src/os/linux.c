@@ -27,6 +27,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -302,6 +303,19 @@ int weft__os_sock_error(int fd)
     int err = 0;
     socklen_t len = sizeof err;
     return getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 ? err : -errno;
+}
+
+bool weft__os_fd_is_stream(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return false;
+    if (S_ISFIFO(st.st_mode))
+        return true;
+    int type = 0;
+    socklen_t len = sizeof type;
+    return S_ISSOCK(st.st_mode) && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+           type == SOCK_STREAM;
 }
 
 int weft__os_fd_close(int fd)

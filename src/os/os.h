@@ -207,6 +207,9 @@ int weft__os_connect(int fd, const void *addr, size_t len);
 /* The pending error of socket fd (SO_ERROR, cleared by reading it): 0,
  * an errno value, or -errno when it cannot be read. */
 int weft__os_sock_error(int fd);
+/* Is fd a byte stream whose short read means "nothing more there now"
+ * (a pipe or FIFO, a SOCK_STREAM socket)? false when unsure. */
+bool weft__os_fd_is_stream(int fd);
 /* Closes a user's descriptor: 0, or -errno (-EBADF: not open; EINTR
  * counts as closed, as Linux leaves it). */
 int weft__os_fd_close(int fd);

@@ -294,3 +294,8 @@ int weft__os_fd_close(int fd)
 {
     return -ENOSYS;
 }
+
+bool weft__os_fd_is_stream(int fd)
+{
+    return false;
+}
