@@ -79,6 +79,31 @@ WEFT_API int  weft_fd_accept_for(int fd, uint64_t timeout_ns);
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_fd_connect_for(int fd, const struct sockaddr *addr, size_t addrlen,
                                   uint64_t timeout_ns);
+/** A line reader over a descriptor: a buffer the caller owns, filled by
+ * weft_fd_read_for. Set up with weft_fd_reader_init; the fields are
+ * private. */
+typedef struct weft_fd_reader {
+    /* private */
+    char *buf;
+    size_t cap, start, end, taken;
+    int fd;
+    bool eof;
+} weft_fd_reader;
+/** Sets r up to read lines of fd into buf (cap bytes, the longest line
+ * returned whole). Returns WEFT_OK, WEFT_EINVAL (r or buf NULL, cap 0,
+ * fd < 0).
+ * Callable from: any thread. */
+WEFT_API int  weft_fd_reader_init(weft_fd_reader *r, int fd, void *buf, size_t cap);
+/** The next line of r's descriptor: `*line` points at it in r's buffer
+ * (valid until the next call on r) and the return value is its length,
+ * its '\n' included. A line longer than the buffer comes in pieces of cap
+ * bytes with no '\n'; at end of stream the last bytes come without one,
+ * then 0. Returns the length (> 0), 0 (end of stream), WEFT_ETIMEDOUT (no
+ * whole line in time: the bytes read stay for the next call), WEFT_EINVAL
+ * (r or line NULL), or weft_fd_read_for's other codes.
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API ptrdiff_t weft_fd_reader_read_line_for(weft_fd_reader *r, const char **line,
+                                                uint64_t timeout_ns);
 /** Ends fd's registration with every scheduler without closing it: the
  * waits on it in progress return WEFT_ECLOSED (weft_fd_wait_for's:
  * WEFT_EINVAL). Returns WEFT_OK (also when fd was not registered),

@@ -1,7 +1,8 @@
 /* This file is private to weft: the straight-line descriptor calls:
  * weft_fd_read_for, weft_fd_write_all_for, weft_fd_accept_for,
- * weft_fd_connect_for, and weft_fd_forget / weft_fd_close, which end a
- * descriptor's persistent registration (fdreg.c).
+ * weft_fd_connect_for, weft_fd_forget / weft_fd_close, which end a
+ * descriptor's persistent registration (fdreg.c), and the line reader
+ * over weft_fd_read_for.
  *
  * Every call tries its system call first and waits only on EAGAIN: a
  * descriptor that is ready costs that one call. A read of a byte stream
@@ -21,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <string.h>
 
 #include "fdreg.h"
 #include "io.h"
@@ -262,4 +264,56 @@ int weft_fd_close(int fd)
         return WEFT_EINVAL;
     weft__fd_forget_all(fd);
     return weft__os_fd_close(fd) == -EBADF ? WEFT_EINVAL : WEFT_OK;
+}
+
+/* ---- the line reader ---------------------------------------------------------- */
+
+int weft_fd_reader_init(weft_fd_reader *r, int fd, void *buf, size_t cap)
+{
+    if (!r || !buf || cap == 0 || fd < 0)
+        return WEFT_EINVAL;
+    *r = (weft_fd_reader){ .buf = buf, .cap = cap, .fd = fd };
+    return WEFT_OK;
+}
+
+ptrdiff_t weft_fd_reader_read_line_for(weft_fd_reader *r, const char **line, uint64_t timeout_ns)
+{
+    if (!r || !line || !r->buf)
+        return WEFT_EINVAL;
+    r->start += r->taken;   /* the last line returned is the caller's no more */
+    r->taken = 0;
+    uint64_t deadline = weft__deadline(timeout_ns);
+    for (;;) {
+        size_t have = r->end - r->start;
+        const char *nl = memchr(r->buf + r->start, '\n', have);
+        size_t len = nl ? (size_t)(nl - (r->buf + r->start)) + 1 : have == r->cap || r->eof ? have : 0;
+        if (len) {   /* a line; a piece as long as the buffer; the last bytes at end of stream */
+            *line = r->buf + r->start;
+            r->taken = len;
+            return (ptrdiff_t)len;
+        }
+        if (r->eof)
+            return 0;
+        if (r->end == r->cap) {   /* room at the front only: move the partial line there */
+            memmove(r->buf, r->buf + r->start, have);
+            r->start = 0;
+            r->end = have;
+        }
+        uint64_t left = timeout_ns;
+        if (deadline) {
+            uint64_t now = weft__now_ns();
+            left = deadline > now ? deadline - now : 0;
+            if (left == 0)
+                return WEFT_ETIMEDOUT;
+        }
+        ptrdiff_t got = weft_fd_read_for(r->fd, r->buf + r->end, r->cap - r->end, left);
+        if (got < 0)
+            return got;
+        if (got == 0)
+            r->eof = true;
+        r->end += (size_t)got;
+        if (timeout_ns == 0 && got > 0 && !memchr(r->buf + r->end - got, '\n', (size_t)got) &&
+            r->end - r->start < r->cap)
+            return WEFT_ETIMEDOUT;   /* a look only: one read, no whole line */
+    }
 }

@@ -204,16 +204,22 @@ weft__fdrec *weft__fd_register(weft__poller *p, int fd, int side, uint64_t *seq,
  * there was: the kernel's read stops early only at an empty queue. What
  * arrives after it queues an edge, so until the edge count moves past the
  * count read before that read, another read would only say EAGAIN: a call
- * may park at once. Not after an edge with POLLPRI (TCP's urgent mark
- * stops a read early with data behind it), nor for other descriptors (a
- * datagram socket's short read is one datagram of many). drained holds
- * seq + 1; relaxed throughout: a note is true of the seq it names whoever
- * wrote it, and a note missed only costs the read. */
+ * may park at once. Not once an edge brought POLLHUP, POLLRDHUP or
+ * POLLERR (the writer gone: the next read returns 0 or the error at once,
+ * and no edge will come to say so; an edge after the snapshot moves the
+ * count, so one of those already seen is in the events read here: the
+ * acquire load of seq before the read synchronises with the dispatcher's
+ * RMW that followed its store of events), nor after one with POLLPRI
+ * (TCP's urgent mark stops a read early with data behind it), nor for
+ * other descriptors (a datagram socket's short read is one datagram of
+ * many). drained holds seq + 1; relaxed otherwise: a note is true of the
+ * seq it names whoever wrote it, and a note missed only costs the read. */
 void weft__fd_note_short(weft__fdrec *r, uint64_t seq)
 {
     fdside *sd = &r->side[WEFT__FD_READ];
     if (atomic_load_explicit(&r->stream, memory_order_relaxed) &&
-        !(atomic_load_explicit(&sd->events, memory_order_relaxed) & WEFT__OS_PRI))
+        !(atomic_load_explicit(&sd->events, memory_order_relaxed) &
+          (WEFT__OS_PRI | WEFT__OS_HUP | WEFT__OS_RDHUP | WEFT__OS_ERR)))
         atomic_store_explicit(&sd->drained, seq + 1, memory_order_relaxed);
 }
 

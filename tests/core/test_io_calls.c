@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -579,4 +580,104 @@ WT_TEST(io_calls, two_readers_and_destroy_pending, .timeout = 120)
         WT_ASSERT_EQ(weft_fd_close(pend_full[0]), WEFT_OK);
         WT_ASSERT_EQ(weft_fd_close(pend_full[1]), WEFT_OK);
     }
+}
+
+/* ---- the line reader: lines split across writes, a line longer than the buffer,
+ * a timeout keeping a partial line, the last bytes at end of stream ---------------- */
+
+#define LINES 2000
+static int ln_fd[2];
+
+static void line_writer(void *arg)
+{
+    /* Lines "<i> <i*i>\n" written in chunks of 1 to 37 bytes: a chunk ends
+     * mid-line more often than not. */
+    static char text[LINES * 32];
+    size_t n = 0;
+    for (unsigned i = 0; i < LINES; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%u %u\n", i, i * i);
+    for (size_t at = 0, k = 0; at < n; k++) {
+        size_t chunk = 1 + (k * 7) % 37;
+        if (chunk > n - at)
+            chunk = n - at;
+        WT_ASSERT_EQ(weft_fd_write_all_for(ln_fd[1], text + at, chunk, NULL, 30 * SEC), WEFT_OK);
+        at += chunk;
+        if (k % 16 == 0)
+            weft_yield();
+    }
+    WT_ASSERT_EQ(weft_fd_write_all_for(ln_fd[1], "0123456789abcdefXYZ", 19, NULL, SEC), WEFT_OK);   /* longer than 16, no '\n' */
+    WT_ASSERT_EQ(weft_fd_close(ln_fd[1]), WEFT_OK);
+}
+
+static void line_reader(void *arg)
+{
+    weft_fd_reader r;
+    char buf[16];
+    const char *line;
+    WT_ASSERT_EQ(weft_fd_reader_init(NULL, ln_fd[0], buf, sizeof buf), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_reader_init(&r, ln_fd[0], buf, 0), WEFT_EINVAL);
+    WT_ASSERT_EQ(weft_fd_reader_init(&r, ln_fd[0], buf, sizeof buf), WEFT_OK);
+    WT_ASSERT_EQ(weft_fd_reader_read_line_for(&r, NULL, SEC), WEFT_EINVAL);
+    for (unsigned i = 0; i < LINES; i++) {
+        char want[32];
+        int n = snprintf(want, sizeof want, "%u %u\n", i, i * i);
+        char got[64];
+        size_t have = 0;
+        /* Lines up to 15 bytes come whole; longer ones in pieces of 16. */
+        for (;;) {
+            ptrdiff_t len = weft_fd_reader_read_line_for(&r, &line, 30 * SEC);
+            WT_ASSERT(len > 0 && len <= 16, "line %u: %ld", i, (long)len);
+            memcpy(got + have, line, (size_t)len);
+            have += (size_t)len;
+            if (line[len - 1] == '\n')
+                break;
+            WT_ASSERT_EQ(len, 16);
+        }
+        WT_ASSERT_EQ(have, (size_t)n);
+        WT_ASSERT(memcmp(got, want, have) == 0, "line %u", i);
+    }
+    ptrdiff_t len = weft_fd_reader_read_line_for(&r, &line, 30 * SEC);
+    WT_ASSERT_EQ(len, 16);
+    WT_ASSERT(memcmp(line, "0123456789abcdef", 16) == 0);
+    len = weft_fd_reader_read_line_for(&r, &line, 30 * SEC);
+    WT_ASSERT_EQ(len, 3);   /* the last bytes, no '\n', at end of stream */
+    WT_ASSERT(memcmp(line, "XYZ", 3) == 0);
+    WT_ASSERT_EQ(weft_fd_reader_read_line_for(&r, &line, 30 * SEC), 0);
+    WT_ASSERT_EQ(weft_fd_reader_read_line_for(&r, &line, 30 * SEC), 0);
+    WT_ASSERT_EQ(weft_fd_close(ln_fd[0]), WEFT_OK);
+}
+
+static void line_timeout(void *arg)
+{
+    int p[2];
+    make_pipe(p);
+    weft_fd_reader r;
+    char buf[64];
+    const char *line;
+    WT_ASSERT_EQ(weft_fd_reader_init(&r, p[0], buf, sizeof buf), WEFT_OK);
+    WT_ASSERT_EQ(weft_fd_reader_read_line_for(&r, &line, 0), WEFT_ETIMEDOUT);
+    WT_ASSERT_EQ(write(p[1], "half", 4), 4);
+    WT_ASSERT_EQ(weft_fd_reader_read_line_for(&r, &line, 0), WEFT_ETIMEDOUT);
+    WT_ASSERT_EQ(weft_fd_reader_read_line_for(&r, &line, MS), WEFT_ETIMEDOUT);
+    WT_ASSERT_EQ(write(p[1], " line\nnext\n", 11), 11);
+    WT_ASSERT_EQ(weft_fd_reader_read_line_for(&r, &line, MS), 10);   /* the kept half, then the rest */
+    WT_ASSERT(memcmp(line, "half line\n", 10) == 0);
+    WT_ASSERT_EQ(weft_fd_reader_read_line_for(&r, &line, 0), 5);
+    WT_ASSERT(memcmp(line, "next\n", 5) == 0);
+    WT_ASSERT_EQ(weft_fd_close(p[0]), WEFT_OK);
+    WT_ASSERT_EQ(weft_fd_close(p[1]), WEFT_OK);
+}
+
+static void setup_lines(weft_sched *s)
+{
+    make_pipe(ln_fd);
+    WT_ASSERT_EQ(weft_spawn(s, line_reader, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, line_writer, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, line_timeout, NULL), WEFT_OK);
+}
+
+WT_TEST(io_calls, line_reader, .timeout = 120)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2)
+        run_on(w, setup_lines);
 }
