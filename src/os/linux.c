@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -305,17 +306,22 @@ int weft__os_sock_error(int fd)
     return getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 ? err : -errno;
 }
 
+/* Pipes not in packet mode (O_DIRECT: one read, one packet) and TCP
+ * sockets only: a Unix stream socket's read stops early at a message
+ * carrying descriptors or other credentials, SCTP's at a message end. */
 bool weft__os_fd_is_stream(int fd)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
         return false;
-    if (S_ISFIFO(st.st_mode))
-        return true;
-    int type = 0;
-    socklen_t len = sizeof type;
-    return S_ISSOCK(st.st_mode) && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
-           type == SOCK_STREAM;
+    if (S_ISFIFO(st.st_mode)) {
+        int fl = fcntl(fd, F_GETFL);
+        return fl >= 0 && !(fl & O_DIRECT);
+    }
+    int proto = 0;
+    socklen_t len = sizeof proto;
+    return S_ISSOCK(st.st_mode) && getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 &&
+           proto == IPPROTO_TCP;
 }
 
 int weft__os_fd_close(int fd)

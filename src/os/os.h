@@ -208,7 +208,7 @@ int weft__os_connect(int fd, const void *addr, size_t len);
  * an errno value, or -errno when it cannot be read. */
 int weft__os_sock_error(int fd);
 /* Is fd a byte stream whose short read means "nothing more there now"
- * (a pipe or FIFO, a SOCK_STREAM socket)? false when unsure. */
+ * (a pipe or FIFO not in packet mode, a TCP socket)? false when unsure. */
 bool weft__os_fd_is_stream(int fd);
 /* Closes a user's descriptor: 0, or -errno (-EBADF: not open; EINTR
  * counts as closed, as Linux leaves it). */
