@@ -18,22 +18,26 @@ WEFT_BEGIN_DECLS
  * thread waits in ppoll(2). The events are poll(2)'s: include `<poll.h>`
  * for POLLIN, POLLOUT, POLLPRI, POLLRDHUP, POLLERR, POLLHUP.
  *
- * See docs/reference/io.md for the epoll model, persistent registration (who sleeps in epoll_wait,
- * how busy workers notice readiness), timeouts, closing a descriptor that
- * is waited on, descriptor reuse, weft_sched_destroy with waits pending,
- * the pidfd fallback, and the blocking pool. */
+ * See docs/reference/io.md for the epoll model (who sleeps in epoll_wait,
+ * how busy workers notice readiness), persistent registration and how a
+ * closed and reused descriptor stays correct, the descriptor calls, the
+ * line reader, timeouts, closing a descriptor that is waited on,
+ * weft_sched_destroy with waits pending, the pidfd fallback, and the
+ * blocking pool. */
 
 /** Waits until fd is ready for events (POLLIN, POLLOUT, POLLPRI,
  * POLLRDHUP, any mix) or timeout_ns passes (relative, monotonic; 0 polls
  * once, UINT64_MAX waits for ever). Returns the ready events (> 0, as
  * poll(2)'s revents: POLLERR and POLLHUP whether asked for or not),
  * WEFT_ETIMEDOUT (not ready when the timeout fired: a descriptor ready
- * then is reported ready), WEFT_EINVAL (fd < 0 or not open; events with none of
+ * then is reported ready), WEFT_EINVAL (fd < 0 or not open, or given to
+ * weft_fd_forget or weft_fd_close during the wait; events with none of
  * those bits or with another bit), WEFT_ENOMEM (out of memory,
  * descriptors, epoll watches, or a fiber for the worker: nothing waited),
  * WEFT_ESHUTDOWN (from a task whose scheduler is being destroyed).
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_fd_wait_for(int fd, short events, uint64_t timeout_ns);
+
 /* Straight-line descriptor I/O. Each call tries its system call first and
  * suspends the task's fiber only when it would block (a plain thread
  * waits in ppoll); timeout_ns covers the whole call (relative, monotonic;
@@ -42,7 +46,11 @@ WEFT_API int  weft_fd_wait_for(int fd, short events, uint64_t timeout_ns);
  * blocks the worker in the system call, its timeout unkept. A task's
  * first wait on a descriptor registers it with the scheduler for good
  * (edge-triggered): close such a descriptor with weft_fd_close, or call
- * weft_fd_forget before handing it elsewhere. A failed system call gives
+ * weft_fd_forget before handing it elsewhere. weft_fd_close ends the
+ * registration (a generation in its record drops events meant for the old
+ * descriptor), so a number reused afterwards starts afresh; one closed
+ * with close(2) and reused gets its first timed wait cut to its timeout,
+ * which registers it again (a wait with no timeout would not end). A failed system call gives
  * WEFT_EINVAL (EBADF, EINVAL, ENOTSOCK...), WEFT_ENOMEM (ENOMEM, ENOBUFS,
  * EMFILE, ENFILE) or WEFT_EIO (any other, e.g. ECONNRESET, EPIPE), errno
  * keeping the call's value. */
