@@ -10,6 +10,10 @@
 //       O_NONBLOCK and weft_fd_wait_for on EAGAIN (so each round trip is two
 //       suspends, two epoll registrations and two wakes through the
 //       poller). weft_2_workers: the same tasks on 2 workers.
+//       weft_calls_1_worker, weft_calls_2_workers: the same exchange
+//       through weft_fd_read_for and weft_fd_write_all_for (issue 34): each
+//       pipe end registered once, edge-triggered, a wait parking on its
+//       record with no epoll_ctl.
 //       threads_blocking_read (baseline): two threads in blocking
 //       read/write.
 //   call_blocking/  items = calls of an empty function on the blocking
@@ -96,6 +100,30 @@ void pong(void *arg)
     }
 }
 
+// The same exchange through the descriptor calls: each pipe end is
+// registered once (edge-triggered) and a wait parks on its record.
+void ping_calls(void *arg)
+{
+    pp *p = static_cast<pp *>(arg);
+    char c = 1;
+    for (long i = 0; i < p->n; i++) {
+        check(weft_fd_write_all_for(p->ab[1], &c, 1, nullptr, UINT64_MAX), "write_all_for");
+        if (weft_fd_read_for(p->ba[0], &c, 1, UINT64_MAX) != 1)
+            std::abort();
+    }
+}
+
+void pong_calls(void *arg)
+{
+    pp *p = static_cast<pp *>(arg);
+    char c;
+    for (long i = 0; i < p->n; i++) {
+        if (weft_fd_read_for(p->ab[0], &c, 1, UINT64_MAX) != 1)
+            std::abort();
+        check(weft_fd_write_all_for(p->ba[1], &c, 1, nullptr, UINT64_MAX), "write_all_for");
+    }
+}
+
 void make_pipes(pp &p, int flags)
 {
     if (pipe2(p.ab, flags | O_CLOEXEC) != 0 || pipe2(p.ba, flags | O_CLOEXEC) != 0)
@@ -108,7 +136,7 @@ void close_pipes(pp &p)
         close(fd);
 }
 
-void weft_pipe_pingpong(benchmark::State &state, unsigned workers)
+void weft_pipe_pingpong(benchmark::State &state, unsigned workers, bool calls)
 {
     weft_sched *s = make_sched(workers);
     pp p;
@@ -116,12 +144,13 @@ void weft_pipe_pingpong(benchmark::State &state, unsigned workers)
     const long n = 20000;
     for (auto _ : state) {
         p.n = n;
-        check(weft_spawn(s, ping, &p), "spawn");
-        check(weft_spawn(s, pong, &p), "spawn");
+        check(weft_spawn(s, calls ? ping_calls : ping, &p), "spawn");
+        check(weft_spawn(s, calls ? pong_calls : pong, &p), "spawn");
         check(weft_sched_wait_idle(s), "wait_idle");
     }
     state.SetItemsProcessed(state.iterations() * n);
-    close_pipes(p);
+    for (int fd : { p.ab[0], p.ab[1], p.ba[0], p.ba[1] })
+        weft_fd_close(fd);   // registered by the calls: weft_fd_close, not close(2)
     check(weft_sched_destroy(s), "destroy");
 }
 
@@ -279,9 +308,13 @@ void idle_cpu(benchmark::State &state, unsigned nfds)
 
 void register_all()
 {
-    benchmark::RegisterBenchmark("pipe_pingpong/weft_1_worker", weft_pipe_pingpong, 1u)
+    benchmark::RegisterBenchmark("pipe_pingpong/weft_1_worker", weft_pipe_pingpong, 1u, false)
         ->UseRealTime()->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark("pipe_pingpong/weft_2_workers", weft_pipe_pingpong, 2u)
+    benchmark::RegisterBenchmark("pipe_pingpong/weft_2_workers", weft_pipe_pingpong, 2u, false)
+        ->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("pipe_pingpong/weft_calls_1_worker", weft_pipe_pingpong, 1u, true)
+        ->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("pipe_pingpong/weft_calls_2_workers", weft_pipe_pingpong, 2u, true)
         ->UseRealTime()->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("pipe_pingpong/threads_blocking_read", threads_pipe_pingpong)
         ->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -38,7 +38,7 @@ debian_packages=(
     "${demo_packages[@]}" git python3
     clang libclang-rt-14-dev          # the asan and tsan presets
     libcriterion-dev                  # tests
-    libbenchmark-dev libtbb-dev libomp-dev   # benchmarks
+    libbenchmark-dev libtbb-dev libomp-dev libuv1-dev   # benchmarks (libuv: echo_uv)
     python3-matplotlib                # benchmarks/report.py's plots
     valgrind                          # client-request headers (optional in the build); run.py's instruction counts
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user   # the aarch64 preset

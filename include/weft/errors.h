@@ -26,11 +26,11 @@ WEFT_BEGIN_DECLS
     XX(ECYCLE,     -4, "the graph has a cycle; nothing was run")             \
     XX(ECANCELED,  -5, "the run finished with cancelled tasks skipped")      \
     XX(ETIMEDOUT,  -6, "timed wait expired")                                 \
-    XX(ECLOSED,    -7, "channel closed")                                     \
+    XX(ECLOSED,    -7, "channel or descriptor closed")                       \
     XX(EAGAIN,     -8, "operation would block")                              \
     XX(ENOTBOUND,  -9, "calling thread is not a worker or bound thread")     \
     XX(ESHUTDOWN, -10, "scheduler is being destroyed")                      \
-    XX(EIO,       -11, "writing the output failed")                         \
+    XX(EIO,       -11, "input or output failed (errno says why)")           \
     XX(EFAILED,   -12, "a task failed: weft_graph_fail_code gives its code") \
     XX(ENOEXEC,   -13, "the command could not be started")
 

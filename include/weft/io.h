@@ -19,21 +19,109 @@ WEFT_BEGIN_DECLS
  * for POLLIN, POLLOUT, POLLPRI, POLLRDHUP, POLLERR, POLLHUP.
  *
  * See docs/reference/io.md for the epoll model (who sleeps in epoll_wait,
- * how busy workers notice readiness), timeouts, closing a descriptor that
- * is waited on, descriptor reuse, weft_sched_destroy with waits pending,
- * the pidfd fallback, and the blocking pool. */
+ * how busy workers notice readiness), persistent registration and how a
+ * closed and reused descriptor stays correct, the descriptor calls, the
+ * line reader, timeouts, closing a descriptor that is waited on,
+ * weft_sched_destroy with waits pending, the pidfd fallback, and the
+ * blocking pool. */
 
 /** Waits until fd is ready for events (POLLIN, POLLOUT, POLLPRI,
  * POLLRDHUP, any mix) or timeout_ns passes (relative, monotonic; 0 polls
  * once, UINT64_MAX waits for ever). Returns the ready events (> 0, as
  * poll(2)'s revents: POLLERR and POLLHUP whether asked for or not),
  * WEFT_ETIMEDOUT (not ready when the timeout fired: a descriptor ready
- * then is reported ready), WEFT_EINVAL (fd < 0 or not open; events with none of
+ * then is reported ready), WEFT_EINVAL (fd < 0 or not open, or given to
+ * weft_fd_forget or weft_fd_close during the wait; events with none of
  * those bits or with another bit), WEFT_ENOMEM (out of memory,
  * descriptors, epoll watches, or a fiber for the worker: nothing waited),
  * WEFT_ESHUTDOWN (from a task whose scheduler is being destroyed).
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_fd_wait_for(int fd, short events, uint64_t timeout_ns);
+
+/* Straight-line descriptor I/O. Each call tries its system call first and
+ * suspends the task's fiber only when it would block (a plain thread
+ * waits in ppoll); timeout_ns covers the whole call (relative, monotonic;
+ * 0 tries once, UINT64_MAX waits for ever). Descriptors must be
+ * non-blocking (O_NONBLOCK): the calls do not set it, and a blocking one
+ * blocks the worker in the system call, its timeout unkept. A task's
+ * first wait on a descriptor registers it with the scheduler for good
+ * (edge-triggered): close such a descriptor with weft_fd_close, or call
+ * weft_fd_forget before handing it elsewhere. weft_fd_close ends the
+ * registration (a generation in its record drops events meant for the old
+ * descriptor), so a number reused afterwards starts afresh; one closed
+ * with close(2) and reused gets its first timed wait cut to its timeout,
+ * which registers it again (a wait with no timeout would not end). A failed system call gives
+ * WEFT_EINVAL (EBADF, EINVAL, ENOTSOCK...), WEFT_ENOMEM (ENOMEM, ENOBUFS,
+ * EMFILE, ENFILE) or WEFT_EIO (any other, e.g. ECONNRESET, EPIPE), errno
+ * keeping the call's value. */
+struct sockaddr;
+
+/** Reads up to n bytes of fd into buf, like read(2). Returns the bytes
+ * read (> 0), 0 at end of stream (or n == 0), WEFT_ETIMEDOUT (nothing came
+ * in time), WEFT_ECLOSED (weft_fd_close or weft_fd_forget during the
+ * wait), WEFT_EINVAL (fd < 0, buf NULL with n > 0, fd not open),
+ * WEFT_ENOMEM, WEFT_EIO, or WEFT_ESHUTDOWN (from a task whose scheduler is
+ * being destroyed, nothing there to read).
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API ptrdiff_t weft_fd_read_for(int fd, void *buf, size_t n, uint64_t timeout_ns);
+/** Writes all n bytes of buf to fd, waiting as it must. `*written` (may be
+ * NULL) gets the bytes written, also when it fails. Returns WEFT_OK,
+ * WEFT_ETIMEDOUT (not all written in time), WEFT_ECLOSED, WEFT_EINVAL,
+ * WEFT_ENOMEM, WEFT_EIO (EPIPE: a pipe or socket whose reader left, where
+ * SIGPIPE is ignored or blocked, as with write(2)), WEFT_ESHUTDOWN.
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API int  weft_fd_write_all_for(int fd, const void *buf, size_t n, size_t *written,
+                                    uint64_t timeout_ns);
+/** Accepts a connection on listening socket fd. Returns the new
+ * descriptor (>= 0, already O_NONBLOCK and close-on-exec), WEFT_ETIMEDOUT,
+ * WEFT_ECLOSED, WEFT_EINVAL (fd < 0, not a listening socket), WEFT_ENOMEM
+ * (out of memory or descriptors: EMFILE, ENFILE), WEFT_EIO,
+ * WEFT_ESHUTDOWN.
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API int  weft_fd_accept_for(int fd, uint64_t timeout_ns);
+/** Connects non-blocking socket fd to addr (addrlen bytes) and waits for
+ * the connection. Returns WEFT_OK, WEFT_ETIMEDOUT (still connecting: close
+ * fd), WEFT_ECLOSED, WEFT_EINVAL (fd < 0, addr NULL, addrlen 0 or over
+ * 4096, not a socket), WEFT_ENOMEM, WEFT_EIO (refused, unreachable: errno
+ * says which), WEFT_ESHUTDOWN.
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API int  weft_fd_connect_for(int fd, const struct sockaddr *addr, size_t addrlen,
+                                  uint64_t timeout_ns);
+/** A line reader over a descriptor: a buffer the caller owns, filled by
+ * weft_fd_read_for. Set up with weft_fd_reader_init; the fields are
+ * private. */
+typedef struct weft_fd_reader {
+    /* private */
+    char *buf;
+    size_t cap, start, end, taken;
+    int fd;
+    bool eof;
+} weft_fd_reader;
+/** Sets r up to read lines of fd into buf (cap bytes, the longest line
+ * returned whole). Returns WEFT_OK, WEFT_EINVAL (r or buf NULL, cap 0,
+ * fd < 0).
+ * Callable from: any thread. */
+WEFT_API int  weft_fd_reader_init(weft_fd_reader *r, int fd, void *buf, size_t cap);
+/** The next line of r's descriptor: `*line` points at it in r's buffer
+ * (valid until the next call on r) and the return value is its length,
+ * its '\n' included. A line longer than the buffer comes in pieces of cap
+ * bytes with no '\n'; at end of stream the last bytes come without one,
+ * then 0. Returns the length (> 0), 0 (end of stream), WEFT_ETIMEDOUT (no
+ * whole line in time: the bytes read stay for the next call), WEFT_EINVAL
+ * (r or line NULL), or weft_fd_read_for's other codes.
+ * Callable from: any thread (a task suspends its fiber). */
+WEFT_API ptrdiff_t weft_fd_reader_read_line_for(weft_fd_reader *r, const char **line,
+                                                uint64_t timeout_ns);
+/** Ends fd's registration with every scheduler without closing it: the
+ * waits on it in progress return WEFT_ECLOSED (weft_fd_wait_for's:
+ * WEFT_EINVAL). Returns WEFT_OK (also when fd was not registered),
+ * WEFT_EINVAL (fd < 0).
+ * Callable from: any thread. */
+WEFT_API int  weft_fd_forget(int fd);
+/** weft_fd_forget(fd), then close(2). Returns WEFT_OK, WEFT_EINVAL (fd < 0
+ * or not open).
+ * Callable from: any thread. */
+WEFT_API int  weft_fd_close(int fd);
 /** Waits for child process pid (a pid_t) to end and reaps it, like
  * waitpid(pid, status, 0); `*status` gets waitpid's status (status may be
  * NULL). Returns WEFT_OK, WEFT_ETIMEDOUT (the child runs on, not reaped),

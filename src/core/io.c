@@ -11,7 +11,10 @@
  * Which path:
  *   - a worker, or a bound thread with no workers (their threads have
  *     weft's host installed, as for the sync primitives): the fiber is
- *     suspended on the poller, the thread runs other work;
+ *     suspended on the poller, the thread runs other work: parked on the
+ *     descriptor's record if the descriptor calls registered it for good
+ *     (fdreg.c: a look with poll(2) first keeps the level semantics),
+ *     else with a one-shot registration (poller.c);
  *   - a bound thread beside workers, any other thread, and every timeout
  *     of 0: ppoll on the thread itself.
  *
@@ -25,6 +28,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 
+#include "fdreg.h"
 #include "io.h"
 #include "poller.h"
 #include "worker.h"
@@ -37,7 +41,7 @@
 /* ppoll until deadline (0 = none; timeout_ns 0 = look once): the events,
  * WEFT_ETIMEDOUT or WEFT_EINVAL (POLLNVAL: fd not open). EINTR resumes
  * with the time left. Callable from: any thread. */
-static int thread_wait_fd(int fd, short events, uint64_t timeout_ns, uint64_t deadline)
+int weft__fd_thread_wait(int fd, short events, uint64_t timeout_ns, uint64_t deadline)
 {
     for (;;) {
         uint64_t wait_ns = WEFT__OS_FOREVER;
@@ -63,29 +67,63 @@ static int thread_wait_fd(int fd, short events, uint64_t timeout_ns, uint64_t de
 
 /* Does the calling thread suspend a fiber to wait (a worker, or a bound
  * thread with no workers), rather than wait itself? */
-static weft__worker *fiber_waiter(void)
+weft__worker *weft__fd_fiber_waiter(void)
 {
     weft__worker *w = weft__tls_worker;
     return w && weft__tls_host ? w : NULL;
 }
 
-static int wait_fd(int fd, short events, uint64_t timeout_ns, const char *what, const void *obj)
+/* A wait on a descriptor registered for good (fdreg.c), asking for one
+ * side: look (poll(2), timeout 0), park until an edge, look again. 1: not
+ * registered, or another fiber waits on that side: the one-shot way. */
+static int wait_registered(weft__worker *w, weft__poller *p, int fd, short events, uint64_t deadline)
 {
-    if (fd < 0 || (events & ~ASKABLE) || !(events & ASKABLE))
-        return WEFT_EINVAL;
-    uint64_t deadline = weft__deadline(timeout_ns);
-    weft__worker *w = fiber_waiter();
+    int side = events & WEFT__OS_OUT ? WEFT__FD_WRITE : WEFT__FD_READ;
+    if ((events & WEFT__OS_OUT) && (events & (WEFT__OS_IN | WEFT__OS_PRI | WEFT__OS_RDHUP)))
+        return 1;
+    for (;;) {
+        uint64_t seq;
+        weft__fdrec *r = weft__fd_find(p, fd, side, &seq);
+        if (!r)
+            return 1;
+        int now = weft__fd_thread_wait(fd, events, 0, 0);   /* level semantics: ready now returns now */
+        if (now != WEFT_ETIMEDOUT)
+            return now;
+        int rc = weft__fd_park(w, p, r, side, seq, deadline, "fd", fd);
+        if (rc > 0 && (rc & (events | WEFT__OS_ERR | WEFT__OS_HUP)))
+            return rc & (events | WEFT__OS_ERR | WEFT__OS_HUP);   /* the edge's events, as the kernel gave them */
+        if (rc >= 0)
+            continue;   /* an edge came before we parked, or of events not asked for: look again */
+        if (rc == WEFT_EBUSY)
+            return 1;
+        if (rc == WEFT_ECLOSED)
+            return WEFT_EINVAL;   /* weft_fd_forget or weft_fd_close meanwhile */
+        if (rc == WEFT_ETIMEDOUT || rc == WEFT_EAGAIN) {
+            now = weft__fd_thread_wait(fd, events, 0, 0);
+            return now > 0 ? now : rc == WEFT_EAGAIN ? WEFT_ESHUTDOWN : rc;
+        }
+        return rc;   /* WEFT_ENOMEM */
+    }
+}
+
+int weft__fd_wait_until(int fd, short events, uint64_t timeout_ns, uint64_t deadline,
+                        const char *what, const void *obj)
+{
+    weft__worker *w = weft__fd_fiber_waiter();
     if (!w || timeout_ns == 0)
-        return thread_wait_fd(fd, events, timeout_ns, deadline);
+        return weft__fd_thread_wait(fd, events, timeout_ns, deadline);
     weft__poller *p = weft__poller_get(w->s);
     if (!p)
         return WEFT_ENOMEM;   /* no memory, or no descriptors, for the epoll set */
+    int reg = wait_registered(w, p, fd, events, deadline);
+    if (reg != 1)
+        return reg;
     int rc = weft__poller_wait(w, p, fd, (unsigned)(unsigned short)events, deadline, what, obj);
     if (rc == 0)   /* a regular file: poll(2) says what it is ready for, at once */
-        return thread_wait_fd(fd, events, 0, 0);
+        return weft__fd_thread_wait(fd, events, 0, 0);
     if (rc == WEFT_EAGAIN) {
         /* The scheduler is being destroyed: look once, do not wait. */
-        rc = thread_wait_fd(fd, events, 0, 0);
+        rc = weft__fd_thread_wait(fd, events, 0, 0);
         return rc == WEFT_ETIMEDOUT ? WEFT_ESHUTDOWN : rc;
     }
     if (rc == WEFT_ETIMEDOUT) {
@@ -94,10 +132,17 @@ static int wait_fd(int fd, short events, uint64_t timeout_ns, const char *what, 
          * can fire before any thread has read the epoll set, and a wait on a
          * descriptor ready all along must not time out for that. A closed
          * descriptor (POLLNVAL) stays a timeout, as documented. */
-        int now = thread_wait_fd(fd, events, 0, 0);
+        int now = weft__fd_thread_wait(fd, events, 0, 0);
         return now > 0 ? now : rc;
     }
     return rc;
+}
+
+static int wait_fd(int fd, short events, uint64_t timeout_ns, const char *what, const void *obj)
+{
+    if (fd < 0 || (events & ~ASKABLE) || !(events & ASKABLE))
+        return WEFT_EINVAL;
+    return weft__fd_wait_until(fd, events, timeout_ns, weft__deadline(timeout_ns), what, obj);
 }
 
 int weft_fd_wait_for(int fd, short events, uint64_t timeout_ns)

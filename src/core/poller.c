@@ -14,6 +14,12 @@
  * The set and the eventfd are the OS seam's poller (weft__os_poller,
  * src/os/os.h): this file names epoll for what the Linux one does.
  *
+ * Two kinds of registration share the set. This file's own: one-shot,
+ * one record per wait (weft_fd_wait_for on a descriptor not registered
+ * for good). fdreg.c's: a descriptor registered once, edge-triggered, its
+ * record in the table embedded here (fds); bit 63 of an event's data
+ * (WEFT__FD_TAG) tells dispatch which kind it is.
+ *
  * Synchronization
  *   s->poller, s->bpool
  *              made once under s->io_lock, published with a release
@@ -53,7 +59,9 @@
  *   chunks[]   record chunks: stored (release) under lock before any of
  *              their records is handed out, read with acquire by
  *              dispatchers and shutdown, freed by destroy.
- *   closing    set by destroy (seq_cst) before it walks the records.
+ *   closing    set by destroy (seq_cst) before it walks the records
+ *              (its own, then fdreg.c's).
+ *   fds        fdreg.c's table: see its Synchronization.
  *
  * A fiber's wait (weft__poller_wait):
  *   1. have_fiber (else WEFT_ENOMEM); take a record; rec->fiber = self;
@@ -73,6 +81,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "fdreg.h"
 #include "poller.h"
 #include "ready.h"
 #include "suspend.h"
@@ -111,7 +120,16 @@ struct weft__poller {
     pollrec *free;               /* under lock */
     atomic_uint nchunks;         /* written under lock (release) */
     pollrec *_Atomic chunks[MAX_CHUNKS];
+    weft__fdtab fds;             /* persistent registrations (fdreg.c) */
 };
+
+weft__fdtab *weft__poller_fds(weft__poller *p) { return &p->fds; }
+weft__os_poller *weft__poller_os(weft__poller *p) { return &p->os; }
+weft_sched *weft__poller_sched(weft__poller *p) { return p->s; }
+bool weft__poller_closing(weft__poller *p)
+{
+    return atomic_load_explicit(&p->closing, memory_order_seq_cst);   /* seq_cst: the loading half of each Dekker pair with shutdown */
+}
 
 /* ---- life cycle ----------------------------------------------------------- */
 
@@ -130,10 +148,12 @@ weft__poller *weft__poller_get(weft_sched *s)
              * set before weft__poller_shutdown takes io_lock). */
             atomic_init(&p->closing, atomic_load(&s->shutdown));   /* seq_cst: pairs with destroy's store */
             weft__spin_init(&p->lock);
+            weft__spin_init(&p->fds.lock);
             if (weft__os_poller_open(&p->os) != 0) {
                 weft__free_with(&s->cfg.allocator, p, sizeof *p);
                 p = NULL;
             } else {
+                weft__fd_live(p, true);
                 atomic_store_explicit(&s->poller, p, memory_order_release);   /* release: publishes the set-up; pairs with the acquire above */
             }
         }
@@ -147,6 +167,8 @@ void weft__poller_fini(weft_sched *s)
     weft__poller *p = atomic_load_explicit(&s->poller, memory_order_acquire);   /* acquire: pairs with the release in get */
     if (!p)
         return;
+    weft__fd_live(p, false);
+    weft__fd_fini(p);
     weft__os_poller_close(&p->os);
     unsigned n = atomic_load_explicit(&p->nchunks, memory_order_acquire);
     for (unsigned i = 0; i < n; i++)
@@ -206,11 +228,12 @@ static pollrec *rec_alloc(weft__poller *p)
 }
 
 /* Back to the free list with the next gen: events of its old wait are
- * stale from now on. Callable from: the waiter, after it resumed. */
+ * stale from now on. 31 bits of gen: bit 63 of an event's data marks a
+ * persistent registration's (fdreg.c). Callable from: the waiter, after it resumed. */
 static void rec_free(weft__poller *p, pollrec *r)
 {
     uint64_t v = atomic_load_explicit(&r->word, memory_order_relaxed);   /* relaxed: only the waiter writes a finished record */
-    atomic_store_explicit(&r->word, REC_WORD(REC_GEN(v) + 1, 0, REC_FREE), memory_order_relaxed);   /* relaxed: a racer's CAS expects PENDING of the old gen and fails either way */
+    atomic_store_explicit(&r->word, REC_WORD((REC_GEN(v) + 1) & 0x7fffffffu, 0, REC_FREE), memory_order_relaxed);   /* relaxed: a racer's CAS expects PENDING of the old gen and fails either way */
     weft__spin_lock(&p->lock);
     r->next_free = p->free;
     p->free = r;
@@ -237,6 +260,10 @@ static void dispatch(weft__poller *p, const weft__os_event *evs, int n)
 {
     for (int i = 0; i < n; i++) {
         uint64_t d = evs[i].data;
+        if (d & WEFT__FD_TAG) {   /* a persistent registration (fdreg.c) */
+            weft__fd_event(p, d, evs[i].events);
+            continue;
+        }
         pollrec *r = rec_at(p, (uint32_t)d);
         if (r)
             rec_end(r, (uint32_t)(d >> 32), evs[i].events & 0xffffff, REC_READY);
@@ -304,6 +331,7 @@ void weft__poller_shutdown(weft_sched *s)
                 rec_end(&chunk[i], REC_GEN(v), 0, REC_CANCELED);
         }
     }
+    weft__fd_shutdown(p);
 }
 
 /* ---- a fiber's wait ------------------------------------------------------------ */

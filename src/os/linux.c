@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -33,6 +34,8 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -305,6 +308,59 @@ void weft__os_close(int fd)
     close(fd);
 }
 
+ptrdiff_t weft__os_fd_read(int fd, void *buf, size_t n)
+{
+    ssize_t got = read(fd, buf, n);
+    return got >= 0 ? (ptrdiff_t)got : -(errno == EWOULDBLOCK ? EAGAIN : errno);
+}
+
+ptrdiff_t weft__os_fd_write(int fd, const void *buf, size_t n)
+{
+    ssize_t put = write(fd, buf, n);
+    return put >= 0 ? (ptrdiff_t)put : -(errno == EWOULDBLOCK ? EAGAIN : errno);
+}
+
+int weft__os_accept(int fd)
+{
+    int c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return c >= 0 ? c : -(errno == EWOULDBLOCK ? EAGAIN : errno);
+}
+
+int weft__os_connect(int fd, const void *addr, size_t len)
+{
+    return connect(fd, (const struct sockaddr *)addr, (socklen_t)len) == 0 ? 0 : -errno;
+}
+
+int weft__os_sock_error(int fd)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    return getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 ? err : -errno;
+}
+
+/* Pipes not in packet mode (O_DIRECT: one read, one packet) and TCP
+ * sockets only: a Unix stream socket's read stops early at a message
+ * carrying descriptors or other credentials, SCTP's at a message end. */
+bool weft__os_fd_is_stream(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return false;
+    if (S_ISFIFO(st.st_mode)) {
+        int fl = fcntl(fd, F_GETFL);
+        return fl >= 0 && !(fl & O_DIRECT);
+    }
+    int proto = 0;
+    socklen_t len = sizeof proto;
+    return S_ISSOCK(st.st_mode) && getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 &&
+           proto == IPPROTO_TCP;
+}
+
+int weft__os_fd_close(int fd)
+{
+    return close(fd) == 0 || errno == EINTR ? 0 : -errno;
+}
+
 int weft__os_poller_open(weft__os_poller *p)
 {
     int set = epoll_create1(EPOLL_CLOEXEC);
@@ -334,12 +390,14 @@ int weft__os_poller_add(weft__os_poller *p, int fd, unsigned events, uint64_t da
 {
     int set = (int)p->set;
     struct epoll_event ev = { .events = events | EPOLLONESHOT, .data.u64 = data };
+    if (events & WEFT__OS_EDGE)   /* a persistent registration (fdreg.c) */
+        ev.events = EPOLLIN | EPOLLOUT | EPOLLPRI | EPOLLRDHUP | EPOLLET;
     w->fd = w->dup = -1;
     if (epoll_ctl(set, EPOLL_CTL_ADD, fd, &ev) == 0) {
         w->fd = fd;
         return 0;
     }
-    if (errno != EEXIST)
+    if (errno != EEXIST || (events & WEFT__OS_EDGE))
         return errno;
     /* A duplicate is a registration of its own on the same open file. */
     int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);

@@ -175,6 +175,11 @@ enum {
     WEFT__OS_RDHUP = 0x2000,
 };
 
+/* With weft__os_poller_add: watch fd for every event, edge-triggered, for
+ * good (until weft__os_poller_remove or the file's last close), never a
+ * duplicate: EEXIST when fd is in the set already. */
+#define WEFT__OS_EDGE 0x40000000u
+
 /* No timeout, for weft__os_fd_poll. */
 #define WEFT__OS_FOREVER UINT64_MAX
 
@@ -187,6 +192,27 @@ int weft__os_fd_poll(int fd, unsigned events, uint64_t timeout_ns);
 /* Closes a descriptor weft opened (a process handle). Callable from: any
  * thread. */
 void weft__os_close(int fd);
+
+/* Non-blocking I/O on a descriptor for weft's fd calls (fdio.c): each
+ * returns what the system call does, or -errno (-EAGAIN: it would block).
+ * Callable from: any thread. */
+ptrdiff_t weft__os_fd_read(int fd, void *buf, size_t n);
+ptrdiff_t weft__os_fd_write(int fd, const void *buf, size_t n);
+/* A connection accepted on listening socket fd, non-blocking and
+ * close-on-exec, or -errno. */
+int weft__os_accept(int fd);
+/* Starts connecting socket fd to addr (len bytes): 0 (connected), or
+ * -errno (-EINPROGRESS: wait for writability, then weft__os_sock_error). */
+int weft__os_connect(int fd, const void *addr, size_t len);
+/* The pending error of socket fd (SO_ERROR, cleared by reading it): 0,
+ * an errno value, or -errno when it cannot be read. */
+int weft__os_sock_error(int fd);
+/* Is fd a byte stream whose short read means "nothing more there now"
+ * (a pipe or FIFO not in packet mode, a TCP socket)? false when unsure. */
+bool weft__os_fd_is_stream(int fd);
+/* Closes a user's descriptor: 0, or -errno (-EBADF: not open; EINTR
+ * counts as closed, as Linux leaves it). */
+int weft__os_fd_close(int fd);
 
 /* A readiness poller: a set of watched descriptors and a way for any
  * thread to wake the one waiting on it. Two OS handles (on Linux an

@@ -302,3 +302,40 @@ int weft__os_signal_take(int fd)
     (void)fd;
     return -ENOSYS;
 }
+
+/* ---- descriptor I/O (fdio.c): stubs until the Windows socket stage (TODO) ---- */
+
+ptrdiff_t weft__os_fd_read(int fd, void *buf, size_t n)
+{
+    return -ENOSYS;
+}
+
+ptrdiff_t weft__os_fd_write(int fd, const void *buf, size_t n)
+{
+    return -ENOSYS;
+}
+
+int weft__os_accept(int fd)
+{
+    return -ENOSYS;
+}
+
+int weft__os_connect(int fd, const void *addr, size_t len)
+{
+    return -ENOSYS;
+}
+
+int weft__os_sock_error(int fd)
+{
+    return -ENOSYS;
+}
+
+int weft__os_fd_close(int fd)
+{
+    return -ENOSYS;
+}
+
+bool weft__os_fd_is_stream(int fd)
+{
+    return false;
+}
