@@ -28,6 +28,7 @@
 #include "weft/io.h"
 #include "weft/graph.h"
 #include "weft/parallel.h"
+#include "weft/flow.h"
 #include "weft/trace.h"
 
 #endif /* WEFT_H */
