@@ -15,7 +15,8 @@
  * stage 0 counts 1 (the line is free), token 0's serial stages 1.
  * Whoever takes a counter to zero owns the pair: it sets the line's next
  * stage and queues the line's record, except that a line going on to its
- * own next stage goes on inline, on the same fiber. The runner resets its
+ * own next stage (or, from the last stage, to its next token's first)
+ * goes on inline, on the same fiber. The runner resets its
  * pair's counter before it calls the stage: the next decrement of that
  * pair belongs to the next token on the line, which cannot come before
  * this one leaves the stage (a serial stage's next token waits for it;
@@ -137,11 +138,16 @@ static void line_entry(void *arg)
             }
             return;   /* the previous token holds k + 1: its leaving queues us */
         }
-        /* The last stage: the line is free for its next token. pf may be
-         * queued and run elsewhere from here on. */
-        if (release(pl, l, 0))
-            line_queue(pl, l, 0, w);
-        live_drop(pl);   /* the token's count */
+        /* The last stage: the line is free for its next token. */
+        if (release(pl, l, 0)) {
+            /* Ours: the next token enters stage 0 here. The chain has not
+             * stopped (its next stage 0 is ours to run), so its count
+             * keeps live above zero past this drop. */
+            live_drop(pl);
+            pf->stage = 0;
+            continue;
+        }
+        live_drop(pl);   /* the token's count; pf may run elsewhere already */
         return;
     }
 }
