@@ -23,6 +23,9 @@
  * this one leaves the stage (a serial stage's next token waits for it;
  * the same line's next stage comes after it).
  *
+ * One line (L = 1) needs none of this: its tokens pass one at a time, in
+ * a plain loop (one_line).
+ *
  * Stopping: a first stage that calls weft_pipe_stop releases nothing, so
  * no later token starts (the next token's stage 0 waits for it); tokens
  * already past stage 0 finish. `live` counts 1 for the first stage's chain
@@ -112,12 +115,38 @@ static void live_drop(weft_pipeline *pl)
         weft_waitgroup_done(&pl->done);   /* the last touch of pl */
 }
 
+/* One line: the tokens pass one at a time, each through every stage,
+ * all on this fiber; nothing to count. */
+static void one_line(weft_pipe *pf)
+{
+    weft_pipeline *pl = pf->pl;
+    size_t S = pl->nstages;
+    for (;;) {
+        pf->stage = 0;
+        pf->token = pl->next_tok++;
+        pf->stop = false;
+        pl->stages[0].fn(pf, pl->stages[0].arg);
+        if (pf->stop)
+            break;
+        for (size_t k = 1; k < S; k++) {
+            pf->stage = k;
+            pl->stages[k].fn(pf, pl->stages[k].arg);
+        }
+    }
+    pl->tokens = pf->token;
+    live_drop(pl);   /* the chain's count, the only one */
+}
+
 static void line_entry(void *arg)
 {
     weft_pipe *pf = arg;
     weft_pipeline *pl = pf->pl;
     weft__worker *w = weft__tls_worker;   /* a task of pl->s */
     size_t l = pf->line, L = pl->nlines, S = pl->nstages;
+    if (L == 1) {
+        one_line(pf);
+        return;
+    }
     for (;;) {
         size_t k = pf->stage;
         atomic_store_explicit(&pl->jc[l * pl->jstride + k], deps(pl, k), memory_order_relaxed);   /* see the top */
