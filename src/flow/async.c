@@ -24,6 +24,11 @@
  * or refused after it (and counted down in 3), never both: the CAS and
  * the exchange are on one word, so one of them comes first.
  *
+ * Continuations: a finishing task runs the first successor it made ready
+ * itself, on the same fiber, in a loop (async_entry), and queues the
+ * others; so a chain runs on one fiber with no queue in between, and a
+ * wavefront's second successor goes to whichever worker is idle.
+ *
  * Lifetime: refs counts the owners: the task itself until it has
  * finished, and the caller's reference if it asked for one (plus
  * weft_async_retain's). A successor is kept by its own task reference
@@ -117,23 +122,52 @@ static int async_queue(weft_async *h, weft__worker *w)
     return weft__submit_external(h->s, &h->rec, WEFT_HINT_NONE);
 }
 
+/* May a successor made ready on w run inline, as a continuation of the
+ * task that ended? Not on a bound thread that runs only its pinned tasks,
+ * and not while tracing or an observer is on (they see each task as core
+ * runs it). */
+static bool may_continue(weft__worker *w)
+{
+    return !weft__only_pinned(w) && !(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE));
+}
+
 static void async_entry(void *arg)
 {
     weft_async *h = arg;
-    h->result = h->fn(h->arg);
-    atomic_store_explicit(&h->finished, true, memory_order_release);   /* pairs with the acquire in done and the waits */
-    /* Step 4 (see the top). */
-    uintptr_t l = atomic_exchange_explicit(&h->succ, WEFT__ASYNC_CLOSED, memory_order_acq_rel);
-    weft_event_signal(&h->done);
     weft__worker *w = weft__tls_worker;   /* a task of h->s: never NULL here */
-    for (weft__alink *k = (weft__alink *)l; k;) {
-        weft__alink *next = k->next;   /* before the subtraction: after it the link may be gone */
-        weft_async *to = k->to;
-        if (atomic_fetch_sub_explicit(&to->pending, 1, memory_order_acq_rel) == 1)   /* acq_rel: see the top */
-            (void)async_queue(to, w);   /* from a thread of s: cannot fail */
-        k = next;
+    for (;;) {
+        h->result = h->fn(h->arg);
+        atomic_store_explicit(&h->finished, true, memory_order_release);   /* pairs with the acquire in done and the waits */
+        /* Step 4 (see the top). */
+        uintptr_t l = atomic_exchange_explicit(&h->succ, WEFT__ASYNC_CLOSED, memory_order_acq_rel);
+        weft_event_signal(&h->done);
+        /* The first successor made ready goes on here, on this fiber,
+         * once h is released (a chain costs no trip through a queue); the
+         * others are queued, where idle workers take them. */
+        weft_async *next = NULL;
+        bool inline_ok = may_continue(w);
+        for (weft__alink *k = (weft__alink *)l; k;) {
+            weft__alink *nk = k->next;   /* before the subtraction: after it the link may be gone */
+            weft_async *to = k->to;
+            if (atomic_fetch_sub_explicit(&to->pending, 1, memory_order_acq_rel) == 1) {   /* acq_rel: see the top */
+                if (!next && inline_ok)
+                    next = to;
+                else
+                    (void)async_queue(to, w);   /* from a thread of s: cannot fail */
+            }
+            k = nk;
+        }
+        weft_async_release(h);   /* the task's own reference */
+        if (!next)
+            return;
+        /* next counts as spawned and run now, as a graph continuation
+         * does: this task is still outstanding, so the scheduler cannot
+         * look idle early. */
+        weft__count_inline(w);
+        if (WEFT_UNLIKELY(weft__worker_tracks(w)))
+            weft__track_task(w, async_entry, next);   /* stall reports name the task running now */
+        h = next;
     }
-    weft_async_release(h);   /* the task's own reference */
 }
 
 int weft_async_spawn(weft_sched *s, weft_async_fn fn, void *arg, weft_async *const *preds,
