@@ -98,8 +98,9 @@ static void line_queue(weft_pipeline *pl, size_t l, size_t k, weft__worker *w)
     pf->rec.arg = pf;
     /* NEXT: the line runs after the pair we go on with, on this worker,
      * unless a thief takes it first; queued behind other work it would
-     * cross to the other worker at every handoff (measured: 0.6x of
-     * oneTBB's pipeline at 2 threads with NONE, about 1.0x with NEXT). */
+     * cross to the other worker at every handoff (measured: 0.54-0.92x
+     * of oneTBB's pipeline at 2 threads with NONE, 0.85-1.05x with NEXT;
+     * the issue 35 flow study under benchmarks/results/studies). */
     weft__submit(pl->s, w, &pf->rec, WEFT_HINT_NEXT);
 }
 
