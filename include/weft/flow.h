@@ -169,8 +169,9 @@ WEFT_API int  weft_group_init(weft_group *gr, weft_sched *s);
 WEFT_API int  weft_group_spawn(weft_group *gr, weft_fn fn, void *arg);
 
 /** Waits until every member spawned so far has ended (run, or skipped by
- * a cancel); a task first runs its own members that no thread has taken
- * yet. Returns WEFT_OK, WEFT_ECANCELED when gr was cancelled since its
+ * a cancel); a task first runs its own queued children that no thread has
+ * taken yet (its members, and tasks it spawned otherwise), as
+ * weft_wait_until does. Returns WEFT_OK, WEFT_ECANCELED when gr was cancelled since its
  * init or last join (the join clears it), or WEFT_ENOMEM at once from a
  * task whose worker has no fiber to go on with.
  * Callable from: any thread (a task suspends its fiber). */
