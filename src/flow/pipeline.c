@@ -26,13 +26,19 @@
  * One line (L = 1) needs none of this: its tokens pass one at a time, in
  * a plain loop (one_line).
  *
- * Stopping: a first stage that calls weft_pipe_stop releases nothing, so
- * no later token starts (the next token's stage 0 waits for it); tokens
- * already past stage 0 finish. `live` counts 1 for the first stage's chain
- * until the stop, and 1 per token between leaving stage 0 and leaving the
- * last stage; its last decrement ends the run (the wait group `done`).
- * A line that leaves the last stage first makes its releases, then takes
- * its count back: while it counts, the run cannot end under it.
+ * Stopping: a first stage that calls weft_pipe_stop releases nothing the
+ * usual way, so no later token starts; tokens already past stage 0
+ * finish. The stopper (token t on line l) sets `stopped`, then gives every
+ * other line's stage-0 pair the count the previous token would have given
+ * it. Nothing else ever can: a line's next token would follow t or a
+ * token after it, none of which leaves stage 0. So each other line's pair
+ * reaches zero exactly when the line is free, its last token having left
+ * the last stage, at the stopper's release or at that line's own. Whoever
+ * takes it to zero finds `stopped` set and, instead of a stage 0, counts
+ * the line off `lines_left`; the last count ends the run (the wait group
+ * `done`). The stopper holds one count of its own until it has released
+ * every line, so the run cannot end under its loop. No count is kept per
+ * token.
  *
  * Synchronization
  *   jc        fetch_sub (acq_rel): the decrement reaching zero has the
@@ -44,9 +50,12 @@
  *             the line's current pair (ownership moves by jc).
  *   next_tok, tokens  only stage 0 touches them, and stage 0 runs one at
  *             a time, ordered by its jc chain.
- *   live      fetch_add (relaxed: the adder's own count is held) and
- *             fetch_sub (acq_rel: the last one has every token's writes
- *             and hands them to the waiter through `done`).
+ *   stopped   stored (release) by the stopper before its releases;
+ *             loaded (acquire) by the owner of a stage-0 pair, who got
+ *             it through the stopper's release if it was set.
+ *   lines_left  stored by the stopper before its releases (they publish
+ *             it); fetch_sub (acq_rel: the last one has every line's
+ *             writes and hands them to the waiter through `done`).
  *   running   CAS (acquire) at a run's start, store (release) at its end.
  */
 #include <stdatomic.h>
@@ -76,7 +85,8 @@ struct weft_pipeline {
     weft_sched *s;
     uint64_t next_tok;
     uint64_t tokens;
-    atomic_size_t live;
+    atomic_bool stopped;
+    atomic_size_t lines_left;    /* after a stop: lines not yet free, + 1 */
     atomic_bool running;
     weft_waitgroup done;
     size_t bytes;                /* what was allocated, in one block */
@@ -110,10 +120,23 @@ static bool release(weft_pipeline *pl, size_t l, size_t k)
     return atomic_fetch_sub_explicit(&pl->jc[l * pl->jstride + k], 1, memory_order_acq_rel) == 1;   /* see the top */
 }
 
-static void live_drop(weft_pipeline *pl)
+/* One line (or the stopper's own count) is done after a stop. */
+static void line_off(weft_pipeline *pl)
 {
-    if (atomic_fetch_sub_explicit(&pl->live, 1, memory_order_acq_rel) == 1)   /* see the top */
+    if (atomic_fetch_sub_explicit(&pl->lines_left, 1, memory_order_acq_rel) == 1)   /* see the top */
         weft_waitgroup_done(&pl->done);   /* the last touch of pl */
+}
+
+/* Token t on line l stopped the pipeline (see the top). */
+static void stop_all(weft_pipeline *pl, size_t l)
+{
+    size_t L = pl->nlines;
+    atomic_store_explicit(&pl->lines_left, L, memory_order_relaxed);   /* the L - 1 others and our own; published by the releases */
+    atomic_store_explicit(&pl->stopped, true, memory_order_release);   /* pairs with the acquire in line_entry */
+    for (size_t o = (l + 1) % L; o != l; o = (o + 1) % L)
+        if (release(pl, o, 0))
+            line_off(pl);   /* it was free already */
+    line_off(pl);   /* our own count: the last touch of pl unless a line is busy */
 }
 
 /* One line: the tokens pass one at a time, each through every stage,
@@ -135,7 +158,7 @@ static void one_line(weft_pipe *pf)
         }
     }
     pl->tokens = pf->token;
-    live_drop(pl);   /* the chain's count, the only one */
+    weft_waitgroup_done(&pl->done);   /* the last touch of pl */
 }
 
 static void line_entry(void *arg)
@@ -150,6 +173,10 @@ static void line_entry(void *arg)
     }
     for (;;) {
         size_t k = pf->stage;
+        if (k == 0 && atomic_load_explicit(&pl->stopped, memory_order_acquire)) {
+            line_off(pl);   /* free after the stop: the last touch of pl unless others are busy */
+            return;
+        }
         atomic_store_explicit(&pl->jc[l * pl->jstride + k], deps(pl, k), memory_order_relaxed);   /* see the top */
         if (k == 0) {
             pf->token = pl->next_tok++;
@@ -159,10 +186,9 @@ static void line_entry(void *arg)
         if (k == 0) {
             if (pf->stop) {
                 pl->tokens = pf->token;
-                live_drop(pl);   /* the chain's count */
+                stop_all(pl, l);
                 return;
             }
-            atomic_fetch_add_explicit(&pl->live, 1, memory_order_relaxed);   /* the token's; the chain's is held */
         }
         /* The pairs this stage's end releases: the next line's at k (a
          * serial stage), and our own next one: k + 1, or, from the last
@@ -170,13 +196,6 @@ static void line_entry(void *arg)
         size_t nl = (l + 1) % L;
         bool other = pl->stages[k].kind == WEFT_PIPE_SERIAL && release(pl, nl, k);
         bool mine = release(pl, l, k + 1 < S ? k + 1 : 0);
-        if (k + 1 == S) {
-            /* The token's count. Past this drop live stays above zero
-             * while we own a pair: a pair at stage 0 means the chain has
-             * not stopped, and one past it has its token's count. With
-             * neither, this may end the run: pl is not touched again. */
-            live_drop(pl);
-        }
         if (mine) {
             pf->stage = k + 1 < S ? k + 1 : 0;
             if (other)
@@ -228,7 +247,8 @@ int weft_pipeline_create(size_t lines, const weft_pipe_stage *stages, size_t n, 
         pl->lines[l].line = l;
     }
     atomic_init(&pl->running, false);
-    atomic_init(&pl->live, 0);
+    atomic_init(&pl->stopped, false);
+    atomic_init(&pl->lines_left, 0);
     *out = pl;
     return WEFT_OK;
 }
@@ -264,7 +284,7 @@ int weft_pipeline_run(weft_sched *s, weft_pipeline *pl)
                   : pl->stages[k].kind == WEFT_PIPE_SERIAL ? (l == 0 ? 1 : 2) : 1;
             atomic_store_explicit(&pl->jc[l * pl->jstride + k], c, memory_order_relaxed);   /* published by the queueing */
         }
-    atomic_store_explicit(&pl->live, 1, memory_order_relaxed);
+    atomic_store_explicit(&pl->stopped, false, memory_order_relaxed);   /* published by the queueing */
     weft_waitgroup_init(&pl->done, 1);
     weft_pipe *pf = &pl->lines[0];
     pf->stage = 0;
