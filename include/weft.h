@@ -29,6 +29,7 @@
 #include "weft/proc.h"
 #include "weft/graph.h"
 #include "weft/parallel.h"
+#include "weft/flow.h"
 #include "weft/trace.h"
 
 #endif /* WEFT_H */

@@ -59,6 +59,21 @@ static void combine(void *into, const void *from, void *arg)
     *(size_t *)into += *(const size_t *)from;
 }
 
+static char letters[4];
+
+static void *two_on(void *arg)
+{
+    return (char *)arg + 2;
+}
+
+static void one_token(weft_pipe *pf, void *arg)
+{
+    if (weft_pipe_token(pf) == 1)
+        weft_pipe_stop(pf);
+    else
+        ++*(int *)arg;
+}
+
 int main(void)
 {
     weft_config cfg;
@@ -114,12 +129,30 @@ int main(void)
     expect(weft_parallel_reduce(s, 0, 1000, 10, &sum, sizeof sum, &zero,
                                 sum_range, combine, NULL), "weft_parallel_reduce");
 
+    /* flow.h */
+    weft_async *h = NULL;
+    expect(weft_async_spawn(s, two_on, &letters[1], NULL, 0, &h), "weft_async_spawn");
+    expect(weft_async_wait(h), "weft_async_wait");
+    if (weft_async_result(h) != &letters[3])
+        failures++;
+    weft_async_release(h);
+    weft_pipe_stage st = { WEFT_PIPE_SERIAL, one_token, &steps };
+    weft_pipeline *pl = NULL;
+    expect(weft_pipeline_create(2, &st, 1, &pl), "weft_pipeline_create");
+    expect(weft_pipeline_run(s, pl), "weft_pipeline_run");
+    expect(weft_pipeline_destroy(pl), "weft_pipeline_destroy");
+    weft_group gr;
+    expect(weft_group_init(&gr, s), "weft_group_init");
+    expect(weft_group_spawn(&gr, add_one, &steps), "weft_group_spawn");
+    expect(weft_group_join(&gr), "weft_group_join");
+    weft_group_destroy(&gr);
+
     /* trace.h, sched.h */
     expect(weft_trace_stop(s), "weft_trace_stop");
     expect(weft_sched_destroy(s), "weft_sched_destroy");
 
-    if (got != 6 || steps != 2 || blocking != 1 || sum != 499500) {
-        fprintf(stderr, "use_all: got %d (want 6), steps %d (2), blocking %d (1), sum %zu (499500)\n",
+    if (got != 6 || steps != 4 || blocking != 1 || sum != 499500) {
+        fprintf(stderr, "use_all: got %d (want 6), steps %d (4), blocking %d (1), sum %zu (499500)\n",
                 got, steps, blocking, sum);
         failures++;
     }
