@@ -551,7 +551,7 @@ static void live_fork_release(void)
 
 __attribute__((constructor)) static void live_fork_register(void)
 {
-    (void)pthread_atfork(live_fork_prepare, live_fork_release, live_fork_release);   /* as alloc.c's */
+    (void)weft__os_atfork(live_fork_prepare, live_fork_release, live_fork_release);   /* as alloc.c's */
 }
 
 void weft__sched_dump_all(FILE *out)

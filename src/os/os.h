@@ -104,6 +104,13 @@ void weft__os_thread_join(pthread_t t);
  * thread, about itself. */
 void weft__os_thread_stack(void **lo, size_t *size);
 
+/* static inline int weft__os_atfork(void (*prepare)(void), void (*parent)(void),
+ *                                   void (*child)(void))
+ *   Registers handlers run around fork(2), as pthread_atfork: 0, or an
+ *   errno value. Windows has no fork: nothing is registered, 0 (the
+ *   handlers stay referenced, so they are no unused code there).
+ *   Callable from: any thread. */
+
 /* ---- memory ------------------------------------------------------------ */
 
 /* The page size. Callable from: any thread. */
