@@ -315,6 +315,22 @@ static int round_once(win_poller *q, weft__os_event *evs, int max, INT ms, bool 
     ReleaseSRWLockExclusive(&q->lock);
 
     int ready = k ? WSAPoll(fds, (ULONG)k, ms) : 0;
+    if (ready < 0) {
+        /* A socket closed while registered can fail the whole call
+         * (WSAENOTSOCK) rather than report POLLNVAL: find it, so that it
+         * is reported (and disarmed) instead of failing every round. */
+        for (int j = 0; j < k; j++) {
+            int type, len = sizeof type;
+            fds[j].revents = 0;
+            if (ids[j] >= 0 &&
+                getsockopt(fds[j].fd, SOL_SOCKET, SO_TYPE, (char *)&type, &len) != 0) {
+                fds[j].revents = POLLNVAL;
+                ready = 1;
+            }
+        }
+        if (ready < 0 && ms)
+            Sleep(1);   /* no culprit found: a bounded nap, never a spin */
+    }
 
     int out = 0;
     AcquireSRWLockExclusive(&q->lock);
