@@ -2,8 +2,7 @@
  * each call does; os_windows.h holds the hot-path ones).
  *
  * Readiness (the poller, a thread's one-socket wait) and child processes
- * are in windows_net.c. Symbol names are a stub (NULL: traces show
- * addresses).
+ * are in windows_net.c. Symbol names come from the export tables.
  *
  * Synchronization
  *   weft__os_qpc_hz  see os_windows.h.
@@ -198,6 +197,29 @@ void weft__os_write_err(const char *msg, size_t len)
 
 const char *weft__os_symbol_name(const void *addr)
 {
-    (void)addr;   /* stub: the next stage (dbghelp, or the export table) */
+    /* As dladdr reads the dynamic symbol table: the export table of the
+     * module (the program or a DLL) that holds addr, and the name whose
+     * address is addr itself. A program exports its functions when
+     * linked with --export-all-symbols (CMake's ENABLE_EXPORTS, as
+     * -rdynamic on Linux). The name lives in the mapped image. */
+    HMODULE mod;
+    if (!GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                                GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                            (LPCSTR)addr, &mod))
+        return NULL;
+    const char *base = (const char *)mod;
+    const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)base;
+    const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)(base + dos->e_lfanew);
+    const IMAGE_DATA_DIRECTORY *dir = &nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_EXPORT];
+    if (!dir->VirtualAddress || !dir->Size)
+        return NULL;
+    const IMAGE_EXPORT_DIRECTORY *ex = (const IMAGE_EXPORT_DIRECTORY *)(base + dir->VirtualAddress);
+    const DWORD *funcs = (const DWORD *)(base + ex->AddressOfFunctions);
+    const DWORD *names = (const DWORD *)(base + ex->AddressOfNames);
+    const WORD *ords = (const WORD *)(base + ex->AddressOfNameOrdinals);
+    uintptr_t rva = (uintptr_t)addr - (uintptr_t)base;
+    for (DWORD i = 0; i < ex->NumberOfNames; i++)
+        if (ords[i] < ex->NumberOfFunctions && funcs[ords[i]] == rva)
+            return base + names[i];
     return NULL;
 }
