@@ -3,7 +3,7 @@
  * status; the harness (wtest.h) reads a child's exit code as one with
  * its own WIFEXITED, WIFSIGNALED, WEXITSTATUS and WTERMSIG, which is what
  * the tests that include this need. fork and waitpid do not exist: the
- * tests that call them are not built on Windows (tests/README.md). */
+ * tests that call them are not built on Windows (tests/CMakeLists.txt). */
 #ifndef WT_WIN32_SYS_WAIT_H
 #define WT_WIN32_SYS_WAIT_H
 #include "wtest.h"
