@@ -14,7 +14,8 @@
  * The events are WSAPoll's bits (os.h gives them on Windows): the
  * caller's POLLIN, POLLOUT and RDHUP, POLLPRI dropped before WSAPoll
  * (the Winsock provider refuses it), RDHUP asked as POLLRDNORM and
- * reported when POLLHUP comes back (the peer closed).
+ * reported when POLLHUP comes back or a peek reads the end of the
+ * stream (the peer closed).
  *
  * The poller: WSAPoll over a copy of the registered sockets plus a wake
  * socket, a UDP socket on the loopback connected to itself, which
@@ -70,13 +71,23 @@ static SHORT asked(unsigned events)
     return (SHORT)e;
 }
 
-/* What is reported, out of WSAPoll's revents for events. */
-static unsigned reported(unsigned events, SHORT revents)
+/* What is reported, out of WSAPoll's revents on s for events. RDHUP:
+ * POLLHUP, or a read that would return 0 (the peer shut its side down,
+ * which Winsock reports as readable only). Asked for RDHUP alone, a
+ * socket with data to read reports POLLRDNORM: reporting nothing would
+ * make every round find it ready again. */
+static unsigned reported(SOCKET s, unsigned events, SHORT revents)
 {
     unsigned r = (unsigned)(USHORT)revents &
                  ((events & (POLLIN | POLLOUT)) | POLLERR | POLLHUP | POLLNVAL);
-    if ((events & WEFT__OS_RDHUP) && (revents & POLLHUP))
-        r |= WEFT__OS_RDHUP;
+    if (events & WEFT__OS_RDHUP) {
+        char c;
+        if ((revents & POLLHUP) ||
+            ((revents & POLLRDNORM) && recv(s, &c, 1, MSG_PEEK) == 0))
+            r |= WEFT__OS_RDHUP;
+        else if ((revents & POLLRDNORM) && !(r & POLLIN))
+            r |= POLLRDNORM;
+    }
     return r;
 }
 
@@ -172,7 +183,7 @@ int weft__os_fd_poll(int fd, unsigned events, uint64_t timeout_ns)
         WSAPOLLFD p = { .fd = (SOCKET)(intptr_t)fd, .events = asked(events) };
         int n = WSAPoll(&p, 1, timeout_ns ? ms_left(deadline) : 0);
         if (n > 0)
-            return (int)reported(events, p.revents);
+            return (int)reported(p.fd, events, p.revents);
         if (n < 0)
             return WSAGetLastError() == WSAENOTSOCK ? WEFT__OS_NVAL : -errno_of_wsa(WSAGetLastError());
         if (!timeout_ns || weft__os_now_ns() >= deadline)
@@ -347,7 +358,7 @@ static int round_once(win_poller *q, weft__os_event *evs, int max, INT ms, bool 
             reg *r = &q->regs[i];
             if (r->id != ids[j] || !r->armed)
                 continue;
-            unsigned e = reported(r->events, fds[j].revents);
+            unsigned e = reported(r->s, r->events, fds[j].revents);
             if (e) {
                 r->armed = false;
                 evs[out++] = (weft__os_event){ .data = r->data, .events = e };

@@ -116,19 +116,22 @@ int wt_fclose(FILE *f)
 
 /* ---- aligned blocks ------------------------------------------------------ */
 
-#define BUCKETS 4096
+/* Tests hold millions of blocks at once (test_promise_scale): a table
+ * of 2^20 chains, made at the first aligned allocation. */
+#define BUCKETS (1u << 20)
 
 typedef struct node {
     struct node *next;
     void *p;
 } node;
 
-static node *blocks[BUCKETS];
+static node **blocks;
 static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned bucket(void *p)
 {
-    return (unsigned)(((uintptr_t)p >> 4) * 2654435761u) % BUCKETS;
+    uint64_t h = ((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
+    return (unsigned)(h >> 44);   /* the top 20 bits */
 }
 
 int wt_posix_memalign(void **out, size_t align, size_t size)
@@ -142,6 +145,12 @@ int wt_posix_memalign(void **out, size_t align, size_t size)
     n->p = p;
     unsigned b = bucket(p);
     pthread_mutex_lock(&blocks_lock);
+    if (!blocks && !(blocks = calloc(BUCKETS, sizeof *blocks))) {
+        pthread_mutex_unlock(&blocks_lock);
+        free(n);
+        _aligned_free(p);
+        return 12;   /* ENOMEM */
+    }
     n->next = blocks[b];
     blocks[b] = n;
     pthread_mutex_unlock(&blocks_lock);
@@ -162,7 +171,7 @@ void wt_free(void *p)
     unsigned b = bucket(p);
     node *found = NULL;
     pthread_mutex_lock(&blocks_lock);
-    for (node **pp = &blocks[b]; *pp; pp = &(*pp)->next)
+    for (node **pp = blocks ? &blocks[b] : NULL; pp && *pp; pp = &(*pp)->next)
         if ((*pp)->p == p) {
             found = *pp;
             *pp = found->next;
