@@ -301,14 +301,6 @@ static void hang_with_default_report(void *arg)
     pthread_join(fwd, NULL);
 }
 
-/* How %p begins: 0x with glibc; mingw-w64's C99 printf writes the bare
- * hex digits, zero-padded. */
-#ifdef _WIN32
-# define PTR0X "00"
-#else
-# define PTR0X "0x"
-#endif
-
 static unsigned occurrences(const char *hay, const char *needle)
 {
     unsigned n = 0;
@@ -326,7 +318,7 @@ WT_TEST(stall, stall_report_goes_to_stderr_without_a_callback, .timeout = 120)
               status, child_out);
     WT_ASSERT_EQ(occurrences(child_out, "weft: stall:"), 1);
     WT_ASSERT(strstr(child_out, "graph task \"reported-on-stderr\""), "stderr:\n%s", child_out);
-    WT_ASSERT(strstr(child_out, "waits on event " PTR0X), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "waits on event " WT_PTR0X), "stderr:\n%s", child_out);
 }
 
 /* A test that hangs: arms its own watchdog for 1 s, as a runner would,
@@ -355,9 +347,9 @@ WT_TEST(stall, hung_test_prints_scheduler_state, .timeout = 60)
               status, child_out);
     WT_ASSERT(strstr(child_out, "wtest: stall::hung_on_purpose is still running"), "stderr:\n%s",
               child_out);
-    WT_ASSERT(strstr(child_out, "weft: scheduler " PTR0X), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "weft: scheduler " WT_PTR0X), "stderr:\n%s", child_out);
     WT_ASSERT(strstr(child_out, "graph task \"hung-on-purpose\""), "stderr:\n%s", child_out);
-    WT_ASSERT(strstr(child_out, "waits on event " PTR0X), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "waits on event " WT_PTR0X), "stderr:\n%s", child_out);
     WT_ASSERT(strstr(child_out, "worker 1: "), "stderr:\n%s", child_out);
     WT_ASSERT(strstr(child_out, "timed out; exiting"), "stderr:\n%s", child_out);
 }
