@@ -1,7 +1,6 @@
 # Cross toolchain: Windows x86-64 with Debian's mingw-w64 gcc; tests run
-# under Wine. Used by the `windows` preset (which also turns on
-# WEFT_FIBER_ONLY for now: the scheduler's OS calls have no Windows
-# backend yet). What differs from Linux: docs/toolchain.md#windows-cross-build.
+# under Wine. Used by the `windows` preset (the whole library, its tests
+# and examples). What differs from Linux: docs/toolchain.md#windows-cross-build.
 #
 #   apt-get install gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64 wine
 #   cmake --preset windows && cmake --build --preset windows && ctest --preset windows

@@ -16,7 +16,7 @@
 # Environment:
 #   CI=true       warnings are errors (-DWEFT_WERROR=ON), and a preset whose
 #                 toolchain is missing fails instead of being skipped
-#   WEFT_PRESETS  presets for `test`, in order (default: release asan tsan aarch64; also debug, windows)
+#   WEFT_PRESETS  presets for `test`, in order (default: release asan tsan aarch64 windows; also debug)
 #
 # `test` ends with one line per preset and then "N passed, N failed": the
 # tests of all presets summed, where a preset that cannot be configured or
@@ -42,15 +42,15 @@ debian_packages=(
     python3-matplotlib                # benchmarks/report.py's plots
     valgrind                          # client-request headers (optional in the build); run.py's instruction counts
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user   # the aarch64 preset
-    gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64 wine    # the windows preset (not in the default presets yet)
+    gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64 wine    # the windows preset (tests under Wine)
     spin                              # models/
 )
 # The HTML API reference only (`docs`); not in the list above, so `deps`
 # and `test` never install it.
 docs_packages=(doxygen python3)
-all_presets=(release asan tsan aarch64)
+all_presets=(release asan tsan aarch64 windows)
 # Presets WEFT_PRESETS may name besides those: not run by default.
-extra_presets=(debug windows)
+extra_presets=(debug)
 
 case ${CI:-} in
     "" | 0 | false | no) ci=0 ;;

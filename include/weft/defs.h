@@ -17,8 +17,19 @@
 
 /** Marks each exported function: the library is built with hidden
  * visibility, so only these are visible. Empty when WEFT_STATIC is
- * defined (a static library) or the compiler is not GCC-compatible. */
-#if defined(WEFT_STATIC) || !defined(__GNUC__)
+ * defined (a static library) or the compiler is not GCC-compatible.
+ * On Windows, __declspec(dllexport) while weft itself is compiled
+ * (WEFT_BUILDING), so weft.dll exports these and nothing else; empty
+ * for a program, which calls them through the import library (every
+ * export is a function, so no __declspec(dllimport) is needed, from
+ * mingw-w64 or MSVC). */
+#if defined(_WIN32)
+# if defined(WEFT_BUILDING) && !defined(WEFT_STATIC)
+#  define WEFT_API __declspec(dllexport)
+# else
+#  define WEFT_API
+# endif
+#elif defined(WEFT_STATIC) || !defined(__GNUC__)
 # define WEFT_API
 #else
 # define WEFT_API __attribute__((visibility("default")))

@@ -12,18 +12,42 @@ WEFT_BEGIN_DECLS
 
 /** @file
  * Waiting for a descriptor, a child process, or a call weft cannot see
- * into, while the worker goes on with other tasks. Linux only: epoll and
- * an eventfd per scheduler, pidfd_open for child processes, a pool of
- * threads for blocking calls. A task's wait suspends its fiber; a plain
- * thread waits in ppoll(2). The events are poll(2)'s: include `<poll.h>`
- * for POLLIN, POLLOUT, POLLPRI, POLLRDHUP, POLLERR, POLLHUP.
+ * into, while the worker goes on with other tasks. A task's wait
+ * suspends its fiber; a plain thread waits itself. A pool of threads
+ * runs blocking calls.
  *
- * See docs/reference/io.md for the epoll model (who sleeps in epoll_wait,
- * how busy workers notice readiness), persistent registration and how a
+ * Linux: epoll and an eventfd per scheduler, pidfd_open for child
+ * processes; a plain thread waits in ppoll(2). A weft_fd is a file
+ * descriptor; the events are poll(2)'s: include `<poll.h>` for POLLIN,
+ * POLLOUT, POLLPRI, POLLRDHUP, POLLERR, POLLHUP.
+ *
+ * Windows: a weft_fd is a SOCKET (only sockets: not CRT descriptors,
+ * pipes or files, which give WEFT_EINVAL); the events are WSAPoll's, from
+ * `<winsock2.h>` (POLLIN is POLLRDNORM | POLLRDBAND and a readable socket
+ * reports POLLRDNORM: test `rc & POLLIN`; POLLPRI is accepted and never
+ * reported; WEFT_POLLRDHUP stands in for POLLRDHUP). A worker sleeps in
+ * WSAPoll with a wake-up socket. A pid is a process ID (GetProcessId) and
+ * status its exit code; see weft_pid_wait_for.
+ *
+ * See docs/reference/io.md for the poller model (who sleeps in it, how
+ * busy workers notice readiness), persistent registration and how a
  * closed and reused descriptor stays correct, the descriptor calls, the
- * line reader, timeouts, closing a descriptor that is waited on,
- * weft_sched_destroy with waits pending, the pidfd fallback, and the
- * blocking pool. */
+ * line reader, timeouts, closing a descriptor that
+ * is waited on, descriptor reuse, weft_sched_destroy with waits pending,
+ * the pidfd fallback, the blocking pool, and what differs on Windows. */
+
+/** What weft_fd_wait_for waits on: a file descriptor (int) on Linux; on
+ * Windows a SOCKET, which is pointer-sized: intptr_t holds it whole, and
+ * INVALID_SOCKET converts to -1. */
+#if defined(_WIN32)
+typedef intptr_t weft_fd;
+#else
+typedef int weft_fd;
+#endif
+
+/** The peer closed its end (POLLRDHUP on Linux; on Windows, where
+ * Winsock has no such bit, weft's own: reported with POLLHUP). */
+#define WEFT_POLLRDHUP 0x2000
 
 /** Waits until fd is ready for events (POLLIN, POLLOUT, POLLPRI,
  * POLLRDHUP, any mix) or timeout_ns passes (relative, monotonic; 0 polls
@@ -36,10 +60,13 @@ WEFT_BEGIN_DECLS
  * descriptors, epoll watches, or a fiber for the worker: nothing waited),
  * WEFT_ESHUTDOWN (from a task whose scheduler is being destroyed).
  * Callable from: any thread (a task suspends its fiber). */
-WEFT_API int  weft_fd_wait_for(int fd, short events, uint64_t timeout_ns);
+WEFT_API int  weft_fd_wait_for(weft_fd fd, short events, uint64_t timeout_ns);
 
-/* Straight-line descriptor I/O. Each call tries its system call first and
- * suspends the task's fiber only when it would block (a plain thread
+#if !defined(_WIN32)
+
+/* Straight-line descriptor I/O (Linux only in 0.3; on Windows
+ * weft_fd_wait_for is there, these are still to come). Each call tries its
+ * system call first and suspends the task's fiber only when it would block (a plain thread
  * waits in ppoll); timeout_ns covers the whole call (relative, monotonic;
  * 0 tries once, UINT64_MAX waits for ever). Descriptors must be
  * non-blocking (O_NONBLOCK): the calls do not set it, and a blocking one
@@ -48,9 +75,9 @@ WEFT_API int  weft_fd_wait_for(int fd, short events, uint64_t timeout_ns);
  * (edge-triggered): close such a descriptor with weft_fd_close, or call
  * weft_fd_forget before handing it elsewhere. weft_fd_close ends the
  * registration (a generation in its record drops events meant for the old
- * descriptor), so a number reused afterwards starts afresh; one closed
- * with close(2) and reused gets its first timed wait cut to its timeout,
- * which registers it again (a wait with no timeout would not end). A failed system call gives
+ * descriptor), so a number reused afterwards starts afresh; a wait on one
+ * closed with close(2) and reused sees the new descriptor up to a second
+ * late (a parked wait looks again every second). A failed system call gives
  * WEFT_EINVAL (EBADF, EINVAL, ENOTSOCK...), WEFT_ENOMEM (ENOMEM, ENOBUFS,
  * EMFILE, ENFILE) or WEFT_EIO (any other, e.g. ECONNRESET, EPIPE), errno
  * keeping the call's value. */
@@ -122,9 +149,14 @@ WEFT_API int  weft_fd_forget(int fd);
  * or not open).
  * Callable from: any thread. */
 WEFT_API int  weft_fd_close(int fd);
+#endif /* !_WIN32 */
+
 /** Waits for child process pid (a pid_t) to end and reaps it, like
  * waitpid(pid, status, 0); `*status` gets waitpid's status (status may be
- * NULL). Returns WEFT_OK, WEFT_ETIMEDOUT (the child runs on, not reaped),
+ * NULL). On Windows pid is a process ID this process may open (keep the
+ * HANDLE CreateProcess gave open until the wait returns, so that the ID
+ * is not reused); nothing is reaped, `*status` gets the exit code, and a
+ * second wait for an ended process returns WEFT_OK again. Returns WEFT_OK, WEFT_ETIMEDOUT (the child runs on, not reaped),
  * WEFT_EINVAL (pid <= 0, or not a child of this process still to be
  * reaped), WEFT_ENOMEM or WEFT_ESHUTDOWN as for weft_fd_wait_for (not reaped).
  * Callable from: any thread (a task suspends its fiber). */

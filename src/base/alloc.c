@@ -89,7 +89,7 @@ __attribute__((constructor)) static void late_fork_register(void)
 {
     /* No registration (ENOMEM at start-up): fork stays as safe as it was,
      * which is for a child that only calls exec. */
-    (void)pthread_atfork(late_fork_prepare, late_fork_release, late_fork_release);
+    (void)weft__os_atfork(late_fork_prepare, late_fork_release, late_fork_release);
 }
 #endif
 

@@ -238,7 +238,7 @@ static void fork_child(void)
 static void xc_key_create(void)
 {
     xc_key_ok = pthread_key_create(&xc_key, xc_thread_exit) == 0 &&
-                pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
+                weft__os_atfork(fork_prepare, fork_parent, fork_child) == 0;
 }
 
 /* The entry of s it hits, else NULL. Inline: every outside spawn asks. */

@@ -23,10 +23,11 @@
  * dropped. A descriptor closed behind weft's back (close(2) without
  * weft_fd_close) leaves the kernel's set by itself; if its number is
  * reused, the new descriptor finds a record that says "registered" and a
- * set that does not have it: its waits end at their timeout, and a
- * timeout re-registers the number (ADD succeeds where it was stale), so
- * the calls after it work. Hence the header's rule: close registered
- * descriptors with weft_fd_close.
+ * set that does not have it. So a park ends after RECHECK_NS at the
+ * latest (the caller's own timeout if sooner), and a timeout re-registers
+ * the number (ADD succeeds where it was stale), so the wait and the calls
+ * after it work: every wait ends, up to a second late. Hence the header's
+ * rule: close registered descriptors with weft_fd_close.
  *
  * Synchronization
  *   chunks[]   made under the table's spin lock, published with release,
@@ -262,6 +263,8 @@ static void revalidate(weft__poller *p, weft__fdrec *r, int fd, uint32_t word)
         weft__os_poller_remove(weft__poller_os(p), &wt);
 }
 
+#define RECHECK_NS 1000000000ull   /* a second: see weft__fd_park */
+
 int weft__fd_park(weft__worker *w, weft__poller *p, weft__fdrec *r, int side, uint64_t seq,
                   uint64_t deadline, const char *what, int fd)
 {
@@ -282,7 +285,14 @@ int weft__fd_park(weft__worker *w, weft__poller *p, weft__fdrec *r, int side, ui
     atomic_fetch_add_explicit(&s->io_waiters, 1, memory_order_relaxed);   /* relaxed: a hint (poller.c) */
     w->io_waits++;
     int early = 1;   /* 1: park; else end it ourselves with this */
-    fd_timer tm = { .timer = { .deadline = deadline, .fire = fd_timeout }, .side = sd, .me = &me };
+    /* A record can go stale behind our back (fd closed with close(2), its
+     * number reused: epoll dropped the registration and no edge comes), and
+     * nothing tells us: a park without a deadline of its own, or with a
+     * farther one, looks again after RECHECK_NS (revalidate below), so that
+     * every wait ends. An idle descriptor costs one wake-up a RECHECK_NS. */
+    uint64_t until = weft__now_ns() + RECHECK_NS;
+    bool own = deadline && deadline <= until;   /* the caller's deadline comes first */
+    fd_timer tm = { .timer = { .deadline = own ? deadline : until, .fire = fd_timeout }, .side = sd, .me = &me };
     bool armed = false;
     if (atomic_load_explicit(&sd->seq, memory_order_seq_cst) != seq)   /* seq_cst: Dekker with the dispatcher */
         early = 0;
@@ -290,7 +300,7 @@ int weft__fd_park(weft__worker *w, weft__poller *p, weft__fdrec *r, int side, ui
         early = WEFT_ECLOSED;
     else if (weft__poller_closing(p))   /* seq_cst inside: Dekker with shutdown */
         early = WEFT_EAGAIN;
-    else if (deadline && !(armed = weft__timer_arm(w, &tm.timer)))
+    else if (!(armed = weft__timer_arm(w, &tm.timer)))
         early = WEFT_ENOMEM;
     int result = early;
     fdwaiter *mine = &me;
@@ -304,8 +314,11 @@ int weft__fd_park(weft__worker *w, weft__poller *p, weft__fdrec *r, int side, ui
     if (armed)
         weft__timer_disarm(w, &tm.timer);
     result = me.result;
-    if (result == WEFT_ETIMEDOUT)
+    if (result == WEFT_ETIMEDOUT) {
         revalidate(p, r, fd, word);
+        if (!own)
+            result = 0;   /* the recheck, not the caller's timeout: look again */
+    }
 out:
     atomic_fetch_sub_explicit(&s->io_waiters, 1, memory_order_relaxed);   /* relaxed: a hint */
     w->io_waits--;

@@ -145,9 +145,16 @@ static int wait_fd(int fd, short events, uint64_t timeout_ns, const char *what, 
     return weft__fd_wait_until(fd, events, timeout_ns, weft__deadline(timeout_ns), what, obj);
 }
 
-int weft_fd_wait_for(int fd, short events, uint64_t timeout_ns)
+_Static_assert(WEFT_POLLRDHUP == WEFT__OS_RDHUP, "weft.h's RDHUP is the seam's");
+
+int weft_fd_wait_for(weft_fd fd, short events, uint64_t timeout_ns)
 {
-    return wait_fd(fd, events, timeout_ns, "fd", (const void *)(intptr_t)fd);
+    /* A Windows SOCKET is pointer-wide; the seam carries it in an int,
+     * which holds every kernel handle (os/windows_net.c): a value that
+     * does not fit is refused, never cut. */
+    if ((weft_fd)(int)fd != fd)
+        return WEFT_EINVAL;
+    return wait_fd((int)fd, events, timeout_ns, "fd", (const void *)(intptr_t)fd);
 }
 
 /* ---- weft_pid_wait_for ------------------------------------------------------------------ */

@@ -551,7 +551,7 @@ static void live_fork_release(void)
 
 __attribute__((constructor)) static void live_fork_register(void)
 {
-    (void)pthread_atfork(live_fork_prepare, live_fork_release, live_fork_release);   /* as alloc.c's */
+    (void)weft__os_atfork(live_fork_prepare, live_fork_release, live_fork_release);   /* as alloc.c's */
 }
 
 void weft__sched_dump_all(FILE *out)
@@ -577,7 +577,7 @@ void weft__sched_dump_all(FILE *out)
 typedef struct weft__watchdog {
     pthread_t thread;
     pthread_mutex_t lock;
-    pthread_cond_t cond;             /* CLOCK_MONOTONIC */
+    pthread_cond_t cond;             /* the default (wall) clock */
     bool stop;                       /* under lock */
 } weft__watchdog;
 
@@ -617,7 +617,11 @@ static void *watchdog_main(void *arg)
 
     pthread_mutex_lock(&wd->lock);
     while (!wd->stop) {
-        uint64_t due = weft__now_ns() + tick;
+        /* The default (wall) clock's deadline, as blocking_pool.c's:
+         * winpthreads refuses CLOCK_MONOTONIC for a condition variable, and
+         * a monotonic deadline read as a wall one lies in 1970, which made
+         * this loop spin on Windows. A wall clock step only moves one tick. */
+        uint64_t due = weft__os_wall_ns() + tick;
         struct timespec ts = { (time_t)(due / 1000000000u), (long)(due % 1000000000u) };
         while (!wd->stop && pthread_cond_timedwait(&wd->cond, &wd->lock, &ts) != ETIMEDOUT)
             ;
@@ -656,11 +660,7 @@ int weft__stall_start(weft_sched *s)
         if (!wd)
             return WEFT_ENOMEM;
         pthread_mutex_init(&wd->lock, NULL);
-        pthread_condattr_t ca;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&wd->cond, &ca);
-        pthread_condattr_destroy(&ca);
+        pthread_cond_init(&wd->cond, NULL);   /* the default clock: see watchdog_main */
         s->watchdog = wd;
         if (weft__os_thread_start(&wd->thread, watchdog_main, s, "weft-watchdog") != 0) {
             s->watchdog = NULL;

@@ -22,6 +22,7 @@
 
 #include "base.h"
 #include "block_cache.h"
+#include "os.h"
 
 static struct {
     pthread_mutex_t lock;
@@ -59,7 +60,7 @@ __attribute__((constructor)) static void kept_register(void)
     weft__on_allocator_change(give_back);
     /* No registration (ENOMEM at start-up): fork stays as safe as it was,
      * which is for a child that only calls exec. */
-    (void)pthread_atfork(kept_fork_prepare, kept_fork_release, kept_fork_release);
+    (void)weft__os_atfork(kept_fork_prepare, kept_fork_release, kept_fork_release);
 }
 
 void *weft__kept_alloc(void)

@@ -216,7 +216,7 @@ static void listed_fork_release(void)
 
 __attribute__((constructor)) static void listed_fork_register(void)
 {
-    (void)pthread_atfork(listed_fork_prepare, listed_fork_release, listed_fork_release);   /* as block_cache.c's */
+    (void)weft__os_atfork(listed_fork_prepare, listed_fork_release, listed_fork_release);   /* as block_cache.c's */
 }
 
 void weft__report_list(weft_graph *g)

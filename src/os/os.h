@@ -20,9 +20,10 @@
  * hot paths (the clock, the word wait and wake, the barrier a parking
  * worker pays, yield), which are static inline so that park and wake pay
  * one system call and no call into weft around it. Windows has
- * windows.c and os_windows.h (what the fiber-only build needs so far;
- * windows.c lists what is still a stub). Nothing here needs an OS header: a descriptor is an
- * int, a poller's events are weft's own struct. Every room sees this one
+ * windows.c, windows_net.c (sockets and processes) and os_windows.h.
+ * Nothing here needs an OS header: a descriptor is an int (on Windows a
+ * SOCKET, which fits: windows_net.c), a poller's events are weft's own
+ * struct. Every room sees this one
  * (it sits below base).
  *
  * Synchronization: each function says what it shares, if anything. The
@@ -104,6 +105,13 @@ void weft__os_thread_join(pthread_t t);
  * thread, about itself. */
 void weft__os_thread_stack(void **lo, size_t *size);
 
+/* static inline int weft__os_atfork(void (*prepare)(void), void (*parent)(void),
+ *                                   void (*child)(void))
+ *   Registers handlers run around fork(2), as pthread_atfork: 0, or an
+ *   errno value. Windows has no fork: nothing is registered, 0 (the
+ *   handlers stay referenced, so they are no unused code there).
+ *   Callable from: any thread. */
+
 /* ---- memory ------------------------------------------------------------ */
 
 /* The page size. Callable from: any thread. */
@@ -163,8 +171,21 @@ const char *weft__os_symbol_name(const void *addr);
 /* ---- readiness --------------------------------------------------------- */
 
 /* The events a descriptor may be ready for: poll(2)'s bits, which are
- * also those weft_fd_wait_for takes and returns. NVAL (the descriptor is
- * not open) comes only from weft__os_fd_poll. */
+ * also those weft_fd_wait_for takes and returns; on Windows WSAPoll's
+ * (winsock2.h: IN is POLLRDNORM | POLLRDBAND, and RDHUP, which Winsock
+ * lacks, is weft's own bit). NVAL (the descriptor is not open) comes
+ * only from weft__os_fd_poll. */
+#if defined(_WIN32)
+enum {
+    WEFT__OS_IN    = 0x0300,
+    WEFT__OS_PRI   = 0x0400,
+    WEFT__OS_OUT   = 0x0010,
+    WEFT__OS_ERR   = 0x0001,
+    WEFT__OS_HUP   = 0x0002,
+    WEFT__OS_NVAL  = 0x0004,
+    WEFT__OS_RDHUP = 0x2000,
+};
+#else
 enum {
     WEFT__OS_IN    = 0x001,
     WEFT__OS_PRI   = 0x002,
@@ -174,6 +195,7 @@ enum {
     WEFT__OS_NVAL  = 0x020,
     WEFT__OS_RDHUP = 0x2000,
 };
+#endif
 
 /* With weft__os_poller_add: watch fd for every event, edge-triggered, for
  * good (until weft__os_poller_remove or the file's last close), never a

@@ -67,4 +67,10 @@ static inline void weft__os_free_aligned(void *p)
     free(p);
 }
 
+static inline int weft__os_atfork(void (*prepare)(void), void (*parent)(void),
+                                  void (*child)(void))
+{
+    return pthread_atfork(prepare, parent, child);
+}
+
 #endif /* WEFT_OS_LINUX_H */

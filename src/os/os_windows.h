@@ -85,4 +85,13 @@ static inline void weft__os_free_aligned(void *p)
     _aligned_free(p);
 }
 
+static inline int weft__os_atfork(void (*prepare)(void), void (*parent)(void),
+                                  void (*child)(void))
+{
+    (void)prepare;   /* no fork on Windows: nothing to guard */
+    (void)parent;
+    (void)child;
+    return 0;
+}
+
 #endif /* WEFT_OS_WINDOWS_H */

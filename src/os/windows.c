@@ -1,12 +1,8 @@
 /* This file is private to weft: the OS seam on Windows (os.h says what
  * each call does; os_windows.h holds the hot-path ones).
  *
- * Stage 1 of the Windows port: the calls the fiber-only build (os, base,
- * arch, fiber, sync) makes are real. The readiness poller, the
- * one-descriptor wait, child processes and symbol names are stubs that
- * fail with ENOSYS (never abort): the scheduler's blocking I/O and
- * process waits need an I/O completion port or WSAPoll with a wake-up,
- * and process HANDLEs, which are the next stage's.
+ * Readiness (the poller, a thread's one-socket wait) and child processes
+ * are in windows_net.c. Symbol names come from the export tables.
  *
  * Synchronization
  *   weft__os_qpc_hz  see os_windows.h.
@@ -201,66 +197,31 @@ void weft__os_write_err(const char *msg, size_t len)
 
 const char *weft__os_symbol_name(const void *addr)
 {
-    (void)addr;   /* stub: the next stage (dbghelp, or the export table) */
+    /* As dladdr reads the dynamic symbol table: the export table of the
+     * module (the program or a DLL) that holds addr, and the name whose
+     * address is addr itself. A program exports its functions when
+     * linked with --export-all-symbols (CMake's ENABLE_EXPORTS, as
+     * -rdynamic on Linux). The name lives in the mapped image. */
+    HMODULE mod;
+    if (!GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                                GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                            (LPCSTR)addr, &mod))
+        return NULL;
+    const char *base = (const char *)mod;
+    const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)base;
+    const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)(base + dos->e_lfanew);
+    const IMAGE_DATA_DIRECTORY *dir = &nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_EXPORT];
+    if (!dir->VirtualAddress || !dir->Size)
+        return NULL;
+    const IMAGE_EXPORT_DIRECTORY *ex = (const IMAGE_EXPORT_DIRECTORY *)(base + dir->VirtualAddress);
+    const DWORD *funcs = (const DWORD *)(base + ex->AddressOfFunctions);
+    const DWORD *names = (const DWORD *)(base + ex->AddressOfNames);
+    const WORD *ords = (const WORD *)(base + ex->AddressOfNameOrdinals);
+    uintptr_t rva = (uintptr_t)addr - (uintptr_t)base;
+    for (DWORD i = 0; i < ex->NumberOfNames; i++)
+        if (ords[i] < ex->NumberOfFunctions && funcs[ords[i]] == rva)
+            return base + names[i];
     return NULL;
-}
-
-/* ---- readiness: stubs, the next stage's ------------------------------------ */
-
-int weft__os_fd_poll(int fd, unsigned events, uint64_t timeout_ns)
-{
-    return -ENOSYS;
-}
-
-void weft__os_close(int fd)
-{
-}
-
-int weft__os_poller_open(weft__os_poller *p)
-{
-    p->set = p->wake = -1;
-    return ENOSYS;
-}
-
-void weft__os_poller_close(weft__os_poller *p)
-{
-}
-
-int weft__os_poller_add(weft__os_poller *p, int fd, unsigned events, uint64_t data,
-                        weft__os_watch *w)
-{
-    w->fd = w->dup = -1;
-    return ENOSYS;
-}
-
-void weft__os_poller_remove(weft__os_poller *p, weft__os_watch *w)
-{
-}
-
-int weft__os_poller_wait(weft__os_poller *p, weft__os_event *evs, int max, uint64_t deadline)
-{
-    return 0;
-}
-
-int weft__os_poller_look(weft__os_poller *p, weft__os_event *evs, int max)
-{
-    return 0;
-}
-
-void weft__os_poller_wake(weft__os_poller *p)
-{
-}
-
-/* ---- child processes: stubs, the next stage's ------------------------------- */
-
-int weft__os_child_handle(int pid)
-{
-    return -ENOSYS;
-}
-
-int weft__os_child_reap(int pid, int *status)
-{
-    return -1;
 }
 
 /* ---- process spawn and signals: stubs (weft/proc.h maps onto process

@@ -20,6 +20,7 @@
 #ifdef _WIN32
 /* The C runtime has no aligned_alloc: its aligned blocks have their own free. */
 # include <malloc.h>
+# undef aligned_alloc   /* the tests' stand-in (support/win32/compat.h): this file frees its own */
 # define aligned_alloc(align, size) _aligned_malloc(size, align)
 # define free_aligned(p) _aligned_free(p)
 #else

@@ -277,7 +277,7 @@ static void hang_with_default_report(void *arg)
 {
     (void)arg;
     real_stderr = dup(2);
-    WT_ASSERT(real_stderr >= 0 && pipe(err_pipe) == 0 && dup2(err_pipe[1], 2) == 2);
+    WT_ASSERT(real_stderr >= 0 && pipe(err_pipe) == 0 && dup2(err_pipe[1], 2) != -1);   /* Windows' returns 0 */
     close(err_pipe[1]);
     pthread_t fwd;
     WT_ASSERT_EQ(pthread_create(&fwd, NULL, forward_stderr, NULL), 0);
@@ -318,7 +318,7 @@ WT_TEST(stall, stall_report_goes_to_stderr_without_a_callback, .timeout = 120)
               status, child_out);
     WT_ASSERT_EQ(occurrences(child_out, "weft: stall:"), 1);
     WT_ASSERT(strstr(child_out, "graph task \"reported-on-stderr\""), "stderr:\n%s", child_out);
-    WT_ASSERT(strstr(child_out, "waits on event 0x"), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "waits on event " WT_PTR0X), "stderr:\n%s", child_out);
 }
 
 /* A test that hangs: arms its own watchdog for 1 s, as a runner would,
@@ -347,9 +347,9 @@ WT_TEST(stall, hung_test_prints_scheduler_state, .timeout = 60)
               status, child_out);
     WT_ASSERT(strstr(child_out, "wtest: stall::hung_on_purpose is still running"), "stderr:\n%s",
               child_out);
-    WT_ASSERT(strstr(child_out, "weft: scheduler 0x"), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "weft: scheduler " WT_PTR0X), "stderr:\n%s", child_out);
     WT_ASSERT(strstr(child_out, "graph task \"hung-on-purpose\""), "stderr:\n%s", child_out);
-    WT_ASSERT(strstr(child_out, "waits on event 0x"), "stderr:\n%s", child_out);
+    WT_ASSERT(strstr(child_out, "waits on event " WT_PTR0X), "stderr:\n%s", child_out);
     WT_ASSERT(strstr(child_out, "worker 1: "), "stderr:\n%s", child_out);
     WT_ASSERT(strstr(child_out, "timed out; exiting"), "stderr:\n%s", child_out);
 }

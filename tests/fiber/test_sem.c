@@ -472,10 +472,10 @@ static void expect_abort(void (*fn)(void *), const char *want, const char *also)
 
 WT_TEST(sem, misuse_aborts_naming_the_semaphore)
 {
-    expect_abort(destroy_with_waiter, "sem_destroy: semaphore 0x", "wait on it");
-    expect_abort(init_negative, "sem_init: semaphore 0x", "out of range");
+    expect_abort(destroy_with_waiter, "sem_destroy: semaphore " WT_PTR0X, "wait on it");
+    expect_abort(init_negative, "sem_init: semaphore " WT_PTR0X, "out of range");
 #ifdef CHECKS_ON
-    expect_abort(release_past_limit, "sem_release: semaphore 0x", "2^62");
+    expect_abort(release_past_limit, "sem_release: semaphore " WT_PTR0X, "2^62");
 #else
     char buf[1024];
     int st = wt_run_child(release_past_limit, NULL, buf, sizeof buf);
@@ -501,7 +501,7 @@ static void release_never_initialized(void *arg)
 
 WT_TEST(sem, use_after_destroy_aborts_naming_the_semaphore)
 {
-    expect_abort(acquire_after_destroy, "sem_acquire: semaphore 0x", "used after it was destroyed");
-    expect_abort(release_never_initialized, "sem_release: semaphore 0x", "used before it was initialized");
+    expect_abort(acquire_after_destroy, "sem_acquire: semaphore " WT_PTR0X, "used after it was destroyed");
+    expect_abort(release_never_initialized, "sem_release: semaphore " WT_PTR0X, "used before it was initialized");
 }
 #endif

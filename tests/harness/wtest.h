@@ -212,6 +212,15 @@ static inline uint64_t wt_rand(uint64_t *state)
  * tests that check the message, in either runner. */
 int wt_run_child(void (*fn)(void *), void *arg, char *buf, size_t cap);
 
+/* How %p begins in weft's messages: 0x with glibc; mingw-w64's C99
+ * printf writes the bare hex digits, zero-padded to 16 (user addresses
+ * on x64 Windows are below 2^47, so the first two are 0). */
+#ifdef _WIN32
+# define WT_PTR0X "00"
+#else
+# define WT_PTR0X "0x"
+#endif
+
 #ifdef _WIN32
 /* Windows has no fork and no wait status: wt_run_child starts the program
  * again (wtest_win.c) and returns the child's exit code, which these

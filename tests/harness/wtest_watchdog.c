@@ -92,13 +92,11 @@ static struct {
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/* The default (wall) clock: winpthreads refuses CLOCK_MONOTONIC for a
+ * condition variable (the deadlines below are converted). */
 static void init_cond(void)
 {
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&wd.cond, &a);
-    pthread_condattr_destroy(&a);
+    pthread_cond_init(&wd.cond, NULL);
 }
 
 static uint64_t now_ns(void)
@@ -111,8 +109,12 @@ static uint64_t now_ns(void)
 /* Waits until `at` or a pause; true if paused. Caller holds wd.lock. */
 static bool wait_until_or_stop(uint64_t at)
 {
-    while (!wd.stop && now_ns() < at) {
-        struct timespec ts = { (time_t)(at / 1000000000u), (long)(at % 1000000000u) };
+    uint64_t now;
+    while (!wd.stop && (now = now_ns()) < at) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t wall = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (at - now);
+        ts = (struct timespec){ (time_t)(wall / 1000000000u), (long)(wall % 1000000000u) };
         pthread_cond_timedwait(&wd.cond, &wd.lock, &ts);
     }
     return wd.stop;
