@@ -222,10 +222,11 @@ WT_TEST(stress_waitword, chain_runs_waited_from_a_plain_thread, .timeout = 900)
 
 static atomic_long taken;
 static long per_waiter;
+static uint64_t base_seed;   /* wt_seed() once, before the threads: it is not thread-safe */
 
 static void *timed_waiter(void *p)
 {
-    uint64_t rng = wt_seed() ^ (uintptr_t)p;
+    uint64_t rng = base_seed ^ ((uintptr_t)p + 1) * 0x9e3779b97f4a7c15ull;
     long got = 0;
     while (got < per_waiter) {
         int rc = weft_sem_acquire_for(&sem, wt_rand(&rng) % 30000);
@@ -239,12 +240,13 @@ static void *timed_waiter(void *p)
 WT_TEST(stress_waitword, timed_waits_racing_releases_keep_every_unit, .timeout = 600)
 {
     per_waiter = (long)wt_scaled(20000, 500);
+    base_seed = wt_seed();
     weft_sem_init(&sem, 0);
     atomic_store(&taken, 0);
     pthread_t th[3];
     for (uintptr_t i = 0; i < 3; i++)
         WT_ASSERT_EQ(pthread_create(&th[i], NULL, timed_waiter, (void *)i), 0);
-    uint64_t rng = wt_seed();
+    uint64_t rng = base_seed;
     for (long i = 0; i < 3 * per_waiter; i++) {
         weft_sem_release(&sem);
         if (wt_rand(&rng) % 16 == 0)
