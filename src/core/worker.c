@@ -64,7 +64,6 @@
  * deque, oldest first, then its LIFO slot after a grace period).
  */
 #define _GNU_SOURCE
-#include <limits.h>
 #include <string.h>
 
 #include "loop.h"
@@ -456,25 +455,24 @@ static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
  * hand-off costs a spin period or a time slice: measured, a pinned round
  * trip took 0.96 ms on average with spin_us 50 against 3.9 us with
  * spinning off (issue 36). Spins that keep failing now stop, and the
- * thread sleeps at once; spins that succeed keep their length. Only the
- * loop's spin for work learns and is bounded so: a fiber spinning in
- * place on a channel's slot (word) has a peer that has just run, and
- * keeps spin_us (its spins would otherwise share the loop's failures
- * between unrelated hand-offs, and stop). */
-static inline bool spin_won(weft__worker *w, const _Atomic unsigned char *word, unsigned n)
+ * thread sleeps at once; spins that succeed keep their length. A fiber
+ * spinning in place on a channel's slot (word) learns apart from the
+ * loop (slot_spin_scans): its peer has just run, so its spins succeed
+ * where the loop's idle ones fail, and one budget would let the loop's
+ * failures stop them. */
+static inline bool spin_won(weft__worker *w, unsigned *budget, unsigned n)
 {
     unsigned want = 4 * (n / WEFT__SPIN_SCAN + 1);
-    if (WEFT_UNLIKELY(want > w->spin_scans) && !word) {
+    if (WEFT_UNLIKELY(want > *budget)) {
         unsigned cap = 2 * w->s->cfg.spin_us + 2;   /* spin_us bounds the time anyway */
-        w->spin_scans = want < cap ? want : cap;
+        *budget = want < cap ? want : cap;
     }
     return true;
 }
 
-static inline bool spin_lost(weft__worker *w, const _Atomic unsigned char *word)
+static inline bool spin_lost(unsigned *budget)
 {
-    if (!word)
-        w->spin_scans /= 2;
+    *budget /= 2;
     return false;
 }
 
@@ -497,7 +495,8 @@ static inline bool spin_lost(weft__worker *w, const _Atomic unsigned char *word)
  * owner, with nothing runnable locally. */
 bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, unsigned expect)
 {
-    unsigned budget = word ? UINT_MAX : w->spin_scans;
+    unsigned *learnt = word ? &w->slot_spin_scans : &w->spin_scans;
+    unsigned budget = *learnt;
     if (WEFT_UNLIKELY(budget == 0)) {
         if (++w->spin_skipped % WEFT__SPIN_PROBE_EVERY != 0)
             return false;
@@ -506,13 +505,13 @@ bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, uns
     uint64_t until = 0;   /* read at the first scan: most spins end sooner, and a clock read at the start delays the first look */
     for (unsigned n = 1;; n++) {
         if (word && atomic_load_explicit(word, memory_order_acquire) != expect)   /* acquire: pairs with the waker's release store */
-            return spin_won(w, word, n);
+            return spin_won(w, learnt, n);
         if (atomic_load_explicit(&w->inbox, memory_order_relaxed) ||
             atomic_load_explicit(&w->pins_in, memory_order_relaxed))   /* relaxed: hints; the exchanges that take them acquire */
-            return spin_won(w, word, n);
+            return spin_won(w, learnt, n);
         if (n % WEFT__SPIN_SCAN == 0) {
             if (weft__work_visible(w) || weft__timer_due(w))   /* a sleep shorter than spin_us ends on time */
-                return spin_won(w, word, n);
+                return spin_won(w, learnt, n);
             /* Readiness that nobody announces to this worker: its
              * wait_until predicates (owner only, see wait_until.c) and the
              * epoll set (a descriptor or child made ready while no
@@ -526,20 +525,20 @@ bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, uns
             if (w->pollers) {
                 poll_waiters(w);
                 if (w->ready_head)
-                    return spin_won(w, word, n);
+                    return spin_won(w, learnt, n);
             }
             if (n % (WEFT__SPIN_SCAN * WEFT__SPIN_IO_SCANS) == 0 && weft__io_waiting(w->s)) {
                 weft__poller_poll(w);
                 if (w->ready_head)
-                    return spin_won(w, word, n);
+                    return spin_won(w, learnt, n);
             }
             if (n / WEFT__SPIN_SCAN >= budget)
-                return spin_lost(w, word);
+                return spin_lost(learnt);
             uint64_t now = weft__now_ns();
             if (!until)
                 until = now + (uint64_t)w->s->cfg.spin_us * 1000u;
             else if (now >= until)
-                return spin_lost(w, word);
+                return spin_lost(learnt);
         }
         weft__cpu_relax();
     }
