@@ -82,8 +82,10 @@ typedef struct weft_config {
     unsigned spin_us;          /* search/spin time before a worker sleeps,
                                   and before a task waiting on a channel
                                   whose worker has nothing else to run
-                                  gives its worker up; WEFT_SPIN_NONE:
-                                  never spin */
+                                  gives its worker up, at most (each
+                                  thread spins as long as its recent
+                                  spins needed); WEFT_SPIN_NONE: never
+                                  spin */
     unsigned max_searching;    /* workers allowed to steal at once */
     uint64_t seed;             /* seeds each worker's victim order (and
                                   shuffle's order): the same seed, the same

@@ -208,6 +208,10 @@ struct weft__worker {
     unsigned blocked;                    /* fibers suspended in a task */
     unsigned global_left;                /* picks until pick_local looks at the global ring first
                                             (a countdown: no division per pick); fills a hole */
+    unsigned spin_scans;                 /* the spin's learnt budget, in scans (worker.c,
+                                            weft__spin_for_work); 0: probes only */
+    unsigned slot_spin_scans;            /* the same for spins in place on a channel's slot */
+    unsigned spin_skipped;               /* spins skipped since the last probe */
     weft__fiber_pool fibers;
     struct weft__timer **timers;         /* min-heap by deadline (timer.h) */
     unsigned ntimers, timer_cap;

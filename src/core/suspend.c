@@ -273,8 +273,10 @@ static bool host_may_spin(void)
  * work and due timers), but with no switch out and back, no queue push
  * and no inbox line in between: a wake from another core is a transfer
  * of the line the waker writes anyway. It gives up (returns expect) as
- * soon as anything else this worker could run shows up, or at spin_us;
- * the caller then blocks as usual. Called after host_may_spin said yes. */
+ * soon as anything else this worker could run shows up, or at its learnt
+ * budget (slot_spin_scans, worker.c: spin_us at most, none while such
+ * spins keep failing); the caller then blocks as usual. Called after
+ * host_may_spin said yes. */
 static unsigned host_spin(const _Atomic unsigned char *word, unsigned expect)
 {
     weft__spin_for_work(weft__tls_worker, word, expect);

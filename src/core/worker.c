@@ -54,8 +54,9 @@
  * Every fiber of a worker runs the loop (suspend.c, "Fibers"). Each pass:
  * due timers; a ready fiber unless it is the others' turn (ready.c); a
  * local task; past that, the yielded fibers and pollers, an over-budget
- * run_next, a steal if this worker may search; then spinning (spin_us)
- * and parking (park.c).
+ * run_next, a steal if this worker may search; then spinning (spin_us at
+ * most, for a budget learnt from the spins before: spin_scans, owner
+ * only, weft__spin_for_work) and parking (park.c).
  *
  * Pick order (pick_local): every global_interval-th tick the global ring;
  * then the LIFO slot (at most lifo_budget times in a row); the deque; the
@@ -442,7 +443,41 @@ static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
     return d;
 }
 
-/* Spins up to cfg.spin_us for work to show up; true if it did, or if
+/* The spin's budget, learnt (owner only: spin_scans, spin_skipped). A
+ * spin that found something raises it to four times the scans it took;
+ * one that found nothing halves it, down to 0: then only every
+ * WEFT__SPIN_PROBE_EVERY-th spin looks, for WEFT__SPIN_PROBE_SCANS scans,
+ * so that the budget grows back when hand-offs get quick again. Why: a
+ * spin pays only when what it waits for comes from a thread running on
+ * another CPU. On a machine with fewer free CPUs than spinning threads
+ * (two workers and a bound thread on two cores, or one core taken by
+ * other work) the spin holds the very CPU its waker needs, and every
+ * hand-off costs a spin period or a time slice: measured, a pinned round
+ * trip took 0.96 ms on average with spin_us 50 against 3.9 us with
+ * spinning off (issue 36). Spins that keep failing now stop, and the
+ * thread sleeps at once; spins that succeed keep their length. A fiber
+ * spinning in place on a channel's slot (word) learns apart from the
+ * loop (slot_spin_scans): its peer has just run, so its spins succeed
+ * where the loop's idle ones fail, and one budget would let the loop's
+ * failures stop them. */
+static inline bool spin_won(weft__worker *w, unsigned *budget, unsigned n)
+{
+    unsigned want = 4 * (n / WEFT__SPIN_SCAN + 1);
+    if (WEFT_UNLIKELY(want > *budget)) {
+        unsigned cap = 2 * w->s->cfg.spin_us + 2;   /* spin_us bounds the time anyway */
+        *budget = want < cap ? want : cap;
+    }
+    return true;
+}
+
+static inline bool spin_lost(unsigned *budget)
+{
+    *budget /= 2;
+    return false;
+}
+
+/* Spins up to the learnt budget (above), and up to cfg.spin_us, for work
+ * to show up; true if it did, or if
  * word (NULL: none) no longer reads expect (a fiber waiting in place on
  * a channel's slot, suspend.c's host_spin: the same spin moved into the
  * fiber). The inbox, where a fiber of this worker lands when another
@@ -460,16 +495,23 @@ static uint64_t park_deadline(weft__worker *w, unsigned idle_rounds)
  * owner, with nothing runnable locally. */
 bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, unsigned expect)
 {
+    unsigned *learnt = word ? &w->slot_spin_scans : &w->spin_scans;
+    unsigned budget = *learnt;
+    if (WEFT_UNLIKELY(budget == 0)) {
+        if (++w->spin_skipped % WEFT__SPIN_PROBE_EVERY != 0)
+            return false;
+        budget = WEFT__SPIN_PROBE_SCANS;
+    }
     uint64_t until = 0;   /* read at the first scan: most spins end sooner, and a clock read at the start delays the first look */
     for (unsigned n = 1;; n++) {
         if (word && atomic_load_explicit(word, memory_order_acquire) != expect)   /* acquire: pairs with the waker's release store */
-            return true;
+            return spin_won(w, learnt, n);
         if (atomic_load_explicit(&w->inbox, memory_order_relaxed) ||
             atomic_load_explicit(&w->pins_in, memory_order_relaxed))   /* relaxed: hints; the exchanges that take them acquire */
-            return true;
+            return spin_won(w, learnt, n);
         if (n % WEFT__SPIN_SCAN == 0) {
             if (weft__work_visible(w) || weft__timer_due(w))   /* a sleep shorter than spin_us ends on time */
-                return true;
+                return spin_won(w, learnt, n);
             /* Readiness that nobody announces to this worker: its
              * wait_until predicates (owner only, see wait_until.c) and the
              * epoll set (a descriptor or child made ready while no
@@ -483,18 +525,20 @@ bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, uns
             if (w->pollers) {
                 poll_waiters(w);
                 if (w->ready_head)
-                    return true;
+                    return spin_won(w, learnt, n);
             }
             if (n % (WEFT__SPIN_SCAN * WEFT__SPIN_IO_SCANS) == 0 && weft__io_waiting(w->s)) {
                 weft__poller_poll(w);
                 if (w->ready_head)
-                    return true;
+                    return spin_won(w, learnt, n);
             }
+            if (n / WEFT__SPIN_SCAN >= budget)
+                return spin_lost(learnt);
             uint64_t now = weft__now_ns();
             if (!until)
                 until = now + (uint64_t)w->s->cfg.spin_us * 1000u;
             else if (now >= until)
-                return false;
+                return spin_lost(learnt);
         }
         weft__cpu_relax();
     }

@@ -29,6 +29,10 @@
 /* A look at the epoll set (a system call, with fd waits registered) every
  * this many of those scans: readiness is seen within about 4 us. */
 #define WEFT__SPIN_IO_SCANS 4
+/* The learnt spin budget (weft__spin_for_work): a probe of this many
+ * scans when it has fallen to 0, every WEFT__SPIN_PROBE_EVERY-th spin. */
+#define WEFT__SPIN_PROBE_SCANS 2u
+#define WEFT__SPIN_PROBE_EVERY 16u
 
 static inline weft__fstate *weft__fstate_of(weft__fiber *f)
 {

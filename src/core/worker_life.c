@@ -36,6 +36,8 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->lifo_budget = s->cfg.lifo_budget;
     w->global_interval = s->cfg.global_interval;
     w->global_left = w->global_interval;
+    w->spin_scans = 2 * s->cfg.spin_us + 2;   /* spin_us bounds the time; spins teach the rest (worker.c) */
+    w->slot_spin_scans = w->spin_scans;
     w->prio_left = s->cfg.priority_interval;
     w->shuffle = s->cfg.shuffle;
     weft_event_init(&w->pin_ev, false, false);

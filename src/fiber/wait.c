@@ -38,6 +38,7 @@
  * treats as a wake of nobody (or a spurious wake-up of whoever sleeps
  * there later, which futex users re-check anyway).
  */
+#include "backoff.h"
 #include "wait.h"
 
 WEFT_TLS const weft__host *weft__tls_host;
@@ -80,15 +81,14 @@ weft__waiter *weft__waitq_claim_slow(weft__waitq *q)
         weft__waiter *w = q->head;
         weft__waitq_remove(q, w);
         if (!w->deadline) {
-            /* No deadline, no timeout to race with: nobody else writes
-             * the state while it is PENDING, so a store claims it. */
-            atomic_store_explicit(&w->state, WEFT__WAIT_CLAIMED,
-                                  memory_order_relaxed);   /* relaxed: as for the CAS below */
+            /* No deadline, no timeout to race with: nobody but a hostless
+             * waiter's SLEEP writes the state while it is PENDING, and an
+             * or keeps that. */
+            atomic_fetch_or_explicit(&w->state, WEFT__WAIT_CLAIMED,
+                                     memory_order_relaxed);   /* relaxed: the lock orders the waiter's set-up before us */
             return w;
         }
-        unsigned expect = WEFT__WAIT_PENDING;
-        if (atomic_compare_exchange_strong_explicit(&w->state, &expect, WEFT__WAIT_CLAIMED,
-                memory_order_relaxed, memory_order_relaxed))   /* relaxed: the lock orders the waiter's set-up before us; this CAS only decides the race with the timeout's CAS */
+        if (weft__waiter_try_claim(w))
             return w;
         /* Timed out meanwhile: it no longer wants a wake-up; skip it. */
     }
@@ -120,31 +120,114 @@ void weft__wake_list(weft__waiter *list)
     }
 }
 
-/* Hostless: sleep on the state word until it is NOTIFIED or TIMEDOUT. */
+/* ---- Spinning, then sleeping ------------------------------------------
+ *
+ * A thread with no host (not a worker, not bound) that waits for a run
+ * it started, over and over, would pay a futex sleep and a futex wake
+ * per wait when each lasts microseconds. So it first spins on the word
+ * for a budget learnt from its own waits (per thread: spin_ns), then
+ * announces its sleep in the word itself:
+ *   Waiter                                 Notifier
+ *   1. spin while PENDING/CLAIMED, up to   1. claim: a store or an or (a
+ *      the budget (acquire loads)             CAS with a deadline) that
+ *   2. CAS s -> s | SLEEP (s: PENDING         keeps SLEEP
+ *      or CLAIMED); failed: look again     2. release: exchange in
+ *   3. futex-wait while the word reads        NOTIFIED; if the old value
+ *      s | SLEEP; look again                  had SLEEP: futex wake
+ * The exchange and the CAS are RMWs on one word: either the CAS comes
+ * first and the exchange reads SLEEP (and wakes), or the exchange comes
+ * first and the CAS fails on NOTIFIED (the waiter returns). A waiter
+ * that is spinning costs its notifier one exchange: no system call on
+ * either side. tests/stress/stress_waitword.c forces both orders
+ * through the seam below.
+ *
+ * The budget: a wait that ended during the spin raises it to four times
+ * its length (at most WEFT__THREAD_SPIN_NS); one that had to sleep
+ * halves it. So waits that end within microseconds are caught spinning,
+ * a long wait (a 2 s idle one) spins a few microseconds at most, and on
+ * a loaded machine, where the spin takes the CPU the notifier needs and
+ * fails, it falls to nothing: then every 16th wait spins a short probe,
+ * so that the budget grows back once the load is gone. */
+#define WEFT__THREAD_SPIN_NS 50000u   /* the cap: a worker's default spin_us */
+#define WEFT__THREAD_PROBE_NS 2000u
+static WEFT_TLS uint32_t spin_ns = WEFT__THREAD_SPIN_NS / 4;
+static WEFT_TLS uint32_t spin_skipped;   /* waits without a spin since the last probe */
+
+#ifdef WEFT_TEST_SEAMS
+void (*weft__wait_sleep_pause)(int phase);
+#define SLEEP_PAUSE(phase) do { if (weft__wait_sleep_pause) weft__wait_sleep_pause(phase); } while (0)
+#else
+#define SLEEP_PAUSE(phase) ((void)0)
+#endif
+
+/* Step 1: spins while the word reads PENDING or CLAIMED, until `until`;
+ * returns the last value read (acquire). */
+static unsigned spin_on(weft__waiter *w, uint64_t until)
+{
+    for (unsigned n = 1;; n++) {
+        unsigned s = atomic_load_explicit(&w->state, memory_order_acquire);  /* acquire: pairs with the notifier's release exchange */
+        if (s == WEFT__WAIT_NOTIFIED || s == WEFT__WAIT_TIMEDOUT)
+            return s;
+        /* No sched_yield here: measured, it made waits on a loaded
+         * machine 5-20 times longer (the yielder goes behind everything
+         * queued on its CPU); a spin that keeps failing shrinks instead. */
+        if (n % 64 == 0 && weft__now_ns() >= until)
+            return s;
+        weft__cpu_relax();
+    }
+}
+
+/* Hostless: spin, then sleep on the state word until it is NOTIFIED or
+ * TIMEDOUT. */
 void weft__block_thread(weft__waiter *w)
 {
+    uint64_t t0 = weft__now_ns();
+    uint32_t budget = spin_ns;
+    if (budget == 0 && ++spin_skipped % 16 == 0)
+        budget = WEFT__THREAD_PROBE_NS;
+    bool spun = false;   /* the wait ended during the spin */
+    if (budget) {
+        uint64_t until = t0 + budget;
+        if (w->deadline && w->deadline < until)
+            until = w->deadline;
+        spun = spin_on(w, until) == WEFT__WAIT_NOTIFIED;
+    }
     for (;;) {
-        unsigned s = atomic_load_explicit(&w->state, memory_order_acquire);  /* acquire: pairs with the notifier's release store */
+        unsigned s = atomic_load_explicit(&w->state, memory_order_acquire);  /* acquire: pairs with the notifier's release exchange */
         if (s == WEFT__WAIT_NOTIFIED || s == WEFT__WAIT_TIMEDOUT)
-            return;
-        if (s == WEFT__WAIT_CLAIMED) {
-            /* A notifier owns us and is about to store NOTIFIED and wake
-             * the word: no deadline applies any more. */
-            weft__os_word_wait(&w->state, WEFT__WAIT_CLAIMED, 0);
-            continue;
-        }
+            break;
         uint64_t rel = 0;   /* no limit */
-        if (w->deadline) {
+        if ((s & ~(unsigned)WEFT__WAIT_SLEEP) == WEFT__WAIT_PENDING && w->deadline) {
             uint64_t now = weft__now_ns();
             if (now >= w->deadline) {
-                unsigned expect = WEFT__WAIT_PENDING;
-                atomic_compare_exchange_strong_explicit(&w->state, &expect, WEFT__WAIT_TIMEDOUT,
+                atomic_compare_exchange_strong_explicit(&w->state, &s, WEFT__WAIT_TIMEDOUT,
                     memory_order_relaxed, memory_order_relaxed);   /* relaxed: decides the race with the claim CAS; the loop's acquire load reads the outcome */
                 continue;   /* ours (TIMEDOUT), or a notifier's (CLAIMED/NOTIFIED) */
             }
             rel = w->deadline - now;
         }
-        weft__os_word_wait(&w->state, WEFT__WAIT_PENDING, rel);   /* EINTR, EAGAIN, timeout: loop re-checks */
+        /* Once CLAIMED, no deadline applies: the notifier is about to
+         * store NOTIFIED. Step 2: announce the sleep. */
+        if (!(s & WEFT__WAIT_SLEEP)) {
+            SLEEP_PAUSE(0);   /* a test's notifier may release us before the CAS */
+            if (!atomic_compare_exchange_strong_explicit(&w->state, &s, s | WEFT__WAIT_SLEEP,
+                    memory_order_relaxed, memory_order_relaxed))   /* relaxed: an RMW on the word the exchange also RMWs (above) */
+                continue;   /* claimed, released or timed out meanwhile */
+            s |= WEFT__WAIT_SLEEP;
+            SLEEP_PAUSE(1);   /* or after it, before the futex wait */
+        }
+        weft__os_word_wait(&w->state, s, rel);   /* step 3; EINTR, EAGAIN, timeout: loop re-checks */
+    }
+    if (spun) {
+        uint64_t want = 4 * (weft__now_ns() - t0) + 1000;
+        if (want > WEFT__THREAD_SPIN_NS)
+            want = WEFT__THREAD_SPIN_NS;
+        if (want > spin_ns)
+            spin_ns = (uint32_t)want;
+    } else if (budget) {
+        spin_ns /= 2;
+        if (spin_ns < 500)
+            spin_ns = 0;
     }
 }
 

@@ -28,6 +28,11 @@ enum {
     WEFT__WAIT_NOTIFIED = 1,
     WEFT__WAIT_TIMEDOUT = 2,
     WEFT__WAIT_CLAIMED = 3,   /* a notifier won; NOTIFIED follows */
+    /* Or'ed into PENDING or CLAIMED by a hostless thread about to sleep
+     * on the word (wait.c, "Spinning, then sleeping"): a claim keeps it,
+     * and the release's exchange reads it to know whether a futex wake
+     * is owed. Never set on a fiber's waiter. */
+    WEFT__WAIT_SLEEP = 4,
 };
 
 typedef struct weft__waiter {
@@ -177,6 +182,23 @@ static inline bool weft__waitq_empty(const weft__waitq *q)
     return q->head == NULL;
 }
 
+/* Claims a PENDING waiter whose timeout may race us (it has a
+ * deadline): false when the timeout won. A hostless waiter's SLEEP bit
+ * is kept. Caller holds the primitive's lock. */
+static inline bool weft__waiter_try_claim(weft__waiter *w)
+{
+    unsigned expect = WEFT__WAIT_PENDING;
+    for (;;) {
+        if (atomic_compare_exchange_strong_explicit(&w->state, &expect,
+                WEFT__WAIT_CLAIMED | (expect & WEFT__WAIT_SLEEP),
+                memory_order_relaxed, memory_order_relaxed))   /* relaxed: the lock orders the waiter's set-up before us; this CAS only decides the race with the timeout's CAS */
+            return true;
+        if ((expect & ~(unsigned)WEFT__WAIT_SLEEP) != WEFT__WAIT_PENDING)
+            return false;   /* TIMEDOUT: it no longer wants a wake-up */
+        /* The waiter went to sleep meanwhile: claim with its bit. */
+    }
+}
+
 /* weft__waitq_claim past its inline case (wait.c): the head has a
  * deadline, so a CAS decides the race with its timeout. */
 weft__waiter *weft__waitq_claim_slow(weft__waitq *q);
@@ -201,9 +223,14 @@ static inline weft__waiter *weft__waitq_claim(weft__waitq *q)
         q->tail = NULL;
     w->queued = false;   /* its links are stale now: a push sets both, claim_all sets next */
     /* No deadline, no timeout to race with: nobody else writes the state
-     * while it is PENDING, so a store claims it. */
-    atomic_store_explicit(&w->state, WEFT__WAIT_CLAIMED,
-                          memory_order_relaxed);   /* relaxed: the lock orders the waiter's set-up before us; NOTIFIED's release store publishes the rest */
+     * while it is PENDING, so a store claims it; but a hostless thread
+     * may set its SLEEP bit meanwhile, which an or keeps. */
+    if (WEFT_LIKELY(w->host != NULL))
+        atomic_store_explicit(&w->state, WEFT__WAIT_CLAIMED,
+                              memory_order_relaxed);   /* relaxed: the lock orders the waiter's set-up before us; NOTIFIED's release store publishes the rest */
+    else
+        atomic_fetch_or_explicit(&w->state, WEFT__WAIT_CLAIMED,
+                                 memory_order_relaxed);   /* relaxed: as the store */
     return w;
 }
 /* Claims every PENDING waiter in q (so: those waiting now) and returns
@@ -222,11 +249,21 @@ static inline void weft__release(weft__waiter *w, bool next)
 {
     const weft__host *h = w->host;      /* copied before the store */
     atomic_uint *word = &w->state;
+    if (!h) {
+        /* A hostless thread: one exchange, and a futex wake only if it
+         * went to sleep (SLEEP); while it spins the store is the whole
+         * wake-up. Release: publishes what the notifier wrote (pairs
+         * with the waiter's acquire load). An RMW reads the newest value,
+         * so it sees a SLEEP set before it; one set after it fails (the
+         * waiter's CAS expects PENDING or CLAIMED). */
+        unsigned old = atomic_exchange_explicit(word, WEFT__WAIT_NOTIFIED, memory_order_release);
+        if (old & WEFT__WAIT_SLEEP)
+            weft__wake_word(word);
+        return;
+    }
     atomic_store_explicit(&w->state, WEFT__WAIT_NOTIFIED,
                           memory_order_release);   /* release: publishes what the notifier wrote; pairs with the waiter's acquire load */
-    if (!h)
-        weft__wake_word(word);
-    else if (next && h->wake_next)
+    if (next && h->wake_next)
         h->wake_next(w);                /* a suspended fiber cannot resume before this */
     else
         h->wake(w);
@@ -304,6 +341,12 @@ extern void (*weft__mutex_unlock_pause)(void);
  * popped calls it before it reads the hand-off slot, so a test can hold
  * open the window in which that peer's caller may destroy the channel. */
 extern void (*weft__chan_popped_pause)(void);
+
+/* Test seam (wait.c): when set, a hostless thread about to sleep on its
+ * waiter's word calls it with phase 0 before it sets SLEEP, and with
+ * phase 1 after (before the futex wait), so a test can release the
+ * waiter in either window. */
+extern void (*weft__wait_sleep_pause)(int phase);
 #endif
 
 /* The monotonic clock in ns: every deadline of weft is on it. */

@@ -271,9 +271,7 @@ bool weft__sem_withdraw(weft_sem *p, weft__sem_rec *r)
  * chosen across both queues first). Caller holds the lock. */
 static bool sem_claim(weft__waiter *w)
 {
-    unsigned expect = WEFT__WAIT_PENDING;
-    return atomic_compare_exchange_strong_explicit(&w->state, &expect, WEFT__WAIT_CLAIMED,
-               memory_order_relaxed, memory_order_relaxed);   /* relaxed: the lock orders the waiter's set-up before us; this only decides the race with its timeout */
+    return weft__waiter_try_claim(w);   /* keeps a sleeping thread's SLEEP bit (wait.h) */
 }
 
 /* Step 2 of release, under lock: hands the unit to the oldest waiter.
