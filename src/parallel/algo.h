@@ -1,5 +1,5 @@
-/* This file is private to weft: what the parallel algorithms (transform.c,
- * scan.c, sort.c, sort_stable.c) share: elements of any size moved as
+/* This file is private to weft: what the parallel algorithms (range.c,
+ * sort.c) share: elements of any size moved as
  * words where they can be, block counts, scratch memory, and a loop that
  * cannot fail once the caller's data is being changed.
  */
