@@ -17,28 +17,30 @@
  * match is known the work left beyond it is a load per chunk. Chunks that
  * began before the match finish (a body is never interrupted).
  *
- * A scan is done in three steps over blocks of consecutive iterations
- * fixed by the range and the grain alone (never by the worker count):
- *   1. every block but the last folds its iterations into a sum of its
- *      own, in parallel (parallel_for over the blocks, one block a chunk);
- *   2. the caller folds the block sums in order, leaving in each block's
- *      slot the fold of everything before the block (its prefix);
- *   3. every block runs again from its prefix, writing its outputs, in
- *      parallel; the last block's running sum ends as the whole fold,
- *      the same value as the last output.
- * Each output is the prefix of its block, itself a left-to-right fold of
- * whole blocks, folded with the block's elements in order; since the
- * blocks do not depend on who runs them, the result is the same at every
- * worker count and on every run, floating point included (though not
- * the sequential left fold's, whose grouping differs). The input is read
- * twice and the output written once, as any scan that runs in parallel.
+ * A scan works on blocks of consecutive iterations fixed by the range
+ * and the grain alone (never by the worker count). Each block has a sum
+ * (its iterations folded from the identity, or from its first element)
+ * and a prefix (block 0's: the identity, or init; block k + 1's: block
+ * k's prefix folded with block k's sum), and writes its outputs folding
+ * its iterations onto its prefix. The prefixes are thus a left-to-right
+ * fold of whole blocks, whoever computes them, so the result is the same
+ * at every worker count and on every run, floating point included
+ * (though not the sequential left fold's, whose grouping differs).
+ *   1. First pass, parallel_for over the blocks: a block folds its sum;
+ *      if its prefix is in place it writes its outputs at once (its input
+ *      still in the cache) and puts the next block's prefix in place. A
+ *      thread that walks blocks in order (the only one, or the one that
+ *      has block 0) thus reads its input once.
+ *   2. The caller puts in place, in order, the prefixes the first pass
+ *      did not reach (every sum is known by then).
+ *   3. Second pass, over the blocks whose outputs are not written yet.
+ * The input is read twice only where blocks ran ahead of their prefix.
  *
- * A block never waits for another inside a step, so blocks may block
- * on one another in any order parallel_for allows (a later block on an
- * earlier one always). Step 1 writes only the slots: if its loop fails
- * nothing the caller sees has changed. Step 3's loop cannot be refused
- * halfway (parallel_for runs every chunk or none): if it is refused the
- * call fails with the outputs untouched.
+ * A block never waits for another, so blocks may block on one another in
+ * any order parallel_for allows (a later block on an earlier one always).
+ * Only the first pass's loop may fail, and it runs every chunk or none:
+ * then nothing is written. The second may not (outputs are being
+ * written): without a loop its blocks run on the caller (weft__run_all).
  *
  * Synchronization
  *   best   find's smallest match so far (end: none). Lowered by CAS from
@@ -47,11 +49,17 @@
  *          on a stale value costs a body call, never a wrong answer, since
  *          the minimum wins whatever the order); the caller reads it after
  *          parallel_for returns, whose wait carries every chunk's writes.
- *   slots  a scan's: slot k is written by block k in step 1 and read by
- *          the caller in step 2 after the loop's wait (which carries the
- *          chunk's writes); the caller writes the prefixes before step 3's
- *          loop, whose queueing of each chunk publishes them; block k then
- *          uses slot k alone as its running sum.
+ *   ready  a scan block's: its prefix is in place. Stored (release) by
+ *          the first pass of the block before it, after writing the
+ *          prefix; loaded (acquire) once by the block's own first pass,
+ *          which writes its outputs only if it sees it. A store after
+ *          that load leaves the block to the second pass, never to both.
+ *   slots  a block's sum, written by its first pass; its prefix, by the
+ *          block before it or by the caller in step 2; its running sum,
+ *          by whoever writes its outputs; done, by the same. The caller
+ *          reads them after the first loop's wait, which carries every
+ *          chunk's writes, and the second loop's queueing publishes what
+ *          the caller wrote.
  *   out    each element (of a transform or a scan) written by the one
  *          chunk that holds its index.
  */
@@ -133,13 +141,20 @@ int weft_parallel_find(weft_sched *s, size_t begin, size_t end, size_t grain,
 /* Blocks a scan aims for when the grain is 0, and at most. */
 #define WEFT__SCAN_BLOCKS 1024
 
+/* The head of a block's slot; its values follow at WEFT_CACHELINE. */
+struct slot_head {
+    atomic_int ready;            /* the block's prefix is in place (step 2 done for it) */
+    bool done;                   /* the block's outputs are written */
+};
+
 struct scan {
     size_t begin, end, step, nblocks;
     unsigned char *slots;
-    size_t size, stride;         /* bytes of a sum, and of a block's slot */
+    size_t size, value, stride;  /* bytes of a sum; of a value in a slot, and of a slot */
+    const void *first;           /* the prefix of block 0: identity, or init */
+    void (*fold)(void *, const void *, void *);   /* combine, or op */
     /* the range form */
     weft_scan_fn body;
-    weft_combine_fn combine;
     const void *identity;
     /* the element forms */
     unsigned char *out;
@@ -149,96 +164,112 @@ struct scan {
     void *arg;
 };
 
+/* Block k's slot: its head, then four values: its sum (from the identity,
+ * or from its first element), its prefix, the running sum of its final
+ * pass, and an element kept aside by an exclusive scan in place. */
+static struct slot_head *head(const struct scan *c, size_t k)
+{
+    return (struct slot_head *)(void *)(c->slots + k * c->stride);
+}
+
+static unsigned char *val(const struct scan *c, size_t k, unsigned v)
+{
+    return c->slots + k * c->stride + WEFT_CACHELINE + v * c->value;
+}
+
+enum { SUM, PREFIX, RUN, ASIDE };
+
 static size_t block_end(const struct scan *c, size_t lo)
 {
     return c->end - lo > c->step ? lo + c->step : c->end;
 }
 
-/* Step 1 for blocks [b, e) of the range form: each from the identity. */
-static void range_sums(size_t b, size_t e, void *p)
+/* Folds block k into its sum: from the identity (range form) or from its
+ * first element (an element scan has no identity, only init). */
+static void block_sum(const struct scan *c, size_t k)
 {
-    struct scan *c = p;
-    for (size_t k = b; k < e; k++) {
-        unsigned char *slot = c->slots + k * c->stride;
-        size_t lo = c->begin + k * c->step;
-        memcpy(slot, c->identity, c->size);
-        c->body(lo, block_end(c, lo), slot, false, c->arg);
+    unsigned char *acc = val(c, k, SUM);
+    size_t lo = c->begin + k * c->step, hi = block_end(c, lo);
+    if (c->body) {
+        memcpy(acc, c->identity, c->size);
+        c->body(lo, hi, acc, false, c->arg);
+        return;
     }
-}
-
-/* Step 3 for blocks [b, e) of the range form: each from its prefix. */
-static void range_final(size_t b, size_t e, void *p)
-{
-    struct scan *c = p;
-    for (size_t k = b; k < e; k++) {
-        size_t lo = c->begin + k * c->step;
-        c->body(lo, block_end(c, lo), c->slots + k * c->stride, true, c->arg);
-    }
-}
-
-/* Step 1 for blocks [b, e) of an element scan: each from its first
- * element (an element scan has no identity, only init). */
-static void elem_sums(size_t b, size_t e, void *p)
-{
-    struct scan *c = p;
     size_t sz = c->size;
-    for (size_t k = b; k < e; k++) {
-        unsigned char *acc = c->slots + k * c->stride;
-        size_t lo = k * c->step, hi = block_end(c, lo);
-        weft__elem_copy(acc, c->in + lo * sz, sz);
-        for (size_t i = lo + 1; i < hi; i++)
-            c->op(acc, c->in + i * sz, c->arg);
-    }
+    weft__elem_copy(acc, c->in + lo * sz, sz);
+    for (size_t i = lo + 1; i < hi; i++)
+        c->op(acc, c->in + i * sz, c->arg);
 }
 
-/* Step 3 for blocks [b, e) of an element scan. An exclusive scan in
- * place keeps in[i] aside before out[i], the same element, is written. */
-static void elem_final(size_t b, size_t e, void *p)
+/* Writes block k's outputs from its prefix. An exclusive scan in place
+ * keeps in[i] aside before out[i], the same element, is written. */
+static void block_final(const struct scan *c, size_t k)
 {
-    struct scan *c = p;
-    size_t sz = c->size;
-    for (size_t k = b; k < e; k++) {
-        unsigned char *acc = c->slots + k * c->stride, *tmp = acc + sz;
-        size_t lo = k * c->step, hi = block_end(c, lo);
-        const unsigned char *in = c->in + lo * sz;
-        unsigned char *out = c->out + lo * sz;
-        if (!c->exclusive) {
-            for (size_t i = lo; i < hi; i++, in += sz, out += sz) {
-                c->op(acc, in, c->arg);
-                weft__elem_copy(out, acc, sz);
-            }
-        } else if (c->in != c->out) {
-            for (size_t i = lo; i < hi; i++, in += sz, out += sz) {
-                weft__elem_copy(out, acc, sz);
-                c->op(acc, in, c->arg);
-            }
-        } else {
-            for (size_t i = lo; i < hi; i++, in += sz, out += sz) {
-                weft__elem_copy(tmp, in, sz);
-                weft__elem_copy(out, acc, sz);
-                c->op(acc, tmp, c->arg);
-            }
+    unsigned char *acc = val(c, k, RUN), *tmp = val(c, k, ASIDE);
+    size_t lo = c->begin + k * c->step, hi = block_end(c, lo), sz = c->size;
+    memcpy(acc, val(c, k, PREFIX), sz);
+    if (c->body) {
+        c->body(lo, hi, acc, true, c->arg);
+        return;
+    }
+    const unsigned char *in = c->in + lo * sz;
+    unsigned char *out = c->out + lo * sz;
+    if (!c->exclusive) {
+        for (size_t i = lo; i < hi; i++, in += sz, out += sz) {
+            c->op(acc, in, c->arg);
+            weft__elem_copy(out, acc, sz);
+        }
+    } else if (c->in != c->out) {
+        for (size_t i = lo; i < hi; i++, in += sz, out += sz) {
+            weft__elem_copy(out, acc, sz);
+            c->op(acc, in, c->arg);
+        }
+    } else {
+        for (size_t i = lo; i < hi; i++, in += sz, out += sz) {
+            weft__elem_copy(tmp, in, sz);
+            weft__elem_copy(out, acc, sz);
+            c->op(acc, tmp, c->arg);
         }
     }
 }
 
-/* Step 2: turns each block's sum into its prefix, starting from first,
- * with the slots nblocks and nblocks + 1 as the running sum and a spare.
- * The last block has no sum (step 1 skips it: nothing comes after it).
- * fold is combine or the element operator (both fold their second
- * argument into their first). */
-static void prefixes(struct scan *c, const void *first, void (*fold)(void *, const void *, void *))
+/* Step 2 for block k + 1: its prefix is block k's prefix folded with
+ * block k's sum. */
+static void next_prefix(const struct scan *c, size_t k)
 {
-    unsigned char *run = c->slots + c->nblocks * c->stride;
-    unsigned char *tmp = run + c->stride;
-    memcpy(run, first, c->size);
-    for (size_t k = 0; k + 1 < c->nblocks; k++) {
-        unsigned char *slot = c->slots + k * c->stride;
-        memcpy(tmp, slot, c->size);
-        memcpy(slot, run, c->size);
-        fold(run, tmp, c->arg);
+    unsigned char *p = val(c, k + 1, PREFIX);
+    memcpy(p, val(c, k, PREFIX), c->size);
+    c->fold(p, val(c, k, SUM), c->arg);
+}
+
+/* Steps 1 and, where it can, 3 for blocks [b, e): each block folds its
+ * sum (the last needs none); if its prefix is in place it writes its
+ * outputs at once, while its input is still in the cache, and puts the
+ * next block's prefix in place. */
+static void first_pass(size_t b, size_t e, void *p)
+{
+    struct scan *c = p;
+    for (size_t k = b; k < e; k++) {
+        if (k + 1 < c->nblocks)
+            block_sum(c, k);
+        if (k > 0 && !atomic_load_explicit(&head(c, k)->ready, memory_order_acquire))   /* acquire: pairs with the release below, from block k - 1 */
+            continue;   /* left to the second pass */
+        block_final(c, k);
+        head(c, k)->done = true;
+        if (k + 1 < c->nblocks) {
+            next_prefix(c, k);
+            atomic_store_explicit(&head(c, k + 1)->ready, 1, memory_order_release);   /* release: publishes the prefix */
+        }
     }
-    memcpy(c->slots + (c->nblocks - 1) * c->stride, run, c->size);
+}
+
+/* Step 3 for the blocks [b, e) the first pass left. */
+static void second_pass(size_t b, size_t e, void *p)
+{
+    struct scan *c = p;
+    for (size_t k = b; k < e; k++)
+        if (!head(c, k)->done)
+            block_final(c, k);
 }
 
 /* Fixes c's blocks from the length and the grain: grain-sized blocks,
@@ -254,28 +285,42 @@ static void plan(struct scan *c, size_t n, size_t grain)
     c->nblocks = weft__div_up(n, step);
 }
 
-/* Runs the three steps, slots from the caller's frame or s's scratch;
- * first is step 2's starting value; sum (if not NULL) receives the whole
- * fold. */
-static int scan_run(weft_sched *s, struct scan *c, size_t slot_bytes, const void *first,
-                    void (*fold)(void *, const void *, void *), weft_range_fn sums,
-                    weft_range_fn final, void *sum)
+/* Runs the scan, slots from the caller's frame or s's scratch; sum (if
+ * not NULL) receives the whole fold. Fails only before the first pass
+ * has written anything (its loop runs every chunk or none). */
+static int scan_run(weft_sched *s, struct scan *c, void *sum)
 {
-    c->stride = (slot_bytes + WEFT_CACHELINE - 1) & ~(size_t)(WEFT_CACHELINE - 1);
-    if (c->stride < slot_bytes || c->nblocks + 2 > SIZE_MAX / c->stride)
+    c->value = (c->size + 15) & ~(size_t)15;   /* each value aligned as malloc's */
+    if (c->value < c->size || c->value > (SIZE_MAX - WEFT_CACHELINE) / 8)
         return WEFT_ENOMEM;
-    size_t bytes = (c->nblocks + 2) * c->stride, cap = 0;
+    c->stride = (WEFT_CACHELINE + 4 * c->value + WEFT_CACHELINE - 1) & ~(size_t)(WEFT_CACHELINE - 1);
+    if (c->nblocks > SIZE_MAX / c->stride)
+        return WEFT_ENOMEM;
+    size_t bytes = c->nblocks * c->stride, cap = 0;
     _Alignas(WEFT_CACHELINE) unsigned char local[WEFT__ALGO_STACK];
     c->slots = local;
     if (bytes > sizeof local && !(c->slots = weft__scratch_get(s, bytes, &cap)))
         return WEFT_ENOMEM;
-    int rc = c->nblocks > 1 ? weft_parallel_for(s, 0, c->nblocks - 1, 1, sums, c) : WEFT_OK;
-    if (rc == WEFT_OK) {
-        prefixes(c, first, fold);
-        rc = weft_parallel_for(s, 0, c->nblocks, 1, final, c);
+    for (size_t k = 0; k < c->nblocks; k++) {
+        atomic_init(&head(c, k)->ready, 0);
+        head(c, k)->done = false;
     }
-    if (rc == WEFT_OK && sum)   /* the last block's running sum: the last output's value */
-        memmove(sum, c->slots + (c->nblocks - 1) * c->stride, c->size);
+    memcpy(val(c, 0, PREFIX), c->first, c->size);
+    int rc = weft_parallel_for(s, 0, c->nblocks, 1, first_pass, c);
+    if (rc == WEFT_OK) {
+        /* Every block's sum is in place now (the loop's wait carries
+         * them): the prefixes the first pass did not reach, in order. */
+        bool left = false;
+        for (size_t k = 0; k + 1 < c->nblocks; k++)
+            if (!atomic_load_explicit(&head(c, k + 1)->ready, memory_order_relaxed)) {   /* relaxed: the loop's wait ordered every store */
+                next_prefix(c, k);
+                left = true;
+            }
+        if (left)
+            weft__run_all(s, c->nblocks, second_pass, c);   /* outputs are being written: may not fail */
+        if (sum)   /* the last block's running sum: the last output's value */
+            memmove(sum, val(c, c->nblocks - 1, RUN), c->size);
+    }
     if (c->slots != local)
         weft__scratch_put(s, c->slots, cap);
     return rc;
@@ -291,10 +336,10 @@ int weft_parallel_scan(weft_sched *s, size_t begin, size_t end, size_t grain,
         memmove(sum, identity, sum_size);
         return WEFT_OK;
     }
-    struct scan c = { .begin = begin, .end = end, .size = sum_size, .body = body,
-                      .combine = combine, .identity = identity, .arg = arg };
+    struct scan c = { .begin = begin, .end = end, .size = sum_size, .first = identity, .fold = combine,
+                      .body = body, .identity = identity, .arg = arg };
     plan(&c, end - begin, grain);
-    return scan_run(s, &c, sum_size, identity, combine, range_sums, range_final, sum);
+    return scan_run(s, &c, sum);
 }
 
 static int elem_scan(weft_sched *s, void *out, const void *in, size_t count, size_t size,
@@ -306,14 +351,10 @@ static int elem_scan(weft_sched *s, void *out, const void *in, size_t count, siz
         return WEFT_EINVAL;
     if (count == 0)
         return WEFT_OK;
-    if (size > SIZE_MAX / 2)
-        return WEFT_ENOMEM;
-    struct scan c = { .begin = 0, .end = count, .size = size, .out = out, .in = in,
-                      .op = op, .exclusive = exclusive, .arg = arg };
+    struct scan c = { .begin = 0, .end = count, .size = size, .first = init, .fold = op,
+                      .out = out, .in = in, .op = op, .exclusive = exclusive, .arg = arg };
     plan(&c, count, grain);
-    /* A slot holds the running sum and, for an exclusive scan in place,
-     * the element kept aside. */
-    return scan_run(s, &c, 2 * size, init, op, elem_sums, elem_final, NULL);
+    return scan_run(s, &c, NULL);
 }
 
 int weft_parallel_scan_inclusive(weft_sched *s, void *out, const void *in, size_t count,
