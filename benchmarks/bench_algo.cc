@@ -13,6 +13,10 @@
 //   scan        inclusive prefix sum of doubles
 //   sort        uint64 keys from a seeded generator, ascending
 //
+// The two libraries' scans share one body (scan_range): in order when it
+// writes outputs, in four partial sums when it only folds, as a scan's
+// contract allows (oneTBB's pre_scan, weft's final == false).
+//
 // Cases: seq (a plain loop; std::inclusive_scan's left fold; std::sort,
 // its comparison inlined); qsort (sort only: C's qsort, a comparison
 // called through a pointer as weft's is); std_stable (std::stable_sort);
@@ -157,20 +161,32 @@ void bench_transform(benchmark::State &st, const Run &run)
 
 // ---- scan ---------------------------------------------------------------------------
 
+// The fold of x[b, e) onto acc, as both libraries' scan bodies call it:
+// with outputs (final), in order; without, in four interleaved partial
+// sums (a fixed grouping: the result is still the same on every run),
+// so that the pass that only sums is not one chain of dependent adds.
+double scan_range(const double *x, double *y, size_t b, size_t e, double acc, bool final)
+{
+    if (final) {
+        for (size_t i = b; i < e; i++)
+            y[i] = acc += x[i];
+        return acc;
+    }
+    double p[4] = {0, 0, 0, 0};
+    size_t i = b;
+    for (; i + 4 <= e; i += 4)
+        for (int k = 0; k < 4; k++)
+            p[k] += x[i + k];
+    for (; i < e; i++)
+        p[0] += x[i];
+    return acc + ((p[0] + p[1]) + (p[2] + p[3]));
+}
+
 void scan_body(size_t b, size_t e, void *sum, bool final, void *arg)
 {
     Data *d = static_cast<Data *>(arg);
-    double acc = *static_cast<double *>(sum);
-    const double *x = d->x.data();
-    if (final) {
-        double *y = d->y.data();
-        for (size_t i = b; i < e; i++)
-            y[i] = acc += x[i];
-    } else {
-        for (size_t i = b; i < e; i++)
-            acc += x[i];
-    }
-    *static_cast<double *>(sum) = acc;
+    double *acc = static_cast<double *>(sum);
+    *acc = scan_range(d->x.data(), d->y.data(), b, e, *acc, final);
 }
 
 void add_double(void *into, const void *from, void *)
@@ -277,14 +293,7 @@ void register_all()
                 tbb::parallel_scan(
                     tbb::blocked_range<size_t>(0, kN), 0.0,
                     [&](const tbb::blocked_range<size_t> &r, double acc, bool final) {
-                        const double *x = d.x.data();
-                        double *y = d.y.data();
-                        for (size_t i = r.begin(); i < r.end(); i++) {
-                            acc += x[i];
-                            if (final)
-                                y[i] = acc;
-                        }
-                        return acc;
+                        return scan_range(d.x.data(), d.y.data(), r.begin(), r.end(), acc, final);
                     },
                     [](double a, double b) { return a + b; });
             });

@@ -83,11 +83,11 @@ typedef void (*weft_scan_fn)(size_t begin, size_t end, void *sum, bool final, vo
 typedef void (*weft_op_fn)(void *acc, const void *elem, void *arg);
 
 /** Scans [begin, end) in blocks fixed by the range and the grain alone
- * (grain 0: about 1024 blocks): body folds each block from identity
- * (final false), combine folds the block sums in order, then body runs
- * each block again from its prefix (final true). sum (sum_size bytes)
- * receives the fold of the whole range; begin == end copies identity
- * to it. The same result at every worker count, floating point
+ * (grain 0: about 1024 blocks): body folds each block but the last from
+ * identity (final false), combine folds those sums in order into each
+ * block's prefix, and body runs each block from its prefix (final true).
+ * sum (sum_size bytes) receives the fold of the whole range (the last
+ * output's value); begin == end copies identity to it. The same result at every worker count, floating point
  * included. Returns WEFT_OK, WEFT_EINVAL (a pointer NULL, sum_size 0,
  * begin > end), WEFT_ENOMEM (no memory for the block sums: no body
  * ran), WEFT_ESHUTDOWN (as parallel_for: no body ran).

@@ -45,6 +45,14 @@ static inline void weft__elem_swap(void *a, void *b, size_t size)
         memcpy(b, &t, 8);
         return;
     }
+    if (size == 4) {
+        uint32_t t, u;
+        memcpy(&t, a, 4);
+        memcpy(&u, b, 4);
+        memcpy(a, &u, 4);
+        memcpy(b, &t, 4);
+        return;
+    }
     unsigned char *p = a, *q = b;
     unsigned char t[64];
     while (size) {

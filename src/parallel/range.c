@@ -311,11 +311,13 @@ static int scan_run(weft_sched *s, struct scan *c, void *sum)
         /* Every block's sum is in place now (the loop's wait carries
          * them): the prefixes the first pass did not reach, in order. */
         bool left = false;
-        for (size_t k = 0; k + 1 < c->nblocks; k++)
-            if (!atomic_load_explicit(&head(c, k + 1)->ready, memory_order_relaxed)) {   /* relaxed: the loop's wait ordered every store */
+        for (size_t k = 0; k < c->nblocks; k++) {
+            /* A block may have missed a prefix put in place after it
+             * looked: it is left too, its prefix already there. */
+            left |= !head(c, k)->done;
+            if (k + 1 < c->nblocks && !atomic_load_explicit(&head(c, k + 1)->ready, memory_order_relaxed))   /* relaxed: the loop's wait ordered every store */
                 next_prefix(c, k);
-                left = true;
-            }
+        }
         if (left)
             weft__run_all(s, c->nblocks, second_pass, c);   /* outputs are being written: may not fail */
         if (sum)   /* the last block's running sum: the last output's value */

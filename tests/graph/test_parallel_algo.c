@@ -494,3 +494,65 @@ WT_TEST(parallel_algo, blocks_waiting_on_earlier_blocks, .timeout = 300)
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
     }
 }
+
+/* ---- a scan block that finds its prefix late ---------------------------------- */
+
+/* Two blocks of one iteration. Block 0's outputs wait for a task it
+ * spawns: with one thread running everything (one worker under a task,
+ * or a bound thread without workers) block 1, queued when block 0's
+ * fiber blocks, runs first (the newest work runs first), finds no prefix
+ * and is left for later; the task then lets block 0 put the prefix in
+ * place. The last block must still be finished. */
+struct late {
+    weft_sched *s;
+    weft_event go;
+    weft_waitgroup set;
+    uint64_t out[2];
+};
+
+static void late_go(void *arg)
+{
+    struct late *l = arg;
+    weft_event_signal(&l->go);
+    weft_waitgroup_done(&l->set);
+}
+
+static void late_body(size_t b, size_t e, void *sum, bool final, void *arg)
+{
+    struct late *l = arg;
+    if (b == 0 && final) {
+        WT_ASSERT_EQ(weft_spawn(l->s, late_go, l), WEFT_OK);
+        WT_ASSERT_EQ(weft_event_wait(&l->go), WEFT_OK);
+    }
+    for (size_t i = b; i < e; i++) {
+        *(uint64_t *)sum += i + 1;
+        if (final)
+            l->out[i] = *(uint64_t *)sum;
+    }
+}
+
+static void check_late(weft_sched *s, void *ctx)
+{
+    (void)ctx;
+    struct late l = { .s = s, .out = { 0, 0 } };
+    weft_event_init(&l.go, true, false);
+    weft_waitgroup_init(&l.set, 1);
+    uint64_t sum = 0, zero = 0;
+    WT_ASSERT_EQ(weft_parallel_scan(s, 0, 2, 1, &sum, 8, &zero, late_body, combine_u64, &l), WEFT_OK);
+    WT_ASSERT_EQ(sum, 3);
+    WT_ASSERT(l.out[0] == 1 && l.out[1] == 3, "outputs %llu %llu, want 1 3",
+              (unsigned long long)l.out[0], (unsigned long long)l.out[1]);
+    WT_ASSERT_EQ(weft_waitgroup_wait(&l.set), WEFT_OK);
+    weft_waitgroup_destroy(&l.set);
+    weft_event_destroy(&l.go);
+}
+
+WT_TEST(parallel_algo, scan_block_that_finds_its_prefix_late, .timeout = 120)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = make_sched(w);
+        for (int k = CALL_TASK; k < CALL_KINDS; k++)   /* a plain thread without workers runs no task while a block waits */
+            run_as(s, (enum caller)k, check_late, NULL);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
