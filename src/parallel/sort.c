@@ -24,6 +24,14 @@
  * (weft__run_all); weft_parallel_sort therefore never fails on valid
  * input.
  *
+ * A thread outside the scheduler runs a loop's chunks but no other work
+ * while it waits, so in nested splits it would sort only the leftmost
+ * path and then wait. Called from such a thread (with a CPU spare for
+ * it, beside workers), the sort starts flat instead (flat_sort): the
+ * caller splits the input into twice as many pieces as threads, then
+ * runs them as one loop, sorting its own pieces sequentially while the
+ * workers split theirs further.
+ *
  * The merge sort. The input is cut into a power of two of leaves, at
  * least twice as many as the threads that may run them, each at least
  * STABLE_LEAF_MIN elements. Each leaf is sorted sequentially (runs of STABLE_RUN sorted
@@ -219,6 +227,69 @@ static void par_sort(const sorter *q, unsigned char *base, size_t n, unsigned de
     weft__run_all(q->s, 2, sides_chunk, &sd);
 }
 
+/* Is the calling thread outside s (neither a worker nor a bound thread
+ * of it)? Such a thread runs a loop's chunks but no other work while it
+ * waits, so a loop it nests inside its own chunk keeps it busy only for
+ * that loop's first chunk. */
+static bool outside(weft_sched *s)
+{
+    weft__worker *w = weft__tls_worker;
+    return !w || weft__worker_sched(w) != s;
+}
+
+/* Pieces an outside caller cuts the input into before they run. */
+#define SORT_FLAT_MAX 64
+
+/* The flat start of an outside caller's sort: its pieces, each split off
+ * on the caller, run as one loop. */
+struct flat {
+    const sorter *q;
+    unsigned char *base[SORT_FLAT_MAX];
+    size_t n[SORT_FLAT_MAX];
+    unsigned depth[SORT_FLAT_MAX];
+};
+
+/* A piece run on the outside caller is sorted there sequentially (see
+ * outside); on a worker it splits again in parallel. */
+static void flat_chunk(size_t b, size_t e, void *p)
+{
+    struct flat *f = p;
+    for (size_t k = b; k < e; k++) {
+        if (outside(f->q->s))
+            intro_sort(f->q, f->base[k], f->n[k], f->depth[k]);
+        else
+            par_sort(f->q, f->base[k], f->n[k], f->depth[k], SORT_PAR_DEPTH);
+    }
+}
+
+/* Called from outside s beside workers, with a CPU spare for the caller
+ * (so that it runs chunks): splits the largest piece on the caller until
+ * there are twice as many pieces as threads, then runs them as one loop,
+ * the caller taking its share as in any loop. The splits before the loop
+ * are sequential: log2 of the piece count passes over the input. */
+static void flat_sort(const sorter *q, unsigned char *base, size_t count, unsigned depth)
+{
+    struct flat f = { .q = q, .base = { base }, .n = { count }, .depth = { depth } };
+    size_t np = 1, want = 2 * ((size_t)weft__sched_workers(q->s) + 1);
+    if (want > SORT_FLAT_MAX)
+        want = SORT_FLAT_MAX;
+    while (np < want) {
+        size_t big = 0;
+        for (size_t k = 1; k < np; k++)
+            if (f.n[k] > f.n[big])
+                big = k;
+        if (f.n[big] < SORT_PAR_MIN || f.depth[big] == 0)
+            break;
+        size_t p = split(q, f.base[big], f.n[big]);
+        f.base[np] = at(q, f.base[big], p + 1);
+        f.n[np] = f.n[big] - p - 1;
+        f.n[big] = p;
+        f.depth[np] = --f.depth[big];
+        np++;
+    }
+    weft__run_all(q->s, np, flat_chunk, &f);
+}
+
 int weft_parallel_sort(weft_sched *s, void *base, size_t count, size_t size,
                        weft_cmp_fn cmp, void *arg)
 {
@@ -227,7 +298,11 @@ int weft_parallel_sort(weft_sched *s, void *base, size_t count, size_t size,
     if (count < 2)
         return WEFT_OK;
     sorter q = { .s = s, .size = size, .cmp = cmp, .arg = arg };
-    par_sort(&q, base, count, 2 * log2_floor(count), SORT_PAR_DEPTH);
+    unsigned depth = 2 * log2_floor(count);
+    if (count >= SORT_PAR_MIN && weft__sched_workers(s) > 0 && weft__sched_spare_cpu(s) && outside(s))
+        flat_sort(&q, base, count, depth);
+    else
+        par_sort(&q, base, count, depth, SORT_PAR_DEPTH);
     return WEFT_OK;
 }
 
