@@ -51,7 +51,8 @@
  *             fetch_sub, which cannot reach zero (the holder's own piece
  *             still counts; its piece_end, acq_rel, carries the writes).
  *   share     an outside caller's chunks [lo, hi) in one word; the caller
- *             takes from the front and helpers from the back, each chunk
+ *             takes from the front and helpers from the back (the share's
+ *             first chunk is the caller's before the word is set), each chunk
  *             by one CAS (relaxed: it only splits indices; a helper's
  *             writes reach the caller through pending and done).
  */
@@ -304,9 +305,10 @@ static bool loop_finished(void *ctx)
  * another scheduler's). With no workers it runs every chunk itself, in
  * order. With a CPU spare for it (fewer
  * workers than CPUs), it runs a share of the chunks, 1/(workers + 1) of
- * them, from the front, while the workers take the rest as a root piece;
- * helpers queued after the root take chunks from the back of the share
- * once the workers have nothing else, so a slow share balances too.
+ * them, from the front (the first one its own from the start), while
+ * the workers take the rest as a root piece; helpers queued after the
+ * root take chunks from the back of the share once the workers have
+ * nothing else, so a slow share balances too.
  * Otherwise it queues everything and sleeps: running beside every worker
  * would leave one of them without a CPU in the middle of a chunk. */
 static int loop_outside(weft__loop *l, size_t nchunks)
@@ -337,11 +339,15 @@ static int loop_outside(weft__loop *l, size_t nchunks)
         return WEFT_ENOMEM;
     weft__task *helper[WEFT__SHARE_HELPERS];
     unsigned nh = 0, want = nw < WEFT__SHARE_HELPERS ? nw : WEFT__SHARE_HELPERS;
-    if (want > mine)
-        want = (unsigned)mine;
+    /* The caller's first chunk is its own from the start: a helper that
+     * ran before the caller got to its share could otherwise take every
+     * chunk of a small one (a loop of two chunks ran on one thread). The
+     * helpers share the rest. */
+    if (want > (mine ? mine - 1 : 0))
+        want = mine ? (unsigned)(mine - 1) : 0;
     while (nh < want && (helper[nh] = weft__task_alloc(s, NULL)) != NULL)
         nh++;   /* fewer helpers only balance less */
-    atomic_init(&l->share, SHARE(0, mine));
+    atomic_init(&l->share, SHARE(mine ? 1 : 0, mine));
     atomic_store_explicit(&l->pending, 1 + nh, memory_order_relaxed);   /* relaxed: the submits publish it */
     set_piece(root, piece_task, l, mine, nchunks, NULL);
     int rc = weft__submit_external(s, root, WEFT_HINT_NONE);
@@ -359,6 +365,8 @@ static int loop_outside(weft__loop *l, size_t nchunks)
         }
     }
     size_t k;
+    if (mine)
+        run_chunks(l, 0, 1);
     while (share_take(l, true, &k))
         run_chunks(l, k, k + 1);
     /* A short loop ends before a sleeping caller would be woken. */
