@@ -373,6 +373,55 @@ WT_TEST(io_calls, closed_behind_back_and_reused, .timeout = 120)
     }
 }
 
+/* The same, but the first wait on the reused number has no timeout of
+ * its own: it must still end (a parked wait looks again within a second,
+ * fdreg.c), and read what was written meanwhile. The write comes from a
+ * task that sleeps first, so that the wait has usually parked by then;
+ * either order must give 'u'. */
+static int bu_fd[2], bu_new[2];
+
+static void bu_late(void *arg)
+{
+    (void)arg;
+    weft_sleep(50 * MS);
+    WT_ASSERT_EQ(write(bu_new[1], "u", 1), 1);
+}
+
+static void bu_body(void *arg)
+{
+    char c;
+    WT_ASSERT_EQ(weft_fd_read_for(bu_fd[0], &c, 1, MS), WEFT_ETIMEDOUT);   /* registers it */
+    int num = bu_fd[0];
+    close(num);
+    make_pipe(bu_new);
+    if (bu_new[0] != num) {
+        WT_ASSERT_EQ(dup3(bu_new[0], num, O_CLOEXEC), num);
+        close(bu_new[0]);
+        bu_new[0] = num;
+    }
+    WT_ASSERT_EQ(weft_spawn((weft_sched *)arg, bu_late, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_fd_read_for(num, &c, 1, UINT64_MAX), 1);
+    WT_ASSERT_EQ(c, 'u');
+}
+
+WT_TEST(io_calls, closed_behind_back_untimed_wait_ends, .timeout = 120)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2) {
+        make_pipe(bu_fd);
+        weft_sched *s = make_sched(w);
+        if (w == 0)
+            WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
+        WT_ASSERT_EQ(weft_spawn(s, bu_body, s), WEFT_OK);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
+        if (w == 0)
+            weft_sched_unbind();
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+        close(bu_fd[1]);
+        WT_ASSERT_EQ(weft_fd_close(bu_new[0]), WEFT_OK);
+        close(bu_new[1]);
+    }
+}
+
 /* ---- timeouts racing readiness -------------------------------------------------- */
 
 #define RACE_ROUNDS 300
