@@ -39,6 +39,7 @@
 #include "weft/cpp/task.hpp"
 #include "weft/cpp/subflow.hpp"
 #include "weft/cpp/graph.hpp"
+#include "weft/cpp/flow.hpp"
 #include "weft/cpp/parallel.hpp"
 
 #endif /* WEFT_HPP */

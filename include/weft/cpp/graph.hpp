@@ -106,6 +106,24 @@ public:
         return task(t, st_.get());
     }
 
+    /** A pipeline task: it runs pl (a weft::pipeline) on the scheduler
+     * running this graph (weft_graph_add_pipeline), and fails with its
+     * code (EBUSY: pl was running). pl must outlive every run of this
+     * graph; an exception of a stage stops pl and is kept in it
+     * (pl.exception()), the task does not fail by it. */
+    template <class PL, class = decltype(std::declval<PL &>().num_tokens())>
+    task composed_of(PL &pl) noexcept
+    {
+        if (!st_)
+            return {};
+        weft_task *t = weft_graph_add_pipeline(st_->g, pl.native_handle());
+        if (!t) {
+            st_->note(!pl.native_handle() ? WEFT_EINVAL : st_->add_failure());
+            return {};
+        }
+        return task(t, st_.get());
+    }
+
     /** The first failed build call's code (0: none), and clearing it. */
     std::error_code build_error() const noexcept
     {
