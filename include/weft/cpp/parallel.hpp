@@ -16,9 +16,11 @@
 #include "base.hpp"
 #include "sched.hpp"
 
+#include <array>
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <vector>
 
 namespace weft {
 
@@ -215,6 +217,16 @@ inline bool count_of(It first, It last, std::size_t &n) noexcept
 template <class It>
 using diff_t = typename std::iterator_traits<It>::difference_type;
 
+/* Iterators known to walk one array (C++17 cannot ask an iterator). */
+template <class It, class = void>
+struct contiguous : std::is_pointer<It> {};
+template <class It>
+struct contiguous<It, std::enable_if_t<!std::is_pointer_v<It>, std::void_t<typename std::iterator_traits<It>::value_type>>>
+    : std::bool_constant<std::is_same_v<It, typename std::vector<typename std::iterator_traits<It>::value_type>::iterator> ||
+                         std::is_same_v<It, typename std::array<typename std::iterator_traits<It>::value_type, 1>::iterator>> {};
+template <class It>
+inline constexpr bool contiguous_v = contiguous<It>::value;
+
 /* A scan's running value: "nothing yet" is the identity, so no neutral
  * element is asked of the caller. */
 template <class T>
@@ -346,7 +358,8 @@ template <class It, class Comp>
 inline std::error_code sort(scheduler_ref s, It first, It last, Comp &comp, bool stable)
 {
     using T = typename std::iterator_traits<It>::value_type;
-    static_assert(random_access_v<It>, "weft: a sort takes random access iterators");
+    static_assert(contiguous_v<It>, "weft: a sort takes one array: pointers, or std::vector or std::array "
+                                    "iterators (pass &*first, &*first + n for another contiguous range)");
     static_assert(std::is_trivially_copyable_v<T>, "weft: a sort moves elements as bytes: T must be trivially copyable");
     std::size_t n;
     if (!count_of(first, last, n))
@@ -354,8 +367,6 @@ inline std::error_code sort(scheduler_ref s, It first, It last, Comp &comp, bool
     if (n < 2)
         return {};
     T *base = std::addressof(*first);
-    if (std::addressof(*(last - 1)) != base + (n - 1))   /* not one array (a deque's blocks) */
-        return make_error_code(errc::einval);
     sort_ctx<T, Comp> c(&comp);
     int rc = stable ? weft_parallel_sort_stable(s.get(), base, n, sizeof(T), nullptr, &decltype(c)::cmp, &c)
                     : weft_parallel_sort(s.get(), base, n, sizeof(T), &decltype(c)::cmp, &c);
@@ -440,8 +451,8 @@ template <class It, class Out, class T, class Op>
 
 /** Sorts [first, last) by comp(a, b) (a before b; default <), in place
  * (weft_parallel_sort: equal elements in no set order). The elements
- * must be one array (pointers, vector or array iterators: else EINVAL)
- * of a trivially copyable type (moved as bytes). comp's exception is
+ * must be one array (pointers, std::vector or std::array iterators: a
+ * static_assert says so) of a trivially copyable type (moved as bytes). comp's exception is
  * thrown again here (the order is then unspecified).
  * Callable from: any thread (a task's fiber waits). */
 template <class It, class Comp = std::less<>>
