@@ -248,4 +248,29 @@ CPP_TEST(run_queued_and_run_while)
     }
 }
 
+/* A subflow's small callables come from the block pool: visits stop
+ * allocating once the pool has grown to the work (bounded rounds). */
+CPP_TEST(subflow_pool_steady_state)
+{
+    for (unsigned w : {0u, 1u, 2u}) {
+        env e(w);
+        weft::graph g;
+        std::atomic<long> n{0};
+        g.emplace([&](weft::subflow &sf) {
+            for (int i = 0; i < 200; i++)
+                sf.emplace([&n, i] { n += i; });
+        });
+        int quiet_round = -1;
+        for (int round = 0; round < 30 && quiet_round < 0; round++) {
+            std::uint64_t before = weft::detail::pool_global().made.load();
+            CHECK(!e.s.run(g));
+            CHECK(!g.wait());
+            if (round > 0 && weft::detail::pool_global().made.load() == before)
+                quiet_round = round;
+        }
+        CHECK(quiet_round > 0);
+        CHECK(n.load() > 0);
+    }
+}
+
 CPP_TEST_MAIN
