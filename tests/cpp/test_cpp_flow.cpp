@@ -123,6 +123,15 @@ CPP_TEST(pipeline_serial_parallel_lines)
                 in_order = order[i] == 2 * i;
             CHECK(in_order);
         }
+        std::atomic<long> made{0}, gone{0};
+        {
+            lives l(&made, &gone);   /* a stage's callable lives in the pipeline, once */
+            weft::pipeline one(1, weft::pipe(weft::pipe_type::serial, [l](weft::pipeflow &pf) { pf.stop(); }));
+            CHECK(!one.run(e.s));
+            CHECK_EQ(one.num_tokens(), 0);
+        }
+        CHECK(made.load() >= 2);
+        CHECK_EQ(made.load(), gone.load());
         weft::pipeline bad(2, weft::pipe(weft::pipe_type::parallel, [](weft::pipeflow &) {}));
         CHECK(bad.error() == weft::errc::einval);
         CHECK(bad.run(e.s) == weft::errc::einval);

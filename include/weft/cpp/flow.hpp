@@ -267,7 +267,6 @@ auto dependent_async(scheduler_ref s, F &&f, const P &...preds)
     for (std::size_t i = 0; i < sizeof...(P); i++) {
         if (!pv[i]) {   /* an empty handle: its spawn failed */
             b->fn()->~D();
-            b->has = false;
             detail::box_destroy<B>(b);
             out.err_ = WEFT_EINVAL;
             return out;
