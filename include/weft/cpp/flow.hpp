@@ -46,6 +46,7 @@ struct async_box_base {
     void (*destroy)(async_box_base *) noexcept = nullptr;
     void drop() noexcept
     {
+        /* acq_rel: each owner's uses happen before the last one's destroy */
         if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
             destroy(this);
     }
@@ -392,7 +393,7 @@ public:
     {
         if (err_)
             return error();
-        thrown_.store(false, std::memory_order_relaxed);
+        thrown_.store(false, std::memory_order_relaxed);   /* no stage runs now; the run's start publishes it */
         ex_ = nullptr;
         int rc = weft_pipeline_run(s.get(), pl_);
 #if WEFT_CPP_EXCEPTIONS
@@ -425,7 +426,7 @@ private:
         try {
             std::get<I>(self->stages_).f(p);
         } catch (...) {
-            if (!self->thrown_.exchange(true, std::memory_order_acq_rel))
+            if (!self->thrown_.exchange(true, std::memory_order_acq_rel))   /* the first wins; run()'s return orders ex_ */
                 self->ex_ = std::current_exception();
             p.stop();
         }
@@ -487,7 +488,7 @@ public:
                 try {
                     m->f();
                 } catch (...) {
-                    if (!m->g->thrown_.exchange(true, std::memory_order_acq_rel))
+                    if (!m->g->thrown_.exchange(true, std::memory_order_acq_rel))   /* the first wins; join()'s return orders ex_ */
                         m->g->ex_ = std::current_exception();
                 }
 #else
@@ -514,10 +515,10 @@ public:
             return error();
         int rc = weft_group_join(&gr_);
 #if WEFT_CPP_EXCEPTIONS
-        if (thrown_.load(std::memory_order_acquire) && rc != WEFT_ENOMEM) {
+        if (thrown_.load(std::memory_order_acquire) && rc != WEFT_ENOMEM) {   /* the join already ordered every member before */
             std::exception_ptr e = ex_;
             ex_ = nullptr;
-            thrown_.store(false, std::memory_order_relaxed);
+            thrown_.store(false, std::memory_order_relaxed);   /* no member runs now */
             std::rethrow_exception(e);
         }
 #endif

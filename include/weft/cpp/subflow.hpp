@@ -41,7 +41,7 @@ struct sub_root {
     void keep_current() noexcept
     {
 #if WEFT_CPP_EXCEPTIONS
-        if (!thrown.exchange(true, std::memory_order_acq_rel))   /* the first wins */
+        if (!thrown.exchange(true, std::memory_order_acq_rel))   /* the first wins; the run's end orders ex for exception() */
             ex = std::current_exception();
 #endif
     }
@@ -64,14 +64,15 @@ struct subflow_state : error_sink {
 
     void push(sub_node *n) noexcept
     {
-        n->next = nodes.load(std::memory_order_relaxed);
+        n->next = nodes.load(std::memory_order_relaxed);   /* a guess; the CAS checks it */
+        /* release: publish the node; pairs with acquire in clear() */
         while (!nodes.compare_exchange_weak(n->next, n, std::memory_order_release, std::memory_order_relaxed)) {
         }
     }
     /* The previous visit's sub-graph has ended: its callables go. */
     void clear() noexcept
     {
-        sub_node *n = nodes.exchange(nullptr, std::memory_order_acquire);
+        sub_node *n = nodes.exchange(nullptr, std::memory_order_acquire);   /* pairs with release in push() */
         while (n) {
             sub_node *next = n->next;
             n->drop(n);
@@ -338,7 +339,7 @@ void graph_subflow_entry(weft_subflow *sf, void *arg) noexcept
 {
     auto *h = static_cast<sf_holder<F> *>(arg);
     h->st.clear();
-    h->root.thrown.store(false, std::memory_order_relaxed);
+    h->root.thrown.store(false, std::memory_order_relaxed);   /* no task under it runs now */
     h->root.ex = nullptr;
     run_subflow(h->f, sf, h->st);
 }
