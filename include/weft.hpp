@@ -2,9 +2,11 @@
  * weft.hpp: weft's C++ face, header-only, C++17, over the C API of
  * weft.h (which it includes): schedulers and graphs with RAII, tasks from
  * any callable (small captures stored without allocation), precede and
- * succeed, conditions, modules, runs, priorities and pins, the sync
+ * succeed, conditions and multi-conditions, modules, subflows, runs, priorities and pins, the sync
  * primitives and a typed channel, parallel loops on iterators, waits for
- * descriptors and children, blocking calls.
+ * descriptors and children, blocking calls, dependent async tasks with
+ * futures, pipelines, task groups, and transform, scans, sorts and
+ * find_if on iterators.
  *
  * Errors are codes, as in C: every call that can fail returns a
  * std::error_code in weft's category (weft::errc, weft::category()), the
@@ -21,7 +23,10 @@
  * durations, config, how callables are stored), sched (schedulers,
  * binding, spawn, the calling thread's calls, descriptor and child
  * waits), sync (event, mutex, condition variable, wait group, semaphore,
- * channel<T>), graph (tasks and graphs), parallel (loops and reduce).
+ * channel<T>), task and subflow (what graph tasks and subflows share,
+ * and subflows), graph (graphs and their runs), flow (dependent async,
+ * pipelines, task groups), parallel (loops, reduce, transform, scans,
+ * sorts, find_if).
  */
 #ifndef WEFT_HPP
 #define WEFT_HPP
@@ -31,7 +36,10 @@
 #include "weft/cpp/base.hpp"
 #include "weft/cpp/sched.hpp"
 #include "weft/cpp/sync.hpp"
+#include "weft/cpp/task.hpp"
+#include "weft/cpp/subflow.hpp"
 #include "weft/cpp/graph.hpp"
+#include "weft/cpp/flow.hpp"
 #include "weft/cpp/parallel.hpp"
 
 #endif /* WEFT_HPP */

@@ -49,4 +49,51 @@ CPP_TEST(noexc_spawn_graph_loops)
     }
 }
 
+CPP_TEST(noexc_dynamic_flow_algorithms)
+{
+    for (unsigned w : WORKERS) {
+        env e(w);
+        weft::graph g;
+        std::atomic<int> n{0};
+        g.emplace([&](weft::subflow &sf) {
+            weft::task m = sf.emplace([] { return weft::branches{0, 1}; });
+            m.precede(sf.emplace([&] { n += 1; }), sf.emplace([&] { n += 2; }));
+        });
+        CHECK(!e.s.run(g));
+        CHECK(!g.wait());
+        CHECK_EQ(n.load(), 3);
+
+        auto a = weft::dependent_async(e.s, [] { return 20; });
+        auto b = weft::dependent_async(e.s, [&] { return *a.result() + 1; }, a);
+        CHECK(!b.wait());
+        CHECK_EQ(*b.result(), 21);
+
+        long total = 0;
+        weft::pipeline pl(2, weft::pipe(weft::pipe_type::serial, [](weft::pipeflow &pf) {
+                              if (pf.token() == 10)
+                                  pf.stop();
+                          }),
+                          weft::pipe(weft::pipe_type::serial, [&](weft::pipeflow &pf) { total += long(pf.token()); }));
+        CHECK(!pl.run(e.s));
+        CHECK_EQ(total, 45);
+
+        weft::task_group tg(e.s);
+        CHECK(!tg.spawn([&] { n += 10; }));
+        CHECK(!tg.join());
+        CHECK_EQ(n.load(), 13);
+
+        std::vector<int> v(3000), o(3000);
+        for (std::size_t i = 0; i < v.size(); i++)
+            v[i] = int(v.size() - i);
+        CHECK(!weft::parallel_transform(e.s, v.begin(), v.end(), o.begin(), [](int x) { return x * 2; }));
+        CHECK(!weft::parallel_exclusive_scan(e.s, v.begin(), v.end(), o.begin(), 0, [](int x, int y) { return x + y; }));
+        CHECK_EQ(o[1], 3000);
+        CHECK(!weft::parallel_stable_sort(e.s, v.begin(), v.end()));
+        CHECK_EQ(v[0], 1);
+        auto it = v.end();
+        CHECK(!weft::parallel_find_if(e.s, v.begin(), v.end(), [](int x) { return x == 7; }, it));
+        CHECK_EQ(it - v.begin(), 6);
+    }
+}
+
 CPP_TEST_MAIN

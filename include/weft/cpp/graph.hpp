@@ -1,9 +1,11 @@
 /*
  * weft/cpp/graph.hpp: task graphs with tasks from callables: emplace
- * (a callable returning void is a task, one returning int a condition),
- * placeholders, modules (composed_of), precede/succeed with any number of
- * tasks, attributes, runs on a scheduler, waiting, cancelling, failures
- * and the exceptions tasks threw. Part of weft.hpp.
+ * (a callable returning void is a task, one returning int a condition,
+ * one returning weft::branches a multi-condition, one taking a
+ * weft::subflow & a subflow task), placeholders, modules (composed_of),
+ * precede/succeed with any number of tasks, attributes, runs on a
+ * scheduler (run, run_n, run_until, run_while, run_queued), waiting,
+ * cancelling, failures and the exceptions tasks threw. Part of weft.hpp.
  * See docs/reference/cpp.md and docs/reference/graph.md.
  *
  * Building a graph allocates (a small holder per task for its callable);
@@ -13,207 +15,17 @@
  * failed (it returns that error) until clear_build_error(), so a missing
  * task or edge can never run unnoticed.
  *
- * Synchronization (graph_state, shared by the builders, the runs' tasks
- * and the waiters):
- *  - holders (the list of callables): pushed under mu by any building
- *    thread, read under mu by exception(), freed by the destructor once
- *    no run is in flight.
- *  - build_err: the first failed build call wins a CAS from 0; relaxed,
- *    as it only ever goes from 0 to a code and guards no other data.
- *  - a holder's ex: written by its task's run only (a task runs once at
- *    a time), read by exception() after graph::wait(), which orders the
- *    run before it.
- *  - until: assigned under mu only while no run is in flight (checked
- *    with weft_graph_done under mu), read by the thread ending each run
- *    of the series that weft_graph_run_until then starts.
+ * Synchronization: the graph's state and who touches it are described
+ * in task.hpp (graph_state), a subflow's in subflow.hpp.
  */
 #ifndef WEFT_CPP_GRAPH_HPP
 #define WEFT_CPP_GRAPH_HPP
 
-#include "base.hpp"
-#include "sched.hpp"
-#include "sync.hpp"
-
-#include <functional>
-#include <memory>
-#include <tuple>
+#include "task.hpp"
+#include "subflow.hpp"
 
 namespace weft {
 
-namespace detail {
-
-struct graph_state;
-
-/* What the graph keeps per task: its callable, and for the failure
- * report the exception it last threw, or the graph it runs (a module). */
-struct holder_base {
-    virtual ~holder_base() = default;
-    holder_base *next = nullptr;      /* graph_state::holders */
-    weft_task *task = nullptr;
-    graph_state *sub = nullptr;       /* a module's graph */
-    std::exception_ptr ex;            /* written by the task's own run only */
-};
-
-template <class F>
-struct holder final : holder_base {
-    template <class G>
-    explicit holder(G &&g) : f(std::forward<G>(g)) {}
-    F f;
-};
-
-struct graph_state {
-    weft_graph *g = nullptr;
-    std::mutex mu;                    /* holders, until */
-    holder_base *holders = nullptr;
-    std::atomic<int> build_err{0};    /* the first failed build call's code */
-    std::function<bool()> until;      /* run_until's predicate */
-
-    /* A run in flight is waited for first: its tasks use the holders.
-     * From one of its own tasks that cannot be (the wait is EBUSY), so
-     * the graph and its holders are left, with a message. */
-    ~graph_state()
-    {
-        if (g && weft_graph_destroy(g) == WEFT_EBUSY) {
-            (void)weft_graph_wait(g);
-            if (weft_graph_destroy(g) != WEFT_OK) {
-                std::fputs("weft: a weft::graph destroyed during its own run is left alive\n", stderr);
-                return;
-            }
-        }
-        while (holders) {
-            holder_base *h = holders;
-            holders = h->next;
-            delete h;
-        }
-    }
-    void note(int rc) noexcept
-    {
-        int zero = 0;
-        if (rc != WEFT_OK)
-            build_err.compare_exchange_strong(zero, rc, std::memory_order_relaxed);
-    }
-    void keep(holder_base *h) noexcept
-    {
-        std::lock_guard<std::mutex> lk(mu);
-        h->next = holders;
-        holders = h;
-    }
-    /* Why an add that returns no task failed (the C call does not say). */
-    int add_failure() const noexcept { return weft_graph_done(g) ? WEFT_ENOMEM : WEFT_EBUSY; }
-};
-
-/* A graph task's entry. An exception is caught here, at the boundary:
- * the task fails with exception_code and the exception is kept. */
-template <class F>
-void task_entry(void *arg) noexcept
-{
-    auto *h = static_cast<holder<F> *>(arg);
-#if WEFT_CPP_EXCEPTIONS
-    try {
-        h->f();
-    } catch (...) {
-        h->ex = std::current_exception();
-        (void)weft_task_fail(exception_code);
-    }
-#else
-    h->f();
-#endif
-}
-
-/* A condition task's entry; one that throws fails and picks nothing. */
-template <class F>
-int cond_entry(void *arg) noexcept
-{
-    auto *h = static_cast<holder<F> *>(arg);
-#if WEFT_CPP_EXCEPTIONS
-    try {
-        return h->f();
-    } catch (...) {
-        h->ex = std::current_exception();
-        (void)weft_task_fail(exception_code);
-        return -1;
-    }
-#else
-    return h->f();
-#endif
-}
-
-template <class>
-inline constexpr bool always_false = false;
-
-} // namespace detail
-
-class graph;
-
-/** A task of a graph: a handle, copied freely, valid while its graph
- * lives. Empty (operator bool false) when the call that made it failed;
- * building with an empty task fails (EINVAL) and is kept as the graph's
- * build error. */
-class task {
-public:
-    task() noexcept = default;
-    weft_task *get() const noexcept { return t_; }
-    explicit operator bool() const noexcept { return t_ != nullptr; }
-    bool operator==(const task &o) const noexcept { return t_ == o.t_; }
-    bool operator!=(const task &o) const noexcept { return t_ != o.t_; }
-
-    /** This task runs before each of succ (weft_task_precede). A failure
-     * is kept as the graph's build error. Callable from: any thread. */
-    template <class... T>
-    task &precede(const T &...succ) noexcept
-    {
-        (edge(*this, succ), ...);
-        return *this;
-    }
-    /** This task runs after each of pred. */
-    template <class... T>
-    task &succeed(const T &...pred) noexcept
-    {
-        (edge(pred, *this), ...);
-        return *this;
-    }
-    /** weft_task_set_name (copied). */
-    task &name(const char *n) noexcept { weft_task_set_name(t_, n); return *this; }
-    const char *name() const noexcept { return weft_task_name(t_); }
-    /** weft_task_set_priority, for every later run. */
-    task &prio(weft::priority p) noexcept
-    {
-        weft_task_set_priority(t_, static_cast<weft_priority>(p));
-        return *this;
-    }
-    /** weft_task_set_pin: runs only on the thread with this id (-1: any). */
-    task &pin(int thread) noexcept { note(weft_task_set_pin(t_, thread)); return *this; }
-    /** weft_task_set_semaphore (nullptr clears): sem outlives the runs. */
-    task &semaphore(weft::semaphore *sem) noexcept
-    {
-        note(weft_task_set_semaphore(t_, sem ? sem->native_handle() : nullptr));
-        return *this;
-    }
-    /** weft_task_cancel, weft_task_reset, weft_task_state. */
-    bool cancel() noexcept { return weft_task_cancel(t_); }
-    void reset() noexcept { weft_task_reset(t_); }
-    weft_task_status state() const noexcept { return weft_task_state(t_); }
-    std::size_t num_successors() const noexcept { return weft_task_successors(t_, nullptr, 0); }
-    std::size_t num_predecessors() const noexcept { return weft_task_predecessors(t_, nullptr, 0); }
-
-private:
-    friend class graph;
-    task(weft_task *t, detail::graph_state *g) noexcept : t_(t), g_(g) {}
-    void note(int rc) const noexcept
-    {
-        if (g_)
-            g_->note(rc);
-    }
-    static void edge(const task &a, const task &b) noexcept
-    {
-        int rc = weft_task_precede(a.t_, b.t_);
-        if (rc != WEFT_OK)
-            (a.g_ ? a : b).note(rc);
-    }
-
-    weft_task *t_ = nullptr;
-    detail::graph_state *g_ = nullptr;
-};
 
 /** A task graph (weft_graph) that owns its tasks' callables. Move-only;
  * tasks keep working after a move. A construction that fails leaves an
@@ -237,27 +49,18 @@ public:
 
     /* ---- build ---- */
 
-    /** Adds a task running f() (f returns void), or a condition task (f
-     * returns int: the index of the successor to run, in edge order).
+    /** Adds a task running f() (f returns void), a condition task (f
+     * returns int: the index of the successor to run, in edge order), a
+     * multi-condition task (f returns weft::branches: the indexes of all
+     * the successors to run), or a subflow task (f takes a weft::subflow
+     * &: it builds a sub-graph, joined before the task's successors).
      * Returns the task; empty on failure (kept as the build error).
      * Callable from: any thread, several at once. */
     template <class F>
     task emplace(F &&f)
     {
         using D = std::decay_t<F>;
-        if constexpr (std::is_invocable_v<D &>) {
-            using R = std::invoke_result_t<D &>;
-            if constexpr (std::is_void_v<R>)
-                return add<D, false>(std::forward<F>(f));
-            else if constexpr (std::is_same_v<R, int>)
-                return add<D, true>(std::forward<F>(f));
-            else
-                static_assert(detail::always_false<D>, "weft: a graph task returns void (a task) or int (a condition)");
-        } else {
-            /* One branch per kind of task added later (a subflow's
-             * callable takes a weft::subflow &, ...). */
-            static_assert(detail::always_false<D>, "weft: a graph task's callable takes no arguments");
-        }
+        return add<D, detail::kind_of<D>()>(std::forward<F>(f));
     }
     /** Several tasks at once: auto [a, b, c] = g.emplace(fa, fb, fc). */
     template <class F, class G, class... H>
@@ -300,6 +103,24 @@ public:
         h->task = t;
         h->sub = sub.st_.get();
         st_->keep(h);
+        return task(t, st_.get());
+    }
+
+    /** A pipeline task: it runs pl (a weft::pipeline) on the scheduler
+     * running this graph (weft_graph_add_pipeline), and fails with its
+     * code (EBUSY: pl was running). pl must outlive every run of this
+     * graph; an exception of a stage stops pl and is kept in it
+     * (pl.exception()), the task does not fail by it. */
+    template <class PL, class = decltype(std::declval<PL &>().num_tokens())>
+    task composed_of(PL &pl) noexcept
+    {
+        if (!st_)
+            return {};
+        weft_task *t = weft_graph_add_pipeline(st_->g, pl.native_handle());
+        if (!t) {
+            st_->note(!pl.native_handle() ? WEFT_EINVAL : st_->add_failure());
+            return {};
+        }
         return task(t, st_.get());
     }
 
@@ -354,23 +175,29 @@ public:
 private:
     friend class scheduler_ref;
 
-    template <class D, bool Cond, class F>
+    template <class D, detail::task_kind K, class F>
     task add(F &&f)
     {
         if (!st_)
             return {};
-        auto *h = new (std::nothrow) detail::holder<D>(std::forward<F>(f));
+        using H = std::conditional_t<K == detail::task_kind::sub, detail::sf_holder<D>, detail::holder<D>>;
+        auto *h = new (std::nothrow) H(std::forward<F>(f));
         if (!h) {
             st_->note(WEFT_ENOMEM);
             return {};
         }
         weft_task *t = nullptr;
         int rc;
-        if constexpr (Cond) {
-            t = weft_graph_add_cond(st_->g, &detail::cond_entry<D>, h);
-            rc = t ? WEFT_OK : st_->add_failure();
-        } else {
+        if constexpr (K == detail::task_kind::plain) {
             rc = weft_graph_add_task(st_->g, &detail::task_entry<D>, h, &t);
+        } else {
+            if constexpr (K == detail::task_kind::cond)
+                t = weft_graph_add_cond(st_->g, &detail::cond_entry<D>, h);
+            else if constexpr (K == detail::task_kind::multi)
+                t = weft_graph_add_multi_cond(st_->g, &detail::multi_entry<D>, h);
+            else
+                t = weft_graph_add_subflow(st_->g, &detail::graph_subflow_entry<D>, h);
+            rc = t ? WEFT_OK : st_->add_failure();
         }
         if (rc != WEFT_OK) {
             delete h;
@@ -393,13 +220,27 @@ private:
             for (detail::holder_base *h = st->holders; h; h = h->next) {
                 if (h->task == t) {
                     if (!h->sub)
-                        return h->ex;
+                        return h->thrown();
                     sub = h->sub;
                     break;
                 }
             }
         }
         return find_exception(sub, depth + 1);
+    }
+
+    template <class P>
+    std::error_code run_pred(weft_sched *s, P &&pred, int (*run)(weft_sched *, weft_graph *, bool (*)(void *), void *))
+    {
+        std::error_code ec = build_error();
+        if (ec)
+            return ec;
+        detail::graph_state *st = st_.get();
+        std::lock_guard<std::mutex> lk(st->mu);
+        if (!weft_graph_done(st->g))
+            return make_error_code(errc::ebusy);
+        st->until = std::forward<P>(pred);
+        return to_error(run(s, st->g, &graph::until_entry, st));
     }
 
     static bool until_entry(void *arg) noexcept   /* an exception here terminates */
@@ -427,24 +268,35 @@ inline std::error_code scheduler_ref::run_n(graph &g, std::uint64_t n) const noe
     return ec ? ec : to_error(weft_graph_run_n(s_, g.get(), n));
 }
 
+/** weft_graph_run_queued: as run, but a run asked for while g runs is
+ * queued behind it (g.wait() waits for every queued run). */
+inline std::error_code scheduler_ref::run_queued(graph &g) const noexcept
+{
+    std::error_code ec = g.build_error();
+    return ec ? ec : to_error(weft_graph_run_queued(s_, g.get()));
+}
+
 /** weft_graph_run_until: runs g, then again until pred() is true (asked
  * after each run, on the thread that ended it; it must not throw: that
- * calls std::terminate). pred is kept in g until the next run_until;
- * EBUSY (pred not taken) while g runs. */
+ * calls std::terminate). pred is kept in g until the next run_until or
+ * run_while; EBUSY (pred not taken) while g runs. */
 template <class P>
 inline std::error_code scheduler_ref::run_until(graph &g, P &&pred) const
 {
-    std::error_code ec = g.build_error();
-    if (ec)
-        return ec;
-    detail::graph_state *st = g.st_.get();
-    std::lock_guard<std::mutex> lk(st->mu);
-    if (!weft_graph_done(st->g))
-        return make_error_code(errc::ebusy);
-    st->until = std::forward<P>(pred);
-    return to_error(weft_graph_run_until(s_, st->g, &graph::until_entry, st));
+    return g.run_pred(s_, std::forward<P>(pred), &weft_graph_run_until);
+}
+
+/** weft_graph_run_while: runs g as long as pred() is true, asked before
+ * every run, the first included (on the calling thread; later on the
+ * thread that ended the run): false at once runs g 0 times (OK). pred
+ * as in run_until. */
+template <class P>
+inline std::error_code scheduler_ref::run_while(graph &g, P &&pred) const
+{
+    return g.run_pred(s_, std::forward<P>(pred), &weft_graph_run_while);
 }
 
 } // namespace weft
 
 #endif /* WEFT_CPP_GRAPH_HPP */
+

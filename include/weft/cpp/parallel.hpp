@@ -1,7 +1,10 @@
 /*
  * weft/cpp/parallel.hpp: parallel loops over index ranges and random
  * access iterators: parallel_for (a body per element or index, or per
- * chunk) and parallel_reduce (deterministic, as weft_parallel_reduce).
+ * chunk), parallel_reduce (deterministic, as weft_parallel_reduce),
+ * parallel_transform, parallel_inclusive_scan and parallel_exclusive_scan
+ * (deterministic), parallel_sort and parallel_stable_sort (a comparator
+ * callable), parallel_find_if (the first match).
  * The bodies live on the caller's stack: nothing is copied or allocated.
  * An exception a body throws stops the chunks not yet started and is
  * thrown again on the caller once every started chunk has ended.
@@ -13,7 +16,11 @@
 #include "base.hpp"
 #include "sched.hpp"
 
+#include <array>
+#include <functional>
 #include <iterator>
+#include <memory>
+#include <vector>
 
 namespace weft {
 
@@ -193,6 +200,318 @@ template <class It, class T, class Op>
     auto same = [](const auto &x) -> const auto & { return x; };
     return parallel_transform_reduce(s, first, last, result, identity, op, same, grain);
 }
+
+namespace detail {
+
+/* [first, last) as a count, EINVAL (false) for a reversed range. */
+template <class It>
+inline bool count_of(It first, It last, std::size_t &n) noexcept
+{
+    auto d = std::distance(first, last);
+    if (d < 0)
+        return false;
+    n = static_cast<std::size_t>(d);
+    return true;
+}
+
+template <class It>
+using diff_t = typename std::iterator_traits<It>::difference_type;
+
+/* Iterators known to walk one array (C++17 cannot ask an iterator). */
+template <class It, class = void>
+struct contiguous : std::is_pointer<It> {};
+template <class It>
+struct contiguous<It, std::enable_if_t<!std::is_pointer_v<It>, std::void_t<typename std::iterator_traits<It>::value_type>>>
+    : std::bool_constant<std::is_same_v<It, typename std::vector<typename std::iterator_traits<It>::value_type>::iterator> ||
+                         std::is_same_v<It, typename std::array<typename std::iterator_traits<It>::value_type, 1>::iterator>> {};
+template <class It>
+inline constexpr bool contiguous_v = contiguous<It>::value;
+
+/* A scan's running value: "nothing yet" is the identity, so no neutral
+ * element is asked of the caller. */
+template <class T>
+struct scan_sum {
+    T v;
+    bool has;
+};
+
+/* The exception rule of the algorithms below: the first wins, later
+ * calls of the body return at once, the caller rethrows. */
+struct first_exception {
+    std::exception_ptr ex;
+    std::atomic<bool> thrown{false};
+    bool stopped() const noexcept { return thrown.load(std::memory_order_relaxed); }
+    void keep() noexcept
+    {
+#if WEFT_CPP_EXCEPTIONS
+        if (!thrown.exchange(true, std::memory_order_acq_rel))   /* the C call's return orders ex */
+            ex = std::current_exception();
+#endif
+    }
+    void rethrow() const
+    {
+#if WEFT_CPP_EXCEPTIONS
+        if (ex)
+            std::rethrow_exception(ex);
+#endif
+    }
+};
+
+#if WEFT_CPP_EXCEPTIONS
+# define WEFT_CPP_TRY_ try {
+# define WEFT_CPP_CATCH_(c) } catch (...) { (c).keep(); }
+#else
+# define WEFT_CPP_TRY_
+# define WEFT_CPP_CATCH_(c)
+#endif
+
+template <class It, class Out, class Op, class T>
+struct scan_ctx : first_exception {
+    scan_ctx(It f, Out o, Op *p, const T *i, bool incl) noexcept : first(f), out(o), op(p), init(i), inclusive(incl) {}
+    It first;
+    Out out;
+    Op *op;
+    const T *init;      /* null: none (inclusive only) */
+    bool inclusive;
+
+    static void body(std::size_t b, std::size_t e, void *sum, bool final, void *arg) noexcept
+    {
+        auto *c = static_cast<scan_ctx *>(arg);
+        if (c->stopped())
+            return;
+        WEFT_CPP_TRY_
+        scan_sum<T> acc;
+        std::memcpy(&acc, sum, sizeof acc);
+        if (final && c->init) {   /* every output starts with init */
+            acc.v = acc.has ? T((*c->op)(*c->init, acc.v)) : *c->init;
+            acc.has = true;
+        }
+        It in = c->first + static_cast<diff_t<It>>(b);
+        Out o = c->out + static_cast<diff_t<Out>>(b);
+        for (std::size_t i = b; i < e; i++, ++in, ++o) {
+            T x(*in);   /* read before an in-place write */
+            if (final && !c->inclusive)
+                *o = acc.v;
+            acc.v = acc.has ? T((*c->op)(acc.v, x)) : x;
+            acc.has = true;
+            if (final && c->inclusive)
+                *o = acc.v;
+        }
+        std::memcpy(sum, &acc, sizeof acc);
+        WEFT_CPP_CATCH_(*c)
+    }
+    static void combine(void *into, const void *from, void *arg) noexcept
+    {
+        auto *c = static_cast<scan_ctx *>(arg);
+        if (c->stopped())
+            return;
+        WEFT_CPP_TRY_
+        scan_sum<T> a, b;
+        std::memcpy(&a, into, sizeof a);
+        std::memcpy(&b, from, sizeof b);
+        if (b.has)
+            a = a.has ? scan_sum<T>{T((*c->op)(a.v, b.v)), true} : b;
+        std::memcpy(into, &a, sizeof a);
+        WEFT_CPP_CATCH_(*c)
+    }
+};
+
+template <class It, class Out, class Op, class T>
+inline std::error_code scan(scheduler_ref s, It first, It last, Out d_first, Op &op, const T *init,
+                            bool inclusive, std::size_t grain)
+{
+    static_assert(random_access_v<It> && random_access_v<Out>,
+                  "weft: a scan takes random access iterators");
+    static_assert(std::is_trivially_copyable_v<T>, "weft: a scan's values are copied as bytes");
+    std::size_t n;
+    if (!count_of(first, last, n))
+        return make_error_code(errc::einval);
+    scan_ctx<It, Out, Op, T> c(first, d_first, &op, init, inclusive);
+    scan_sum<T> none, total;
+    std::memset(&none, 0, sizeof none);   /* has false: the identity */
+    int rc = weft_parallel_scan(s.get(), 0, n, grain, &total, sizeof total, &none,
+                                &decltype(c)::body, &decltype(c)::combine, &c);
+    c.rethrow();
+    return to_error(rc);
+}
+
+/* A comparator comp(a, b) (a before b) as weft's three-way cmp. */
+template <class T, class Comp>
+struct sort_ctx : first_exception {
+    explicit sort_ctx(Comp *c) noexcept : comp(c) {}
+    Comp *comp;
+    static int cmp(const void *a, const void *b, void *arg) noexcept
+    {
+        auto *c = static_cast<sort_ctx *>(arg);
+        if (c->stopped())
+            return 0;
+        WEFT_CPP_TRY_
+        const T &x = *static_cast<const T *>(a);
+        const T &y = *static_cast<const T *>(b);
+        return (*c->comp)(x, y) ? -1 : (*c->comp)(y, x) ? 1 : 0;
+        WEFT_CPP_CATCH_(*c)
+        return 0;
+    }
+};
+
+template <class It, class Comp>
+inline std::error_code sort(scheduler_ref s, It first, It last, Comp &comp, bool stable)
+{
+    using T = typename std::iterator_traits<It>::value_type;
+    static_assert(contiguous_v<It>, "weft: a sort takes one array: pointers, or std::vector or std::array "
+                                    "iterators (pass &*first, &*first + n for another contiguous range)");
+    static_assert(std::is_trivially_copyable_v<T>, "weft: a sort moves elements as bytes: T must be trivially copyable");
+    std::size_t n;
+    if (!count_of(first, last, n))
+        return make_error_code(errc::einval);
+    if (n < 2)
+        return {};
+    T *base = std::addressof(*first);
+    sort_ctx<T, Comp> c(&comp);
+    int rc = stable ? weft_parallel_sort_stable(s.get(), base, n, sizeof(T), nullptr, &decltype(c)::cmp, &c)
+                    : weft_parallel_sort(s.get(), base, n, sizeof(T), &decltype(c)::cmp, &c);
+    c.rethrow();
+    return to_error(rc);
+}
+
+} // namespace detail
+
+/** d_first[i] = op(first[i]) for each element of [first, last), in
+ * parallel (weft_parallel_transform, index form). The output may be the
+ * input itself (in place), and must not overlap it otherwise; op's
+ * exception stops the runs not started and is thrown again here.
+ * Returns OK, EINVAL (a reversed range), ENOMEM, ESHUTDOWN.
+ * Callable from: any thread (a task's fiber waits). */
+template <class It, class Out, class Op>
+[[nodiscard]] inline std::error_code parallel_transform(scheduler_ref s, It first, It last, Out d_first, Op &&op,
+                                                        std::size_t grain = 0)
+{
+    static_assert(detail::random_access_v<It> && detail::random_access_v<Out>,
+                  "weft::parallel_transform takes random access iterators");
+    std::size_t n;
+    if (!detail::count_of(first, last, n))
+        return make_error_code(errc::einval);
+    if (n == 0)
+        return {};
+    struct ctx : detail::first_exception {
+        ctx(It f, Out o, std::remove_reference_t<Op> *p) noexcept : in(f), out(o), op(p) {}
+        It in;
+        Out out;
+        std::remove_reference_t<Op> *op;
+        /* The index form: weft offsets the out pointer it is given, which
+         * is not used; elements are reached through the iterators. */
+        static void map(void *, const void *, std::size_t b, std::size_t count, void *arg) noexcept
+        {
+            auto *c = static_cast<ctx *>(arg);
+            if (c->stopped())
+                return;
+            WEFT_CPP_TRY_
+            It i = c->in + static_cast<detail::diff_t<It>>(b);
+            Out o = c->out + static_cast<detail::diff_t<Out>>(b);
+            for (std::size_t k = 0; k < count; k++, ++i, ++o)
+                *o = (*c->op)(*i);
+            WEFT_CPP_CATCH_(*c)
+        }
+    };
+    ctx c(first, d_first, &op);
+    int rc = weft_parallel_transform(s.get(), std::addressof(*d_first), 1, nullptr, 0, n, grain, &ctx::map, &c);
+    c.rethrow();
+    return to_error(rc);
+}
+
+/** d_first[i] = x0 op x1 op ... op xi over [first, last) (with init:
+ * init op x0 op ... op xi), in blocks fixed by the range and grain, so
+ * the same at every worker count, floating point included
+ * (weft_parallel_scan). op must be associative; values (the input's
+ * value_type, or init's type) trivially copyable. The output may be the
+ * input. Returns OK, EINVAL (a reversed range), ENOMEM, ESHUTDOWN.
+ * Callable from: any thread (a task's fiber waits). */
+template <class It, class Out, class Op>
+[[nodiscard]] inline std::error_code parallel_inclusive_scan(scheduler_ref s, It first, It last, Out d_first,
+                                                             Op &&op, std::size_t grain = 0)
+{
+    using T = typename std::iterator_traits<It>::value_type;
+    return detail::scan<It, Out, std::remove_reference_t<Op>, T>(s, first, last, d_first, op, nullptr, true, grain);
+}
+template <class It, class Out, class Op, class T>
+[[nodiscard]] inline std::error_code parallel_inclusive_scan(scheduler_ref s, It first, It last, Out d_first,
+                                                             Op &&op, const T &init, std::size_t grain = 0)
+{
+    return detail::scan<It, Out, std::remove_reference_t<Op>, T>(s, first, last, d_first, op, &init, true, grain);
+}
+
+/** d_first[i] = init op x0 op ... op x(i-1) (d_first[0] = init), as
+ * parallel_inclusive_scan otherwise. */
+template <class It, class Out, class T, class Op>
+[[nodiscard]] inline std::error_code parallel_exclusive_scan(scheduler_ref s, It first, It last, Out d_first,
+                                                             const T &init, Op &&op, std::size_t grain = 0)
+{
+    return detail::scan<It, Out, std::remove_reference_t<Op>, T>(s, first, last, d_first, op, &init, false, grain);
+}
+
+/** Sorts [first, last) by comp(a, b) (a before b; default <), in place
+ * (weft_parallel_sort: equal elements in no set order). The elements
+ * must be one array (pointers, std::vector or std::array iterators: a
+ * static_assert says so) of a trivially copyable type (moved as bytes). comp's exception is
+ * thrown again here (the order is then unspecified).
+ * Callable from: any thread (a task's fiber waits). */
+template <class It, class Comp = std::less<>>
+[[nodiscard]] inline std::error_code parallel_sort(scheduler_ref s, It first, It last, Comp &&comp = Comp())
+{
+    return detail::sort(s, first, last, comp, false);
+}
+
+/** parallel_sort, stably (equal elements keep their order): weft's merge
+ * sort through scratch it keeps (weft_parallel_sort_stable); ENOMEM when
+ * none could be had (the range untouched). */
+template <class It, class Comp = std::less<>>
+[[nodiscard]] inline std::error_code parallel_stable_sort(scheduler_ref s, It first, It last, Comp &&comp = Comp())
+{
+    return detail::sort(s, first, last, comp, true);
+}
+
+/** Sets result to the first iterator of [first, last) for which pred is
+ * true (last if none): blocks after a match are not started
+ * (weft_parallel_find). pred's exception is thrown again here. Returns
+ * OK, EINVAL (a reversed range), ENOMEM, ESHUTDOWN (result untouched).
+ * Callable from: any thread (a task's fiber waits). */
+template <class It, class Pred>
+[[nodiscard]] inline std::error_code parallel_find_if(scheduler_ref s, It first, It last, Pred &&pred, It &result,
+                                                      std::size_t grain = 0)
+{
+    static_assert(detail::random_access_v<It>, "weft::parallel_find_if takes random access iterators");
+    std::size_t n;
+    if (!detail::count_of(first, last, n))
+        return make_error_code(errc::einval);
+    struct ctx : detail::first_exception {
+        ctx(It f, std::remove_reference_t<Pred> *p) noexcept : first(f), pred(p) {}
+        It first;
+        std::remove_reference_t<Pred> *pred;
+        static std::size_t find(std::size_t b, std::size_t e, void *arg) noexcept
+        {
+            auto *c = static_cast<ctx *>(arg);
+            if (c->stopped())
+                return e;
+            WEFT_CPP_TRY_
+            It i = c->first + static_cast<detail::diff_t<It>>(b);
+            for (std::size_t k = b; k < e; k++, ++i)
+                if ((*c->pred)(*i))
+                    return k;
+            WEFT_CPP_CATCH_(*c)
+            return e;
+        }
+    };
+    ctx c(first, &pred);
+    std::size_t at = n;
+    int rc = weft_parallel_find(s.get(), 0, n, grain, &ctx::find, &c, &at);
+    c.rethrow();
+    if (rc == WEFT_OK)
+        result = first + static_cast<detail::diff_t<It>>(at);
+    return to_error(rc);
+}
+
+#undef WEFT_CPP_TRY_
+#undef WEFT_CPP_CATCH_
 
 } // namespace weft
 

@@ -163,8 +163,11 @@ public:
     /* Graph runs: defined in weft/cpp/graph.hpp. */
     [[nodiscard]] std::error_code run(graph &g) const noexcept;
     [[nodiscard]] std::error_code run_n(graph &g, std::uint64_t n) const noexcept;
+    [[nodiscard]] std::error_code run_queued(graph &g) const noexcept;
     template <class P>
     [[nodiscard]] std::error_code run_until(graph &g, P &&pred) const;
+    template <class P>
+    [[nodiscard]] std::error_code run_while(graph &g, P &&pred) const;
 
 protected:
     weft_sched *s_ = nullptr;

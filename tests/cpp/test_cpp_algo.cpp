@@ -1,0 +1,190 @@
+/* weft.hpp's parallel algorithms on iterators, from the header as a user
+ * reads it: transform (out of place, in place, a deque), inclusive and
+ * exclusive scans (with and without init, in place, floating point the
+ * same at every worker count), sorts (unstable and stable by a comparator,
+ * on vectors and plain arrays), find_if (the first match, none), exceptions
+ * thrown again on the caller, and an algorithm called from tasks that
+ * block on each other; at 0, 1, 2 and 8 workers. */
+#include "cpptest.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+using cpptest::env;
+using cpptest::WORKERS;
+
+CPP_TEST(transform_forms)
+{
+    for (unsigned w : WORKERS) {
+        env e(w);
+        std::vector<int> in(10007);
+        std::iota(in.begin(), in.end(), 0);
+        std::vector<long> out(in.size());
+        CHECK(!weft::parallel_transform(e.s, in.begin(), in.end(), out.begin(), [](int x) { return 3L * x; }));
+        bool ok = true;
+        for (std::size_t i = 0; i < in.size(); i++)
+            ok = ok && out[i] == 3L * static_cast<long>(i);
+        CHECK(ok);
+        CHECK(!weft::parallel_transform(e.s, in.begin(), in.end(), in.begin(), [](int x) { return x + 1; }, 100));
+        CHECK_EQ(in[0], 1);
+        CHECK_EQ(in[10006], 10007);
+        std::deque<int> dq(5000, 2);
+        CHECK(!weft::parallel_transform(e.s, dq.begin(), dq.end(), dq.begin(), [](int x) { return x * x; }));
+        CHECK(std::all_of(dq.begin(), dq.end(), [](int x) { return x == 4; }));
+        CHECK(weft::parallel_transform(e.s, in.end(), in.begin(), out.begin(), [](int x) { return x; }) ==
+              weft::errc::einval);
+        CHECK(!weft::parallel_transform(e.s, in.begin(), in.begin(), out.begin(), [](int x) { return x; }));
+    }
+}
+
+CPP_TEST(scans_match_sequential_and_are_deterministic)
+{
+    std::vector<double> first_fp;
+    for (unsigned w : WORKERS) {
+        env e(w);
+        std::vector<long> in(20011);
+        for (std::size_t i = 0; i < in.size(); i++)
+            in[i] = static_cast<long>(i % 13) - 6;
+        std::vector<long> out(in.size()), want(in.size());
+        auto plus = [](long a, long b) { return a + b; };
+        CHECK(!weft::parallel_inclusive_scan(e.s, in.begin(), in.end(), out.begin(), plus));
+        std::partial_sum(in.begin(), in.end(), want.begin());
+        CHECK(out == want);
+        CHECK(!weft::parallel_inclusive_scan(e.s, in.begin(), in.end(), out.begin(), plus, 100L, 64));
+        for (auto &x : want)
+            x += 100;
+        CHECK(out == want);
+        CHECK(!weft::parallel_exclusive_scan(e.s, in.begin(), in.end(), out.begin(), 5L, plus));
+        long acc = 5;
+        bool ok = true;
+        for (std::size_t i = 0; i < in.size(); i++) {
+            ok = ok && out[i] == acc;
+            acc += in[i];
+        }
+        CHECK(ok);
+        std::vector<long> inplace = in;   /* in place, exclusive: each read before its write */
+        CHECK(!weft::parallel_exclusive_scan(e.s, inplace.begin(), inplace.end(), inplace.begin(), 5L, plus));
+        CHECK(inplace == out);
+
+        std::vector<double> fp(30000), fo(fp.size());
+        for (std::size_t i = 0; i < fp.size(); i++)
+            fp[i] = 1.0 / static_cast<double>(i + 1);
+        CHECK(!weft::parallel_inclusive_scan(e.s, fp.begin(), fp.end(), fo.begin(), [](double a, double b) { return a + b; }));
+        if (first_fp.empty())
+            first_fp = fo;
+        CHECK(std::memcmp(first_fp.data(), fo.data(), fo.size() * sizeof(double)) == 0);
+    }
+}
+
+namespace {
+struct rec {
+    int key, seq;
+};
+} // namespace
+
+CPP_TEST(sorts_and_find_if)
+{
+    for (unsigned w : WORKERS) {
+        env e(w);
+        std::vector<unsigned> v(50000);
+        unsigned x = 12345;
+        for (auto &y : v)
+            y = (x = x * 1103515245u + 12345u) >> 8;
+        std::vector<unsigned> want = v;
+        std::sort(want.begin(), want.end(), std::greater<>());
+        CHECK(!weft::parallel_sort(e.s, v.begin(), v.end(), std::greater<>()));
+        CHECK(v == want);
+        CHECK(!weft::parallel_sort(e.s, v.begin(), v.end()));
+        CHECK(std::is_sorted(v.begin(), v.end()));
+
+        std::vector<rec> r(30000);
+        for (int i = 0; i < 30000; i++)
+            r[static_cast<std::size_t>(i)] = rec{(i * 7919) % 97, i};
+        CHECK(!weft::parallel_stable_sort(e.s, r.begin(), r.end(), [](const rec &a, const rec &b) { return a.key < b.key; }));
+        bool stable = true;
+        for (std::size_t i = 1; i < r.size(); i++)
+            stable = stable && (r[i - 1].key < r[i].key || (r[i - 1].key == r[i].key && r[i - 1].seq < r[i].seq));
+        CHECK(stable);
+
+        int arr[] = {5, 3, 9, 1};   /* pointers; a deque does not compile */
+        CHECK(!weft::parallel_sort(e.s, arr, arr + 4));
+        CHECK(arr[0] == 1 && arr[3] == 9);
+        CHECK(weft::parallel_sort(e.s, arr + 4, arr) == weft::errc::einval);
+
+        std::vector<int> f(100000, 0);
+        f[77777] = 1;
+        f[90000] = 1;
+        auto it = f.end();
+        CHECK(!weft::parallel_find_if(e.s, f.begin(), f.end(), [](int y) { return y == 1; }, it, 1000));
+        CHECK_EQ(it - f.begin(), 77777);
+        CHECK(!weft::parallel_find_if(e.s, f.begin(), f.end(), [](int y) { return y == 2; }, it));
+        CHECK(it == f.end());
+    }
+}
+
+CPP_TEST(algorithm_exceptions)
+{
+    for (unsigned w : WORKERS) {
+        env e(w);
+        std::vector<int> v(5000, 1), o(5000);
+        int caught = 0;
+        try {
+            (void)weft::parallel_transform(e.s, v.begin(), v.end(), o.begin(), [](int) -> int { throw std::runtime_error("t"); });
+        } catch (const std::runtime_error &) {
+            caught++;
+        }
+        try {
+            (void)weft::parallel_inclusive_scan(e.s, v.begin(), v.end(), o.begin(), [](int, int) -> int { throw std::runtime_error("s"); });
+        } catch (const std::runtime_error &) {
+            caught++;
+        }
+        try {
+            (void)weft::parallel_sort(e.s, o.begin(), o.end(), [](int, int) -> bool { throw std::runtime_error("c"); });
+        } catch (const std::runtime_error &) {
+            caught++;
+        }
+        auto it = v.end();
+        try {
+            (void)weft::parallel_find_if(e.s, v.begin(), v.end(), [](int) -> bool { throw std::runtime_error("f"); }, it);
+        } catch (const std::runtime_error &) {
+            caught++;
+        }
+        CHECK_EQ(caught, 4);
+        CHECK(it == v.end());
+    }
+}
+
+CPP_TEST(algorithms_in_tasks_that_block)
+{
+    for (unsigned w : WORKERS) {
+        env e(w);
+        /* A sorts, then signals; B waits for the signal, then scans what
+         * A sorted: B may start first and must block. */
+        std::vector<int> data(20000);
+        for (std::size_t i = 0; i < data.size(); i++)
+            data[i] = static_cast<int>((data.size() - i) % 1000);
+        std::vector<long> pre(data.size());
+        weft::event sorted(true);
+        weft::task_group tg(e.s);
+        CHECK(!tg.spawn([&] {
+            CHECK(!sorted.wait());
+            CHECK(!weft::parallel_inclusive_scan(e.s, data.begin(), data.end(), pre.begin(),
+                                                 [](long a, long b) { return a + b; }));
+        }));
+        CHECK(!tg.spawn([&] {
+            CHECK(!weft::parallel_sort(e.s, data.begin(), data.end()));
+            sorted.signal();
+        }));
+        CHECK(!tg.join());
+        CHECK(std::is_sorted(data.begin(), data.end()));
+        CHECK_EQ(pre.back(), std::accumulate(data.begin(), data.end(), 0L));
+        CHECK_EQ(pre[0], data[0]);
+    }
+}
+
+CPP_TEST_MAIN
