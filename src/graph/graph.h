@@ -324,6 +324,10 @@ struct weft_graph {
     uint64_t queued;                /* weft_graph_run_queued: runs queued behind this one; under lock */
     bool inside;                    /* the run in flight is part of another graph's
                                        (weft__graph_up): set by its start, read by claims */
+    _Atomic uint64_t up_clear;      /* module.c: a weft__cancel_gen at which no graph
+                                       this run is inside was cancelled (0 = not
+                                       known); set by the start, or by a claim
+                                       that looked up the chain */
     bool special;                   /* has_cond, has_module, parent or nattr, for the run in
                                        flight: set by its start; its visits take the general path */
     weft_task *parent;              /* running as a module (or a subflow's sub-graph):
@@ -428,8 +432,35 @@ bool weft__module_start(weft__worker *w, weft_task *m, int *rc);
  * and first failure fail (its word, 0 = none): ends sub's run, then
  * finishes the module task's visit with them and goes on in its graph. */
 void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail);
-/* Is a graph that g runs inside (as a module, at any depth) cancelled? */
-bool weft__module_cancelled(const weft_graph *g);
+/* Counts the cancels of runs (weft_graph_cancel, fail-fast), from 1:
+ * bumped (release) after each sets its mark (cancel_epoch). A run inside
+ * another graph's (g->inside) that found no graph above it cancelled at
+ * count c keeps c in up_clear: while the count is still c, no graph above
+ * it can have been cancelled since, and its claims look no further than
+ * that compare (module.c). */
+extern _Atomic uint64_t weft__cancel_gen;
+/* After a run's cancel mark was set: later claims under it look again. */
+static inline void weft__cancel_bump(void)
+{
+    atomic_fetch_add_explicit(&weft__cancel_gen, 1, memory_order_release);   /* release: the mark before the count */
+}
+/* Walks up from g (no cache): is a graph that g runs inside cancelled?
+ * If not, notes the count read before the walk in g->up_clear. */
+bool weft__module_cancelled_walk(weft_graph *g);
+/* Is a graph that g runs inside (as a module or a subflow's sub-graph,
+ * at any depth) cancelled? O(1) while no cancel happened since the run
+ * started (or since the last walk). */
+static inline bool weft__module_cancelled(weft_graph *g)
+{
+    uint64_t c = atomic_load_explicit(&weft__cancel_gen, memory_order_acquire);   /* acquire: pairs with the bump */
+    if (atomic_load_explicit(&g->up_clear, memory_order_relaxed) == c)
+        return false;
+    return weft__module_cancelled_walk(g);
+}
+/* For a run of g inside another graph's starting now (its start, under
+ * g's lock): up_clear from the graph above, if that one is known clear
+ * and not cancelled itself, so that no claim of the run walks up. */
+void weft__module_clear_setup(weft_graph *g);
 /* Locks g for a run and checks it: WEFT_EBUSY if a run of g is in
  * flight; else weft__graph_check's answer and, with modules, whether
  * their graphs (to any depth) check too and none contains g (OK, ECYCLE,

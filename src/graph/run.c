@@ -214,6 +214,7 @@ static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *
         atomic_store_explicit(&g->failed, t->index, memory_order_relaxed);
     if (g->fail_fast) {
         atomic_store_explicit(&g->cancel_epoch, epoch, memory_order_relaxed);   /* as weft_graph_cancel */
+        weft__cancel_bump();
         if (g->nattr || g->has_nested) {
             /* As weft_graph_cancel: tasks waiting for semaphore units
              * are skipped now, not once a unit comes (attr.c). */
