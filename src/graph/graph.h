@@ -399,6 +399,9 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
 /* series.c: claims the waiters and ends the run (step 4), leaving run at
  * the run's epoch; rc is its result. */
 void weft__run_finish(weft_graph *g, int rc);
+/* series.c: weft__run_finish for a module's run (g->parent set), under
+ * the same lock clearing g->parent; returns what it was. */
+weft_task *weft__run_finish_up(weft_graph *g, int rc);
 /* series.c: the visit that took sinks_left to 0 ends the run: a module's
  * goes back to its task, a series starts its next run, else the run
  * finishes with its result. Callable from: that visit's walk (run.c). */
@@ -588,6 +591,12 @@ static inline bool weft__is_nested(const weft_graph *g, const weft_task *t)
  * EBUSY, as a module whose graph runs elsewhere), empties it and calls
  * its function. Callable from: the visit (vis->cur is t). */
 bool weft__subflow_call(weft_task *t);
+/* After the task's function returned (weft__subflow_call): if it added
+ * nothing, sub is given back (weft__subflow_release) as a module's start
+ * of an empty graph would leave it, and true: the task is done now,
+ * with no run to start (a recursion's leaves, half of its calls).
+ * Callable from: the visit that holds sub. */
+bool weft__subflow_empty(weft_graph *sub);
 /* The visit that took sub (weft__subflow_call) is done with it: its run
  * ended, or none started. Callable from: that visit, weft__module_end. */
 void weft__subflow_release(weft_graph *sub);

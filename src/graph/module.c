@@ -102,11 +102,7 @@ bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
 
 void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
 {
-    weft__graph_lock(sub);
-    weft_task *m = sub->parent;
-    sub->parent = NULL;
-    weft__graph_unlock(sub);
-    weft__run_finish(sub, rc);   /* sub's own waiters */
+    weft_task *m = weft__run_finish_up(sub, rc);   /* parent cleared; sub's own waiters woken */
     if (sub->sf_fn)
         weft__subflow_release(sub);   /* a subflow's sub-graph: its task's, valid while m's run is in flight */
     /* The task carries sub's failure word, not its result: a user's code

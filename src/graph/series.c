@@ -89,6 +89,15 @@ void weft__run_finish(weft_graph *g, int rc)
     finish(g, rc);
 }
 
+weft_task *weft__run_finish_up(weft_graph *g, int rc)
+{
+    weft__graph_lock(g);
+    weft_task *m = g->parent;
+    g->parent = NULL;   /* one lock for both: a subflow's every sub-graph run ends here */
+    finish_locked(g, rc, UINT32_MAX, WEFT__NO_TASK, 0);
+    return m;
+}
+
 /* With condition tasks, a run need not visit every task: a branch not
  * picked leaves its tasks' join counters part-way down. So every run
  * starts by putting them back (roots keep their place), and `pending`

@@ -139,8 +139,30 @@ bool weft__subflow_call(weft_task *t)
     weft_graph *sub = t->arg;
     if (atomic_exchange_explicit(&sub->sf_busy, true, memory_order_acquire))   /* acquire: pairs with the release */
         return false;
-    weft__graph_clear(sub);   /* the last visit's sub-graph: its run has ended */
+    /* The last visit's sub-graph: its run has ended. Empty already when
+     * the task was just added (its take emptied it) or built nothing:
+     * n is read without the lock, as only the visit holding sf_busy
+     * writes it (its adds, its emptyings). */
+    if (sub->n != 0)
+        weft__graph_clear(sub);
     sub->sf_fn((weft_subflow *)sub, sub->sf_arg);
+    return true;
+}
+
+bool weft__subflow_empty(weft_graph *sub)
+{
+    if (sub->n != 0)
+        return false;   /* read as in weft__subflow_call: the visit's own */
+    /* What a module's start of an empty graph leaves (module.c): no
+     * failure of an earlier run shows. Written only if one does. */
+    if (WEFT_UNLIKELY(sub->result != WEFT_OK || atomic_load_explicit(&sub->fail_err, memory_order_relaxed) != 0)) {
+        weft__graph_lock(sub);
+        sub->result = WEFT_OK;
+        atomic_store_explicit(&sub->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
+        atomic_store_explicit(&sub->failed, WEFT__NO_TASK, memory_order_relaxed);
+        weft__graph_unlock(sub);
+    }
+    weft__subflow_release(sub);
     return true;
 }
 
