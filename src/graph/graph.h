@@ -220,6 +220,10 @@ typedef struct weft__visiting {
     bool skip;                      /* attr.c: the node visited next is skipped,
                                        whatever a reset does meanwhile: it was
                                        let through without its unit */
+    uint32_t *left;                 /* run.c, node_entry's hops: the takes this
+                                       record has left, NULL = no hop */
+    weft_task *other;               /* run.c: the node of another graph the walk
+                                       took to go on with (a hop), or NULL */
 } weft__visiting;
 
 /* The visit whose task's function is the code running now, or NULL:

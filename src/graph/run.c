@@ -411,19 +411,23 @@ static __attribute__((noinline)) bool nested_start(weft__worker *w, weft__visiti
             weft__subflow_release(t->arg);   /* its function failed it (weft_task_fail): nothing runs */
             return false;
         }
+        if (weft__subflow_empty(t->arg))
+            return false;   /* it added nothing: done now, no run to start */
     }
     /* Its graph's run is counted as one of this one's records while it
      * runs (with condition tasks), before it can end. */
     if (g->has_cond)
         atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
     int rc;
-    weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
+    if (WEFT_UNLIKELY(vis->unit != NULL))
+        weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
     if (weft__module_start(w, t, &rc)) {
         if (hooked)
             weft__hook_task_end(w);
         return true;
     }
-    weft__attr_module_unit(vis, t, false);   /* not started: given back by the visit */
+    if (WEFT_UNLIKELY(weft__has_attr(t)))
+        weft__attr_module_unit(vis, t, false);   /* not started: given back by the visit */
     if (sf)
         weft__subflow_release(t->arg);
     if (g->has_cond)
@@ -620,29 +624,57 @@ static bool same_graph(weft__task *rec, void *g)
     return ((weft_task *)(void *)rec)->g == g;   /* a hook record is a node (graph.h) */
 }
 
+/* The general walk's test, when it may go on in another graph (hop,
+ * below): any node. */
+static bool any_graph(weft__task *rec, void *g)
+{
+    (void)rec;
+    (void)g;
+    return true;   /* a hook record is a node (graph.h) */
+}
+
 /* Callable from: run_task on a worker (or bound thread) of the run's
  * scheduler, as the record's fn. */
-static void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion);
+static weft_task *walk_special(weft__worker *w, weft_task *t, const uint64_t *completion, uint32_t *left);
 static void walk_plain(weft__worker *w, weft_task *t);
 
+/* A record's walk. A general walk that found nothing more of its graph
+ * may take a node of another graph off the deque instead (hop: a module
+ * or subflow task's visit queued its graph's first root there), ending
+ * its own walk first; the loop here then walks that one as if core had
+ * run its record, without the trip through core's loop. Only here, at
+ * the bottom of the fiber's stack: a walk that finishes a module task
+ * (weft__graph_walk, nested in the run end of the graph under it) does
+ * not hop, so the stack stays as deep as the graphs nest. The walks of
+ * one record share one bound on takes, hops included
+ * (WEFT__TAKE_OWN_MAX), so the worker's loop still looks at ready fibers
+ * and the global ring as often. */
 void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
     /* Fibers are pinned: a fn that blocks resumes on this worker. */
     weft__worker *w = weft__tls_worker;
-    if (WEFT_UNLIKELY(t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))) {
-        if (t->g->has_cond)
-            atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
-        walk_special(w, t, NULL);
-    } else {
-        walk_plain(w, t);
+    uint32_t left = WEFT__TAKE_OWN_MAX;   /* takes and hops, for all the walks of this record */
+    for (;;) {
+        if (WEFT_UNLIKELY(t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))) {
+            if (t->g->has_cond)
+                atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
+            t = walk_special(w, t, NULL, &left);
+            if (WEFT_LIKELY(t == NULL))
+                return;
+            if (WEFT_UNLIKELY(weft__worker_tracks(w)))
+                weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
+        } else {
+            walk_plain(w, t);
+            return;
+        }
     }
 }
 
 void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
     if (completion || t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
-        walk_special(w, t, completion);
+        walk_special(w, t, completion, NULL);
     else
         walk_plain(w, t);
 }
@@ -651,7 +683,7 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion)
  * task, no task with attributes (attr.c), that do not run as a module
  * (g->special, fixed for a run), whose visits then test none of it. */
 static inline __attribute__((always_inline))
-void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp)
+weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp, uint32_t *left)
 {
     weft_graph *g = t->g;
     /* Read now: once this record has visited its last node, g may have
@@ -665,7 +697,7 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
      * Nor with roots that have a place (place_roots): they too are the
      * loop's to pick. All fixed for the run: asked once here, not at
      * every take. */
-    const uint32_t take_max = (sp && g->nhigh != 0) || flat || weft__worker_shuffles(w) ? 0 : WEFT__TAKE_OWN_MAX;
+    uint32_t take_max = (sp && g->nhigh != 0) || flat || weft__worker_shuffles(w) ? 0 : WEFT__TAKE_OWN_MAX;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
@@ -676,9 +708,11 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
      * task blocks; other fibers have their own. */
     weft__fstate *st = weft__fstate_cur(w);
     void *outer = st->upper;
-    weft__visiting vis = { g, NULL, st->nest, 0, NULL, false };
+    weft__visiting vis = { g, NULL, st->nest, 0, NULL, false, sp ? left : NULL, NULL };
     st->upper = &vis;
     bool fresh = !completion;   /* attr.c: t came off a queue, not as a continuation */
+    if (sp && left && *left < take_max)
+        take_max = *left;   /* node_entry: what this record's earlier walks left */
     for (;;) {
         /* A root spreads before its visit: the run cannot end before it.
          * The next root is held, not kept in a local: if t's function
@@ -722,9 +756,16 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
         if (!next) {
             if (taken == take_max)
                 break;
-            next = (weft_task *)(void *)weft__take_own(w, same_graph, g);
+            next = (weft_task *)(void *)weft__take_own(w, sp && vis.left ? any_graph : same_graph, g);
             if (!next)
                 break;
+            if (sp && next->g != g) {
+                /* Its graph's walk goes on after this one ends (node_entry). */
+                vis.other = next;
+                taken++;
+                weft__count_runs(w, 1);   /* as a take below */
+                break;
+            }
             if (WEFT_UNLIKELY(cond_mode))
                 atomic_fetch_and_explicit(&next->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* as in weft__node_entry */
             taken++;
@@ -743,6 +784,8 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
         if (WEFT_UNLIKELY(weft__worker_tracks(w)))
             weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
     }
+    if (sp && vis.left)
+        *vis.left -= taken;
     if (taken)
         weft__count_local_runs(w, taken);   /* once per record; before the run can end, so a waiter sees them */
     st->upper = outer;   /* before the run can end: g may be freed then */
@@ -756,14 +799,16 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
     } else if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks) {   /* acq_rel: the last drop sees every visit */
         weft__run_ended(w, g);
     }
+    return sp ? vis.other : NULL;
 }
 
-static __attribute__((noinline)) void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion)
+static __attribute__((noinline)) weft_task *walk_special(weft__worker *w, weft_task *t, const uint64_t *completion,
+                                                          uint32_t *left)
 {
-    walk(w, t, completion, true);
+    return walk(w, t, completion, true, left);
 }
 
 static void walk_plain(weft__worker *w, weft_task *t)
 {
-    walk(w, t, NULL, false);
+    (void)walk(w, t, NULL, false, NULL);
 }
