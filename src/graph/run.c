@@ -38,7 +38,9 @@
  *               wins; read by the finisher as skipped is; cleared by the
  *               start under the lock; read under the lock by
  *               weft_graph_fail_code and failed_task (inspect.c).
- *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim.
+ *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim;
+ *               then weft__cancel_gen is bumped, so that runs inside this
+ *               one stop trusting their up_clear (module.c).
  *   parent, sf_up, inside  the task of another graph a run is part of
  *               (a module's, a subflow's, a join's: module.c, subflow.c);
  *               inside caches "either is set" for the claims, written by

@@ -9,7 +9,9 @@
  * tasks and edges; when it returns, the visit starts the sub-graph's run
  * exactly as a module task starts its graph's (module.c: sub->parent is
  * the task, the task's visit is finished by whichever thread ends the
- * sub-graph's run, and no fiber waits). So everything that crosses a
+ * sub-graph's run, and no fiber waits). A function that added nothing
+ * (a recursion's leaf: half of its calls) starts no run: the visit gives
+ * the sub-graph back and goes on (weft__subflow_empty). So everything that crosses a
  * module's edge crosses a subflow's: a cancel of the outer run skips the
  * sub-graph's tasks, a failure in it fails the task with the same word
  * (a user's code stays the user's at any depth), a skip skips it. A
@@ -41,6 +43,9 @@
  *            (the run's start publishes them).
  *   sf_up    written under the sub-graph's lock by the join, before and
  *            after its run; read by that run's visits as parent is.
+ *   n        read without the lock by the visit holding sf_busy (is
+ *            there anything to empty, to run?): only that visit writes
+ *            it (the function's adds, the emptyings), others only read.
  *   sf_busy  a visit of the task holds the sub-graph, from before the
  *            emptying to the end of its run: an exchange (acquire) takes
  *            it, a store (release) gives it back, so a second visit of the
