@@ -637,7 +637,8 @@ static bool any_graph(weft__task *rec, void *g)
 
 /* Callable from: run_task on a worker (or bound thread) of the run's
  * scheduler, as the record's fn. */
-static weft_task *walk_special(weft__worker *w, weft_task *t, const uint64_t *completion, uint32_t *left);
+static void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion);
+static weft_task *walk_hop(weft__worker *w, weft_task *t, uint32_t *left);
 static void walk_plain(weft__worker *w, weft_task *t);
 
 /* A record's walk. A general walk that found nothing more of its graph
@@ -650,7 +651,9 @@ static void walk_plain(weft__worker *w, weft_task *t);
  * not hop, so the stack stays as deep as the graphs nest. The walks of
  * one record share one bound on takes, hops included
  * (WEFT__TAKE_OWN_MAX), so the worker's loop still looks at ready fibers
- * and the global ring as often. */
+ * and the global ring as often. Only graphs with module or subflow tasks,
+ * or running inside one, hop (walk_hop, a third copy of the walk): the
+ * others' walks (a condition loop) keep the code they had. */
 void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
@@ -661,7 +664,11 @@ void weft__node_entry(void *arg)
         if (WEFT_UNLIKELY(t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))) {
             if (t->g->has_cond)
                 atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
-            t = walk_special(w, t, NULL, &left);
+            if (!t->g->has_nested && !t->g->inside) {
+                walk_special(w, t, NULL);
+                return;
+            }
+            t = walk_hop(w, t, &left);
             if (WEFT_LIKELY(t == NULL))
                 return;
             if (WEFT_UNLIKELY(weft__worker_tracks(w)))
@@ -676,16 +683,20 @@ void weft__node_entry(void *arg)
 void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
     if (completion || t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
-        walk_special(w, t, completion, NULL);
+        walk_special(w, t, completion);
     else
         walk_plain(w, t);
 }
 
-/* The walk, made twice: sp false for graphs with no condition or module
- * task, no task with attributes (attr.c), that do not run as a module
- * (g->special, fixed for a run), whose visits then test none of it. */
+/* The walk, made three times: sp false for graphs with no condition or
+ * module task, no task with attributes (attr.c), that do not run as a
+ * module (g->special, fixed for a run), whose visits then test none of
+ * it; hop true (node_entry's walks of graphs with nested runs) for a walk
+ * that may end in a node of another graph's, returned (left: the takes
+ * the record has left, shared with its hops). */
 static inline __attribute__((always_inline))
-weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp, uint32_t *left)
+weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp, const bool hop,
+                uint32_t *left)
 {
     weft_graph *g = t->g;
     /* Read now: once this record has visited its last node, g may have
@@ -710,10 +721,10 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
      * task blocks; other fibers have their own. */
     weft__fstate *st = weft__fstate_cur(w);
     void *outer = st->upper;
-    weft__visiting vis = { g, NULL, st->nest, 0, NULL, false, sp ? left : NULL, NULL };
+    weft__visiting vis = { g, NULL, st->nest, 0, NULL, false, hop ? left : NULL, NULL };
     st->upper = &vis;
     bool fresh = !completion;   /* attr.c: t came off a queue, not as a continuation */
-    if (sp && left && *left < take_max)
+    if (hop && *left < take_max)
         take_max = *left;   /* node_entry: what this record's earlier walks left */
     for (;;) {
         /* A root spreads before its visit: the run cannot end before it.
@@ -758,10 +769,10 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
         if (!next) {
             if (taken == take_max)
                 break;
-            next = (weft_task *)(void *)weft__take_own(w, sp && vis.left ? any_graph : same_graph, g);
+            next = (weft_task *)(void *)weft__take_own(w, hop ? any_graph : same_graph, g);
             if (!next)
                 break;
-            if (sp && next->g != g) {
+            if (hop && next->g != g) {
                 /* Its graph's walk goes on after this one ends (node_entry). */
                 vis.other = next;
                 taken++;
@@ -786,8 +797,8 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
         if (WEFT_UNLIKELY(weft__worker_tracks(w)))
             weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
     }
-    if (sp && vis.left)
-        *vis.left -= taken;
+    if (hop)
+        *left -= taken;
     if (taken)
         weft__count_local_runs(w, taken);   /* once per record; before the run can end, so a waiter sees them */
     st->upper = outer;   /* before the run can end: g may be freed then */
@@ -801,16 +812,20 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
     } else if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks) {   /* acq_rel: the last drop sees every visit */
         weft__run_ended(w, g);
     }
-    return sp ? vis.other : NULL;
+    return hop ? vis.other : NULL;
 }
 
-static __attribute__((noinline)) weft_task *walk_special(weft__worker *w, weft_task *t, const uint64_t *completion,
-                                                          uint32_t *left)
+static __attribute__((noinline)) void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
-    return walk(w, t, completion, true, left);
+    (void)walk(w, t, completion, true, false, NULL);
+}
+
+static __attribute__((noinline)) weft_task *walk_hop(weft__worker *w, weft_task *t, uint32_t *left)
+{
+    return walk(w, t, NULL, true, true, left);
 }
 
 static void walk_plain(weft__worker *w, weft_task *t)
 {
-    (void)walk(w, t, NULL, false, NULL);
+    (void)walk(w, t, NULL, false, false, NULL);
 }
