@@ -435,6 +435,13 @@ static inline bool weft__is_module(const weft_graph *g, const weft_task *t)
  * ends: weft__module_end); false: *rc says why not (OK: nothing to run,
  * the task is done now; else it fails with *rc). */
 bool weft__module_start(weft__worker *w, weft_task *m, int *rc);
+/* A module or subflow task's visit, after its claim (ran, not failed
+ * before its start): a subflow's function builds its sub-graph first
+ * (subflow.c); then the graph's run starts as part of this one. true:
+ * started (t finishes when it ends: weft__module_end; hooked: the trace
+ * hook's task end is recorded); false: t is done now, or failed
+ * (vis->fail). Callable from: the visit (run.c), vis->cur is t. */
+bool weft__nested_start(weft__worker *w, weft__visiting *vis, weft_task *t, bool hooked);
 /* The end of a run of sub that a module task started, with result rc
  * and first failure fail (its word, 0 = none): ends sub's run, then
  * finishes the module task's visit with them and goes on in its graph. */

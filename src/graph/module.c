@@ -5,9 +5,10 @@
  * and a join's run (weft_subflow_join) is seen through as a module's is,
  * by weft__graph_up.
  *
- * A module task's visit (run.c) starts a run of sub with sub->parent set
- * to the task, queued on the same scheduler from the same worker, and
- * goes on with other work: no fiber waits, nothing is allocated. The
+ * A module task's visit (run.c, through weft__nested_start here, which
+ * also runs a subflow task's function first) starts a run of sub with
+ * sub->parent set to the task, queued on the same scheduler from the
+ * same worker, and goes on with other work: no fiber waits, nothing is allocated. The
  * task's visit is finished by whichever thread ends sub's run
  * (weft__module_end): sub's run ends as any run does (its waiters, if any,
  * are woken with its result), then the module task is done, failed or
@@ -72,6 +73,45 @@ weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub)
 }
 
 /* ---- a module's run --------------------------------------------------------- */
+
+bool weft__nested_start(weft__worker *w, weft__visiting *vis, weft_task *t, bool hooked)
+{
+    weft_graph *g = t->g;
+    const bool sf = weft__is_subflow(g, t);
+    if (sf) {
+        if (!weft__subflow_call(t)) {
+            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
+            return false;
+        }
+        if (vis->fail) {
+            weft__subflow_release(t->arg);   /* its function failed it (weft_task_fail): nothing runs */
+            return false;
+        }
+        if (weft__subflow_empty(t->arg))
+            return false;   /* it added nothing: done now, no run to start */
+    }
+    /* Its graph's run is counted as one of this one's records while it
+     * runs (with condition tasks), before it can end. */
+    if (g->has_cond)
+        atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
+    int rc;
+    if (WEFT_UNLIKELY(vis->unit != NULL))
+        weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
+    if (weft__module_start(w, t, &rc)) {
+        if (hooked)
+            weft__hook_task_end(w);
+        return true;
+    }
+    if (WEFT_UNLIKELY(weft__has_attr(t)))
+        weft__attr_module_unit(vis, t, false);   /* not started: given back by the visit */
+    if (sf)
+        weft__subflow_release(t->arg);
+    if (g->has_cond)
+        atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
+    if (rc != WEFT_OK)
+        vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
+    return false;
+}
 
 bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
 {

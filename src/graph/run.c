@@ -394,51 +394,6 @@ int weft__mcond_call(void *arg)
     return keep;
 }
 
-/* A module or subflow task's visit, after its claim (ran, not failed
- * before its start): a subflow's function builds its sub-graph first
- * (subflow.c); then the graph's run starts as part of this one. true:
- * started (t finishes when it ends: weft__module_end); false: t is done
- * now, or failed (vis->fail). Callable from: visit. */
-static __attribute__((noinline)) bool nested_start(weft__worker *w, weft__visiting *vis, weft_task *t,
-                                                   bool hooked)
-{
-    weft_graph *g = t->g;
-    const bool sf = weft__is_subflow(g, t);
-    if (sf) {
-        if (!weft__subflow_call(t)) {
-            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
-            return false;
-        }
-        if (vis->fail) {
-            weft__subflow_release(t->arg);   /* its function failed it (weft_task_fail): nothing runs */
-            return false;
-        }
-        if (weft__subflow_empty(t->arg))
-            return false;   /* it added nothing: done now, no run to start */
-    }
-    /* Its graph's run is counted as one of this one's records while it
-     * runs (with condition tasks), before it can end. */
-    if (g->has_cond)
-        atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
-    int rc;
-    if (WEFT_UNLIKELY(vis->unit != NULL))
-        weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
-    if (weft__module_start(w, t, &rc)) {
-        if (hooked)
-            weft__hook_task_end(w);
-        return true;
-    }
-    if (WEFT_UNLIKELY(weft__has_attr(t)))
-        weft__attr_module_unit(vis, t, false);   /* not started: given back by the visit */
-    if (sf)
-        weft__subflow_release(t->arg);
-    if (g->has_cond)
-        atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
-    if (rc != WEFT_OK)
-        vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
-    return false;
-}
-
 static inline __attribute__((always_inline))
 weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks, const bool sp)
 {
@@ -486,7 +441,7 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
         if (hooked)
             hook_begin(w, t);
         if (sp && WEFT_UNLIKELY(g->has_nested) && weft__is_nested(g, t)) {
-            if (nested_start(w, vis, t, hooked))
+            if (weft__nested_start(w, vis, t, hooked))
                 return WEFT__DEFERRED;   /* its graph runs: t finishes when it ends */
         } else if (sp && g->has_cond && weft__is_cond(t)) {
             weft_cond_fn f;
