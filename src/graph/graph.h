@@ -220,6 +220,10 @@ typedef struct weft__visiting {
     bool skip;                      /* attr.c: the node visited next is skipped,
                                        whatever a reset does meanwhile: it was
                                        let through without its unit */
+    uint32_t *left;                 /* run.c, node_entry's hops: the takes this
+                                       record has left, NULL = no hop */
+    weft_task *other;               /* run.c: the node of another graph the walk
+                                       took to go on with (a hop), or NULL */
 } weft__visiting;
 
 /* The visit whose task's function is the code running now, or NULL:
@@ -324,6 +328,10 @@ struct weft_graph {
     uint64_t queued;                /* weft_graph_run_queued: runs queued behind this one; under lock */
     bool inside;                    /* the run in flight is part of another graph's
                                        (weft__graph_up): set by its start, read by claims */
+    _Atomic uint64_t up_clear;      /* module.c: a weft__cancel_gen at which no graph
+                                       this run is inside was cancelled (0 = not
+                                       known); set by the start, or by a claim
+                                       that looked up the chain */
     bool special;                   /* has_cond, has_module, parent or nattr, for the run in
                                        flight: set by its start; its visits take the general path */
     weft_task *parent;              /* running as a module (or a subflow's sub-graph):
@@ -395,6 +403,9 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
 /* series.c: claims the waiters and ends the run (step 4), leaving run at
  * the run's epoch; rc is its result. */
 void weft__run_finish(weft_graph *g, int rc);
+/* series.c: weft__run_finish for a module's run (g->parent set), under
+ * the same lock clearing g->parent; returns what it was. */
+weft_task *weft__run_finish_up(weft_graph *g, int rc);
 /* series.c: the visit that took sinks_left to 0 ends the run: a module's
  * goes back to its task, a series starts its next run, else the run
  * finishes with its result. Callable from: that visit's walk (run.c). */
@@ -424,12 +435,46 @@ static inline bool weft__is_module(const weft_graph *g, const weft_task *t)
  * ends: weft__module_end); false: *rc says why not (OK: nothing to run,
  * the task is done now; else it fails with *rc). */
 bool weft__module_start(weft__worker *w, weft_task *m, int *rc);
+/* A module or subflow task's visit, after its claim (ran, not failed
+ * before its start): a subflow's function builds its sub-graph first
+ * (subflow.c); then the graph's run starts as part of this one. true:
+ * started (t finishes when it ends: weft__module_end; hooked: the trace
+ * hook's task end is recorded); false: t is done now, or failed
+ * (vis->fail). Callable from: the visit (run.c), vis->cur is t. */
+bool weft__nested_start(weft__worker *w, weft__visiting *vis, weft_task *t, bool hooked);
 /* The end of a run of sub that a module task started, with result rc
  * and first failure fail (its word, 0 = none): ends sub's run, then
  * finishes the module task's visit with them and goes on in its graph. */
 void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail);
-/* Is a graph that g runs inside (as a module, at any depth) cancelled? */
-bool weft__module_cancelled(const weft_graph *g);
+/* Counts the cancels of runs (weft_graph_cancel, fail-fast), from 1:
+ * bumped (release) after each sets its mark (cancel_epoch). A run inside
+ * another graph's (g->inside) that found no graph above it cancelled at
+ * count c keeps c in up_clear: while the count is still c, no graph above
+ * it can have been cancelled since, and its claims look no further than
+ * that compare (module.c). */
+extern _Atomic uint64_t weft__cancel_gen;
+/* After a run's cancel mark was set: later claims under it look again. */
+static inline void weft__cancel_bump(void)
+{
+    atomic_fetch_add_explicit(&weft__cancel_gen, 1, memory_order_release);   /* release: the mark before the count */
+}
+/* Walks up from g (no cache): is a graph that g runs inside cancelled?
+ * If not, notes the count read before the walk in g->up_clear. */
+bool weft__module_cancelled_walk(weft_graph *g);
+/* Is a graph that g runs inside (as a module or a subflow's sub-graph,
+ * at any depth) cancelled? O(1) while no cancel happened since the run
+ * started (or since the last walk). */
+static inline bool weft__module_cancelled(weft_graph *g)
+{
+    uint64_t c = atomic_load_explicit(&weft__cancel_gen, memory_order_acquire);   /* acquire: pairs with the bump */
+    if (atomic_load_explicit(&g->up_clear, memory_order_relaxed) == c)
+        return false;
+    return weft__module_cancelled_walk(g);
+}
+/* For a run of g inside another graph's starting now (its start, under
+ * g's lock): up_clear from the graph above, if that one is known clear
+ * and not cancelled itself, so that no claim of the run walks up. */
+void weft__module_clear_setup(weft_graph *g);
 /* Locks g for a run and checks it: WEFT_EBUSY if a run of g is in
  * flight; else weft__graph_check's answer and, with modules, whether
  * their graphs (to any depth) check too and none contains g (OK, ECYCLE,
@@ -557,6 +602,12 @@ static inline bool weft__is_nested(const weft_graph *g, const weft_task *t)
  * EBUSY, as a module whose graph runs elsewhere), empties it and calls
  * its function. Callable from: the visit (vis->cur is t). */
 bool weft__subflow_call(weft_task *t);
+/* After the task's function returned (weft__subflow_call): if it added
+ * nothing, sub is given back (weft__subflow_release) as a module's start
+ * of an empty graph would leave it, and true: the task is done now,
+ * with no run to start (a recursion's leaves, half of its calls).
+ * Callable from: the visit that holds sub. */
+bool weft__subflow_empty(weft_graph *sub);
 /* The visit that took sub (weft__subflow_call) is done with it: its run
  * ended, or none started. Callable from: that visit, weft__module_end. */
 void weft__subflow_release(weft_graph *sub);

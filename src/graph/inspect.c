@@ -294,6 +294,7 @@ bool weft_graph_cancel(weft_graph *g)
     uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
     if (r & 1u) {
         atomic_store_explicit(&g->cancel_epoch, r >> 1, memory_order_relaxed);   /* read by claim; nothing to publish */
+        weft__cancel_bump();   /* runs inside this one look up again (module.c) */
         if (g->nattr || g->has_nested)
             weft__attr_end_waits(g);   /* attr.c: tasks waiting for semaphore units are skipped now */
     }

@@ -5,9 +5,10 @@
  * and a join's run (weft_subflow_join) is seen through as a module's is,
  * by weft__graph_up.
  *
- * A module task's visit (run.c) starts a run of sub with sub->parent set
- * to the task, queued on the same scheduler from the same worker, and
- * goes on with other work: no fiber waits, nothing is allocated. The
+ * A module task's visit (run.c, through weft__nested_start here, which
+ * also runs a subflow task's function first) starts a run of sub with
+ * sub->parent set to the task, queued on the same scheduler from the
+ * same worker, and goes on with other work: no fiber waits, nothing is allocated. The
  * task's visit is finished by whichever thread ends sub's run
  * (weft__module_end): sub's run ends as any run does (its waiters, if any,
  * are woken with its result), then the module task is done, failed or
@@ -18,7 +19,15 @@
  *
  * Crossing the module's edge:
  *   cancel   a cancelled outer run (at any depth) skips sub's tasks:
- *            claim asks weft__module_cancelled, up the parent chain;
+ *            claim asks weft__module_cancelled. Walking up the parent
+ *            chain at every claim cost O(depth) a task (a recursive
+ *            subflow's calls spent a ninth of their time there), so the
+ *            answer "nothing above is cancelled" is kept with the count
+ *            of cancels it held at (weft__cancel_gen, up_clear): a claim
+ *            walks only if some run, anywhere, was cancelled since. A
+ *            run's start takes the answer from the graph above (one
+ *            level: that one's is kept the same way), so a sub-graph
+ *            under a run nobody cancels never walks;
  *   failure  sub's run's result is the module task's: a failure fails it
  *            with sub's first failure's word, whose code it is included
  *            (first failure of the outer run, fail-fast, skipped
@@ -30,6 +39,15 @@
  *            read by sub's visits (claim) during the run, which the run's
  *            start publishes (the queues), and by weft__runs_within and
  *            weft__module_cancelled from threads running sub's tasks.
+ *   weft__cancel_gen  bumped (fetch_add release) by each cancel after it
+ *            set its run's mark; read (acquire) before a walk, or before
+ *            the compare with up_clear, so a count that did not change
+ *            means no mark was set since the walk that stored it found
+ *            none; a cancel the walk missed bumped it later.
+ *   sub->up_clear  stored by sub's run's start (under sub's lock, published
+ *            with the roots) and by walks that found nothing (relaxed:
+ *            racing walks may store an older count, which costs a walk);
+ *            read by claims.
  *   The outer graph's run stays in flight while sub runs: the module task
  *   is not done, so the outer run cannot end (sinks or pending count it),
  *   and the outer graph and the task stay valid until weft__module_end
@@ -55,6 +73,45 @@ weft_task *weft_graph_add_module(weft_graph *g, weft_graph *sub)
 }
 
 /* ---- a module's run --------------------------------------------------------- */
+
+bool weft__nested_start(weft__worker *w, weft__visiting *vis, weft_task *t, bool hooked)
+{
+    weft_graph *g = t->g;
+    const bool sf = weft__is_subflow(g, t);
+    if (sf) {
+        if (!weft__subflow_call(t)) {
+            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
+            return false;
+        }
+        if (vis->fail) {
+            weft__subflow_release(t->arg);   /* its function failed it (weft_task_fail): nothing runs */
+            return false;
+        }
+        if (weft__subflow_empty(t->arg))
+            return false;   /* it added nothing: done now, no run to start */
+    }
+    /* Its graph's run is counted as one of this one's records while it
+     * runs (with condition tasks), before it can end. */
+    if (g->has_cond)
+        atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
+    int rc;
+    if (WEFT_UNLIKELY(vis->unit != NULL))
+        weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
+    if (weft__module_start(w, t, &rc)) {
+        if (hooked)
+            weft__hook_task_end(w);
+        return true;
+    }
+    if (WEFT_UNLIKELY(weft__has_attr(t)))
+        weft__attr_module_unit(vis, t, false);   /* not started: given back by the visit */
+    if (sf)
+        weft__subflow_release(t->arg);
+    if (g->has_cond)
+        atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
+    if (rc != WEFT_OK)
+        vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
+    return false;
+}
 
 bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
 {
@@ -85,11 +142,7 @@ bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
 
 void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
 {
-    weft__graph_lock(sub);
-    weft_task *m = sub->parent;
-    sub->parent = NULL;
-    weft__graph_unlock(sub);
-    weft__run_finish(sub, rc);   /* sub's own waiters */
+    weft_task *m = weft__run_finish_up(sub, rc);   /* parent cleared; sub's own waiters woken */
     if (sub->sf_fn)
         weft__subflow_release(sub);   /* a subflow's sub-graph: its task's, valid while m's run is in flight */
     /* The task carries sub's failure word, not its result: a user's code
@@ -98,15 +151,36 @@ void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
     weft__graph_walk(w, m, &end);
 }
 
-bool weft__module_cancelled(const weft_graph *g)
+_Atomic uint64_t weft__cancel_gen = 1;
+
+/* Is outer's run in flight cancelled (its own mark, not above it)? */
+static bool run_cancelled(weft_graph *outer)
 {
-    for (const weft_task *m = weft__graph_up(g); m; m = weft__graph_up(m->g)) {
-        const weft_graph *outer = m->g;
-        uint32_t epoch = atomic_load_explicit(&((weft_graph *)outer)->run, memory_order_relaxed) >> 1;
-        if (atomic_load_explicit(&((weft_graph *)outer)->cancel_epoch, memory_order_relaxed) == epoch)
+    uint32_t epoch = atomic_load_explicit(&outer->run, memory_order_relaxed) >> 1;
+    return atomic_load_explicit(&outer->cancel_epoch, memory_order_relaxed) == epoch;
+}
+
+bool weft__module_cancelled_walk(weft_graph *g)
+{
+    uint64_t c = atomic_load_explicit(&weft__cancel_gen, memory_order_acquire);   /* before the marks: pairs with the bump */
+    for (const weft_task *m = weft__graph_up(g); m; m = weft__graph_up(m->g))
+        if (run_cancelled(m->g))
             return true;
-    }
+    /* No mark up the chain as of c: a cancel the walk missed bumped the
+     * count past c, so a claim that compares finds it changed and walks.
+     * Racing walks may store an older c: that only costs a walk. */
+    atomic_store_explicit(&g->up_clear, c, memory_order_relaxed);
     return false;
+}
+
+void weft__module_clear_setup(weft_graph *g)
+{
+    uint64_t c = atomic_load_explicit(&weft__cancel_gen, memory_order_acquire);   /* as the walk */
+    weft_task *m = weft__graph_up(g);
+    weft_graph *outer = m->g;   /* its run is in flight: m's visit starts this one */
+    bool clear = (!outer->inside || atomic_load_explicit(&outer->up_clear, memory_order_relaxed) == c) &&
+                 !run_cancelled(outer);
+    atomic_store_explicit(&g->up_clear, clear ? c : 0, memory_order_relaxed);   /* published with the roots */
 }
 
 bool weft__runs_within(const weft_graph *g, const weft_graph *x)

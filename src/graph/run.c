@@ -38,7 +38,9 @@
  *               wins; read by the finisher as skipped is; cleared by the
  *               start under the lock; read under the lock by
  *               weft_graph_fail_code and failed_task (inspect.c).
- *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim.
+ *   cancel_epoch  stored by weft_graph_cancel (relaxed), read at each claim;
+ *               then weft__cancel_gen is bumped, so that runs inside this
+ *               one stop trusting their up_clear (module.c).
  *   parent, sf_up, inside  the task of another graph a run is part of
  *               (a module's, a subflow's, a join's: module.c, subflow.c);
  *               inside caches "either is set" for the claims, written by
@@ -214,6 +216,7 @@ static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *
         atomic_store_explicit(&g->failed, t->index, memory_order_relaxed);
     if (g->fail_fast) {
         atomic_store_explicit(&g->cancel_epoch, epoch, memory_order_relaxed);   /* as weft_graph_cancel */
+        weft__cancel_bump();
         if (g->nattr || g->has_nested) {
             /* As weft_graph_cancel: tasks waiting for semaphore units
              * are skipped now, not once a unit comes (attr.c). */
@@ -391,47 +394,6 @@ int weft__mcond_call(void *arg)
     return keep;
 }
 
-/* A module or subflow task's visit, after its claim (ran, not failed
- * before its start): a subflow's function builds its sub-graph first
- * (subflow.c); then the graph's run starts as part of this one. true:
- * started (t finishes when it ends: weft__module_end); false: t is done
- * now, or failed (vis->fail). Callable from: visit. */
-static __attribute__((noinline)) bool nested_start(weft__worker *w, weft__visiting *vis, weft_task *t,
-                                                   bool hooked)
-{
-    weft_graph *g = t->g;
-    const bool sf = weft__is_subflow(g, t);
-    if (sf) {
-        if (!weft__subflow_call(t)) {
-            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
-            return false;
-        }
-        if (vis->fail) {
-            weft__subflow_release(t->arg);   /* its function failed it (weft_task_fail): nothing runs */
-            return false;
-        }
-    }
-    /* Its graph's run is counted as one of this one's records while it
-     * runs (with condition tasks), before it can end. */
-    if (g->has_cond)
-        atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);
-    int rc;
-    weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
-    if (weft__module_start(w, t, &rc)) {
-        if (hooked)
-            weft__hook_task_end(w);
-        return true;
-    }
-    weft__attr_module_unit(vis, t, false);   /* not started: given back by the visit */
-    if (sf)
-        weft__subflow_release(t->arg);
-    if (g->has_cond)
-        atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
-    if (rc != WEFT_OK)
-        vis->fail = weft__fail_weft(rc);   /* its graph could not run (busy, a cycle, out of memory): it fails, with weft's code */
-    return false;
-}
-
 static inline __attribute__((always_inline))
 weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks, const bool sp)
 {
@@ -479,7 +441,7 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
         if (hooked)
             hook_begin(w, t);
         if (sp && WEFT_UNLIKELY(g->has_nested) && weft__is_nested(g, t)) {
-            if (nested_start(w, vis, t, hooked))
+            if (weft__nested_start(w, vis, t, hooked))
                 return WEFT__DEFERRED;   /* its graph runs: t finishes when it ends */
         } else if (sp && g->has_cond && weft__is_cond(t)) {
             weft_cond_fn f;
@@ -619,22 +581,57 @@ static bool same_graph(weft__task *rec, void *g)
     return ((weft_task *)(void *)rec)->g == g;   /* a hook record is a node (graph.h) */
 }
 
+/* The general walk's test, when it may go on in another graph (hop,
+ * below): any node. */
+static bool any_graph(weft__task *rec, void *g)
+{
+    (void)rec;
+    (void)g;
+    return true;   /* a hook record is a node (graph.h) */
+}
+
 /* Callable from: run_task on a worker (or bound thread) of the run's
  * scheduler, as the record's fn. */
 static void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion);
+static weft_task *walk_hop(weft__worker *w, weft_task *t, uint32_t *left);
 static void walk_plain(weft__worker *w, weft_task *t);
 
+/* A record's walk. A general walk that found nothing more of its graph
+ * may take a node of another graph off the deque instead (hop: a module
+ * or subflow task's visit queued its graph's first root there), ending
+ * its own walk first; the loop here then walks that one as if core had
+ * run its record, without the trip through core's loop. Only here, at
+ * the bottom of the fiber's stack: a walk that finishes a module task
+ * (weft__graph_walk, nested in the run end of the graph under it) does
+ * not hop, so the stack stays as deep as the graphs nest. The walks of
+ * one record share one bound on takes, hops included
+ * (WEFT__TAKE_OWN_MAX), so the worker's loop still looks at ready fibers
+ * and the global ring as often. Only graphs with module or subflow tasks,
+ * or running inside one, hop (walk_hop, a third copy of the walk): the
+ * others' walks (a condition loop) keep the code they had. */
 void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
     /* Fibers are pinned: a fn that blocks resumes on this worker. */
     weft__worker *w = weft__tls_worker;
-    if (WEFT_UNLIKELY(t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))) {
-        if (t->g->has_cond)
-            atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
-        walk_special(w, t, NULL);
-    } else {
-        walk_plain(w, t);
+    uint32_t left = WEFT__TAKE_OWN_MAX;   /* takes and hops, for all the walks of this record */
+    for (;;) {
+        if (WEFT_UNLIKELY(t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))) {
+            if (t->g->has_cond)
+                atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
+            if (!t->g->has_nested && !t->g->inside) {
+                walk_special(w, t, NULL);
+                return;
+            }
+            t = walk_hop(w, t, &left);
+            if (WEFT_LIKELY(t == NULL))
+                return;
+            if (WEFT_UNLIKELY(weft__worker_tracks(w)))
+                weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
+        } else {
+            walk_plain(w, t);
+            return;
+        }
     }
 }
 
@@ -646,11 +643,15 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion)
         walk_plain(w, t);
 }
 
-/* The walk, made twice: sp false for graphs with no condition or module
- * task, no task with attributes (attr.c), that do not run as a module
- * (g->special, fixed for a run), whose visits then test none of it. */
+/* The walk, made three times: sp false for graphs with no condition or
+ * module task, no task with attributes (attr.c), that do not run as a
+ * module (g->special, fixed for a run), whose visits then test none of
+ * it; hop true (node_entry's walks of graphs with nested runs) for a walk
+ * that may end in a node of another graph's, returned (left: the takes
+ * the record has left, shared with its hops). */
 static inline __attribute__((always_inline))
-void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp)
+weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp, const bool hop,
+                uint32_t *left)
 {
     weft_graph *g = t->g;
     /* Read now: once this record has visited its last node, g may have
@@ -664,7 +665,7 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
      * Nor with roots that have a place (place_roots): they too are the
      * loop's to pick. All fixed for the run: asked once here, not at
      * every take. */
-    const uint32_t take_max = (sp && g->nhigh != 0) || flat || weft__worker_shuffles(w) ? 0 : WEFT__TAKE_OWN_MAX;
+    uint32_t take_max = (sp && g->nhigh != 0) || flat || weft__worker_shuffles(w) ? 0 : WEFT__TAKE_OWN_MAX;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
@@ -675,9 +676,11 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
      * task blocks; other fibers have their own. */
     weft__fstate *st = weft__fstate_cur(w);
     void *outer = st->upper;
-    weft__visiting vis = { g, NULL, st->nest, 0, NULL, false };
+    weft__visiting vis = { g, NULL, st->nest, 0, NULL, false, hop ? left : NULL, NULL };
     st->upper = &vis;
     bool fresh = !completion;   /* attr.c: t came off a queue, not as a continuation */
+    if (hop && *left < take_max)
+        take_max = *left;   /* node_entry: what this record's earlier walks left */
     for (;;) {
         /* A root spreads before its visit: the run cannot end before it.
          * The next root is held, not kept in a local: if t's function
@@ -721,9 +724,16 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
         if (!next) {
             if (taken == take_max)
                 break;
-            next = (weft_task *)(void *)weft__take_own(w, same_graph, g);
+            next = (weft_task *)(void *)weft__take_own(w, hop ? any_graph : same_graph, g);
             if (!next)
                 break;
+            if (hop && next->g != g) {
+                /* Its graph's walk goes on after this one ends (node_entry). */
+                vis.other = next;
+                taken++;
+                weft__count_runs(w, 1);   /* as a take below */
+                break;
+            }
             if (WEFT_UNLIKELY(cond_mode))
                 atomic_fetch_and_explicit(&next->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* as in weft__node_entry */
             taken++;
@@ -742,6 +752,8 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
         if (WEFT_UNLIKELY(weft__worker_tracks(w)))
             weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
     }
+    if (hop)
+        *left -= taken;
     if (taken)
         weft__count_local_runs(w, taken);   /* once per record; before the run can end, so a waiter sees them */
     st->upper = outer;   /* before the run can end: g may be freed then */
@@ -755,14 +767,20 @@ void walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool 
     } else if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks) {   /* acq_rel: the last drop sees every visit */
         weft__run_ended(w, g);
     }
+    return hop ? vis.other : NULL;
 }
 
 static __attribute__((noinline)) void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
-    walk(w, t, completion, true);
+    (void)walk(w, t, completion, true, false, NULL);
+}
+
+static __attribute__((noinline)) weft_task *walk_hop(weft__worker *w, weft_task *t, uint32_t *left)
+{
+    return walk(w, t, NULL, true, true, left);
 }
 
 static void walk_plain(weft__worker *w, weft_task *t)
 {
-    walk(w, t, NULL, false);
+    (void)walk(w, t, NULL, false, false, NULL);
 }

@@ -89,6 +89,15 @@ void weft__run_finish(weft_graph *g, int rc)
     finish(g, rc);
 }
 
+weft_task *weft__run_finish_up(weft_graph *g, int rc)
+{
+    weft__graph_lock(g);
+    weft_task *m = g->parent;
+    g->parent = NULL;   /* one lock for both: a subflow's every sub-graph run ends here */
+    finish_locked(g, rc, UINT32_MAX, WEFT__NO_TASK, 0);
+    return m;
+}
+
 /* With condition tasks, a run need not visit every task: a branch not
  * picked leaves its tasks' join counters part-way down. So every run
  * starts by putting them back (roots keep their place), and `pending`
@@ -216,6 +225,8 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
     g->until = until;
     g->until_ctx = ctx;
     g->inside = weft__graph_up(g) != NULL;   /* a module's, a subflow's or a join's run */
+    if (g->inside)
+        weft__module_clear_setup(g);   /* its claims need not walk up (module.c) */
     g->special = g->has_cond || g->has_nested || g->inside || g->nattr != 0;
     g->flat_roots = g->nattr != 0 && weft__attr_roots_placed(g);   /* published with the roots */
     g->flat_epoch = WEFT__NO_EPOCH;   /* an old run's must not match this epoch once it wraps */

@@ -9,7 +9,9 @@
  * tasks and edges; when it returns, the visit starts the sub-graph's run
  * exactly as a module task starts its graph's (module.c: sub->parent is
  * the task, the task's visit is finished by whichever thread ends the
- * sub-graph's run, and no fiber waits). So everything that crosses a
+ * sub-graph's run, and no fiber waits). A function that added nothing
+ * (a recursion's leaf: half of its calls) starts no run: the visit gives
+ * the sub-graph back and goes on (weft__subflow_empty). So everything that crosses a
  * module's edge crosses a subflow's: a cancel of the outer run skips the
  * sub-graph's tasks, a failure in it fails the task with the same word
  * (a user's code stays the user's at any depth), a skip skips it. A
@@ -41,6 +43,9 @@
  *            (the run's start publishes them).
  *   sf_up    written under the sub-graph's lock by the join, before and
  *            after its run; read by that run's visits as parent is.
+ *   n        read without the lock by the visit holding sf_busy (is
+ *            there anything to empty, to run?): only that visit writes
+ *            it (the function's adds, the emptyings), others only read.
  *   sf_busy  a visit of the task holds the sub-graph, from before the
  *            emptying to the end of its run: an exchange (acquire) takes
  *            it, a store (release) gives it back, so a second visit of the
@@ -139,8 +144,30 @@ bool weft__subflow_call(weft_task *t)
     weft_graph *sub = t->arg;
     if (atomic_exchange_explicit(&sub->sf_busy, true, memory_order_acquire))   /* acquire: pairs with the release */
         return false;
-    weft__graph_clear(sub);   /* the last visit's sub-graph: its run has ended */
+    /* The last visit's sub-graph: its run has ended. Empty already when
+     * the task was just added (its take emptied it) or built nothing:
+     * n is read without the lock, as only the visit holding sf_busy
+     * writes it (its adds, its emptyings). */
+    if (sub->n != 0)
+        weft__graph_clear(sub);
     sub->sf_fn((weft_subflow *)sub, sub->sf_arg);
+    return true;
+}
+
+bool weft__subflow_empty(weft_graph *sub)
+{
+    if (sub->n != 0)
+        return false;   /* read as in weft__subflow_call: the visit's own */
+    /* What a module's start of an empty graph leaves (module.c): no
+     * failure of an earlier run shows. Written only if one does. */
+    if (WEFT_UNLIKELY(sub->result != WEFT_OK || atomic_load_explicit(&sub->fail_err, memory_order_relaxed) != 0)) {
+        weft__graph_lock(sub);
+        sub->result = WEFT_OK;
+        atomic_store_explicit(&sub->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
+        atomic_store_explicit(&sub->failed, WEFT__NO_TASK, memory_order_relaxed);
+        weft__graph_unlock(sub);
+    }
+    weft__subflow_release(sub);
     return true;
 }
 

@@ -10,7 +10,8 @@
  *   fail_*       a failing subtask fails the subflow task and the run
  *                with its code; weft_task_fail in the subflow's function
  *   cancel_*     cancelling the outer run while a subtask blocks skips
- *                the rest of the sub-graph and the successors
+ *                the rest of the sub-graph and the successors, at one
+ *                level and four subflows down
  *   join_*       weft_subflow_join inside the function, then more tasks
  *   mem_*        the same shape run again allocates nothing
  *   dot_*        the dump draws the last run's sub-graph as a cluster
@@ -25,6 +26,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "weft.h"
 #include "wtest.h"
@@ -347,6 +349,87 @@ WT_TEST(subflow, cancel_while_a_subtask_blocks, .timeout = 60)
         WT_ASSERT_EQ(c.later, 1);
         WT_ASSERT(c.after > 0);
         weft_event_destroy(&c.go);
+        WT_ASSERT_EQ(atomic_load(&bad), 0);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        close_sched(s, w);
+    }
+}
+
+/* ---- cancel, deep: the outer run is cancelled while a subtask four
+ * subflows down blocks; every level's tasks after it are skipped (each
+ * claim sees the cancel through every level above, not an answer kept
+ * from before it) -------------------------------------------------------- */
+
+#define CXD_DEPTH 4
+
+struct cxd {
+    struct cx c;
+    int depth[CXD_DEPTH + 1];   /* the level each subflow function ran at */
+    int after[CXD_DEPTH];       /* stamped by each level's task after its nested subflow */
+};
+
+struct cxd_level {
+    struct cxd *d;
+    int level;
+};
+
+static struct cxd_level cxd_levels[CXD_DEPTH + 1];
+
+static void cxd_after(void *arg)
+{
+    struct cxd_level *l = arg;
+    l->d->after[l->level] = next_ticket();
+}
+
+static void cxd_fn(weft_subflow *sf, void *arg)
+{
+    struct cxd_level *l = arg;
+    l->d->depth[l->level] = 1;
+    if (l->level == CXD_DEPTH) {
+        cx_fn(sf, &l->d->c);   /* the innermost: block -> later */
+        return;
+    }
+    weft_task *n = weft_subflow_add_subflow(sf, cxd_fn, &cxd_levels[l->level + 1]);
+    weft_task *a = weft_subflow_add(sf, cxd_after, l);
+    if (!n || !a || weft_task_precede(n, a) != WEFT_OK)
+        atomic_fetch_add(&bad, 1);
+}
+
+WT_TEST(subflow, cancel_deep_while_a_subtask_blocks, .timeout = 60)
+{
+    WT_FOR_WORKERS(w, 1, 2, 8) {   /* 0 workers: as cancel_while_a_subtask_blocks */
+        weft_sched *s = open_sched(w);
+        weft_graph *g = new_graph();
+        static struct cxd d;
+        memset(&d, 0, sizeof d);
+        weft_event_init(&d.c.go, false, false);
+        for (int i = 0; i <= CXD_DEPTH; i++)
+            cxd_levels[i] = (struct cxd_level){ &d, i };
+        weft_task *top = weft_graph_add_subflow(g, cxd_fn, &cxd_levels[0]);
+        int after_top = 0;
+        weft_task *after = add(g, stamp, &after_top);
+        WT_ASSERT_EQ(weft_task_precede(top, after), WEFT_OK);
+        WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
+        while (!cx_started(&d.c))
+            sched_yield();
+        WT_ASSERT(weft_graph_cancel(g));
+        weft_event_signal(&d.c.go);
+        WT_ASSERT_EQ(weft_graph_wait(g), WEFT_ECANCELED);
+        WT_ASSERT_EQ(d.c.later, 0);
+        for (int i = 0; i < CXD_DEPTH; i++)
+            WT_ASSERT(d.after[i] == 0, "level %d ran after the cancel", i);
+        WT_ASSERT_EQ(after_top, 0);
+        /* The next run is not affected: a cancel long ago is no cancel. */
+        atomic_store(&d.c.started, 0);
+        weft_event_signal(&d.c.go);
+        run_wait(s, g, "deep after cancel");
+        WT_ASSERT_EQ(d.c.later, 1);
+        for (int i = 0; i < CXD_DEPTH; i++)
+            WT_ASSERT(d.after[i] > 0, "level %d", i);
+        for (int i = 1; i < CXD_DEPTH; i++)
+            WT_ASSERT(d.after[i] < d.after[i - 1], "level %d before level %d", i, i - 1);
+        WT_ASSERT(after_top > d.after[0]);
+        weft_event_destroy(&d.c.go);
         WT_ASSERT_EQ(atomic_load(&bad), 0);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
