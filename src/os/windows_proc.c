@@ -18,7 +18,9 @@
  * descriptor's handle, a file opened, NUL) and named in the attribute
  * list's handle list, so the child inherits those three and no other
  * handle that happens to be inheritable; closed once the child has
- * started. A relative path names a file in cwd, as on Linux.
+ * started. A relative path names a file in cwd, as on Linux. Where the
+ * handle list cannot be made (an old system), the child inherits every
+ * inheritable handle, as CreateProcess alone does.
  *
  * Keeping a process: the process object, its exit code with it, lives
  * while a handle to it is open. The handle CreateProcess gave is kept in
