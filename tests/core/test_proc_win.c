@@ -204,6 +204,58 @@ WT_TEST(proc_win, arguments_environment_redirections, .timeout = 300)
         run_on(w, setup_io);
 }
 
+/* ---- tasks blocked on each other: the second child reads what the first wrote ---- */
+
+static weft_event chain_ev;
+static char chain_a[MAX_PATH], chain_b[MAX_PATH];
+static atomic_int chain_ok;
+
+/* Spawned first: waits for the writer, then copies its file. */
+static void chain_reader(void *arg)
+{
+    WT_ASSERT_EQ(weft_event_wait(&chain_ev), WEFT_OK);
+    const char *cat[] = { helper_path(), "cat", NULL };
+    weft_proc_spec spec = { .argv = cat };
+    spec.stdio[0] = (weft_proc_redirect){ .kind = WEFT_PROC_PATH, .path = chain_a };
+    spec.stdio[1] = (weft_proc_redirect){ .kind = WEFT_PROC_PATH, .path = chain_b };
+    int status = -1;
+    WT_ASSERT_EQ(weft_proc_run_for(cur, &spec, &status, UINT64_MAX), WEFT_OK);
+    WT_ASSERT_EQ(status, 2);
+    atomic_store(&chain_ok, !strcmp(slurp(chain_b), "[first]\n"));
+}
+
+static void chain_writer(void *arg)
+{
+    const char *args[] = { helper_path(), "args", "first", NULL };
+    weft_proc_spec spec = { .argv = args };
+    spec.stdio[1] = (weft_proc_redirect){ .kind = WEFT_PROC_PATH, .path = chain_a };
+    int status = -1;
+    WT_ASSERT_EQ(weft_proc_run_for(cur, &spec, &status, UINT64_MAX), WEFT_OK);
+    weft_event_signal(&chain_ev);
+}
+
+static void setup_chain(weft_sched *s)
+{
+    cur = s;
+    WT_ASSERT_EQ(weft_spawn(s, chain_reader, NULL), WEFT_OK);
+    WT_ASSERT_EQ(weft_spawn(s, chain_writer, NULL), WEFT_OK);
+}
+
+WT_TEST(proc_win, tasks_wait_for_each_others_children, .timeout = 300)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2) {
+        weft_event_init(&chain_ev, true, false);
+        temp_name(chain_a, sizeof chain_a, "chain_a");
+        temp_name(chain_b, sizeof chain_b, "chain_b");
+        atomic_store(&chain_ok, 0);
+        run_on(w, setup_chain);
+        WT_ASSERT(atomic_load(&chain_ok), "workers %u: %s", w, slurp(chain_b));
+        weft_event_destroy(&chain_ev);
+        DeleteFileA(chain_a);
+        DeleteFileA(chain_b);
+    }
+}
+
 /* ---- a timeout ends the child (and its group); errors ------------------------------ */
 
 static void timeout_body(void *arg)
