@@ -62,15 +62,13 @@ typedef int weft_fd;
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_fd_wait_for(weft_fd fd, short events, uint64_t timeout_ns);
 
-#if !defined(_WIN32)
-
-/* Straight-line descriptor I/O (Linux only in 0.3; on Windows
- * weft_fd_wait_for is there, these are still to come). Each call tries its
- * system call first and suspends the task's fiber only when it would block (a plain thread
- * waits in ppoll); timeout_ns covers the whole call (relative, monotonic;
- * 0 tries once, UINT64_MAX waits for ever). Descriptors must be
- * non-blocking (O_NONBLOCK): the calls do not set it, and a blocking one
- * blocks the worker in the system call, its timeout unkept. A task's
+/* Straight-line descriptor I/O. Each call tries its system call first
+ * and suspends the task's fiber only when it would block (a plain thread
+ * waits in ppoll, on Windows in WSAPoll); timeout_ns covers the whole call
+ * (relative, monotonic; 0 tries once, UINT64_MAX waits for ever).
+ * Descriptors must be non-blocking (O_NONBLOCK; on Windows FIONBIO): the
+ * calls do not set it, and a blocking one blocks the worker in the system
+ * call, its timeout unkept. A task's
  * first wait on a descriptor registers it with the scheduler for good
  * (edge-triggered): close such a descriptor with weft_fd_close, or call
  * weft_fd_forget before handing it elsewhere. weft_fd_close ends the
@@ -80,7 +78,15 @@ WEFT_API int  weft_fd_wait_for(weft_fd fd, short events, uint64_t timeout_ns);
  * late (a parked wait looks again every second). A failed system call gives
  * WEFT_EINVAL (EBADF, EINVAL, ENOTSOCK...), WEFT_ENOMEM (ENOMEM, ENOBUFS,
  * EMFILE, ENFILE) or WEFT_EIO (any other, e.g. ECONNRESET, EPIPE), errno
- * keeping the call's value. */
+ * keeping the call's value.
+ *
+ * Windows: sockets only (recv, send, accept, connect, closesocket), errno
+ * set from WSAGetLastError (WSAECONNRESET as ECONNRESET...); nothing is
+ * registered for good: every wait is a one-shot WSAPoll wait, and
+ * weft_fd_close (closesocket, then every sleeping poller woken) ends a
+ * task's wait on the socket with WEFT_ECLOSED. A socket value that does
+ * not fit an int (none does: kernel handles stay within 32 bits) gives
+ * WEFT_EINVAL. */
 struct sockaddr;
 
 /** Reads up to n bytes of fd into buf, like read(2). Returns the bytes
@@ -90,29 +96,30 @@ struct sockaddr;
  * WEFT_ENOMEM, WEFT_EIO, or WEFT_ESHUTDOWN (from a task whose scheduler is
  * being destroyed, nothing there to read).
  * Callable from: any thread (a task suspends its fiber). */
-WEFT_API ptrdiff_t weft_fd_read_for(int fd, void *buf, size_t n, uint64_t timeout_ns);
+WEFT_API ptrdiff_t weft_fd_read_for(weft_fd fd, void *buf, size_t n, uint64_t timeout_ns);
 /** Writes all n bytes of buf to fd, waiting as it must. `*written` (may be
  * NULL) gets the bytes written, also when it fails. Returns WEFT_OK,
  * WEFT_ETIMEDOUT (not all written in time), WEFT_ECLOSED, WEFT_EINVAL,
  * WEFT_ENOMEM, WEFT_EIO (EPIPE: a pipe or socket whose reader left, where
  * SIGPIPE is ignored or blocked, as with write(2)), WEFT_ESHUTDOWN.
  * Callable from: any thread (a task suspends its fiber). */
-WEFT_API int  weft_fd_write_all_for(int fd, const void *buf, size_t n, size_t *written,
+WEFT_API int  weft_fd_write_all_for(weft_fd fd, const void *buf, size_t n, size_t *written,
                                     uint64_t timeout_ns);
 /** Accepts a connection on listening socket fd. Returns the new
- * descriptor (>= 0, already O_NONBLOCK and close-on-exec), WEFT_ETIMEDOUT,
+ * descriptor (>= 0, already O_NONBLOCK and close-on-exec; on Windows a
+ * SOCKET, whole in the weft_fd, non-blocking and not inheritable), WEFT_ETIMEDOUT,
  * WEFT_ECLOSED, WEFT_EINVAL (fd < 0, not a listening socket), WEFT_ENOMEM
  * (out of memory or descriptors: EMFILE, ENFILE), WEFT_EIO,
  * WEFT_ESHUTDOWN.
  * Callable from: any thread (a task suspends its fiber). */
-WEFT_API int  weft_fd_accept_for(int fd, uint64_t timeout_ns);
+WEFT_API weft_fd weft_fd_accept_for(weft_fd fd, uint64_t timeout_ns);
 /** Connects non-blocking socket fd to addr (addrlen bytes) and waits for
  * the connection. Returns WEFT_OK, WEFT_ETIMEDOUT (still connecting: close
  * fd), WEFT_ECLOSED, WEFT_EINVAL (fd < 0, addr NULL, addrlen 0 or over
  * 4096, not a socket), WEFT_ENOMEM, WEFT_EIO (refused, unreachable: errno
  * says which), WEFT_ESHUTDOWN.
  * Callable from: any thread (a task suspends its fiber). */
-WEFT_API int  weft_fd_connect_for(int fd, const struct sockaddr *addr, size_t addrlen,
+WEFT_API int  weft_fd_connect_for(weft_fd fd, const struct sockaddr *addr, size_t addrlen,
                                   uint64_t timeout_ns);
 /** A line reader over a descriptor: a buffer the caller owns, filled by
  * weft_fd_read_for. Set up with weft_fd_reader_init; the fields are
@@ -121,14 +128,14 @@ typedef struct weft_fd_reader {
     /* private */
     char *buf;
     size_t cap, start, end, taken;
-    int fd;
+    weft_fd fd;
     bool eof;
 } weft_fd_reader;
 /** Sets r up to read lines of fd into buf (cap bytes, the longest line
  * returned whole). Returns WEFT_OK, WEFT_EINVAL (r or buf NULL, cap 0,
  * fd < 0).
  * Callable from: any thread. */
-WEFT_API int  weft_fd_reader_init(weft_fd_reader *r, int fd, void *buf, size_t cap);
+WEFT_API int  weft_fd_reader_init(weft_fd_reader *r, weft_fd fd, void *buf, size_t cap);
 /** The next line of r's descriptor: `*line` points at it in r's buffer
  * (valid until the next call on r) and the return value is its length,
  * its '\n' included. A line longer than the buffer comes in pieces of cap
@@ -144,12 +151,11 @@ WEFT_API ptrdiff_t weft_fd_reader_read_line_for(weft_fd_reader *r, const char **
  * WEFT_EINVAL). Returns WEFT_OK (also when fd was not registered),
  * WEFT_EINVAL (fd < 0).
  * Callable from: any thread. */
-WEFT_API int  weft_fd_forget(int fd);
-/** weft_fd_forget(fd), then close(2). Returns WEFT_OK, WEFT_EINVAL (fd < 0
+WEFT_API int  weft_fd_forget(weft_fd fd);
+/** weft_fd_forget(fd), then close(2) (Windows: closesocket). Returns WEFT_OK, WEFT_EINVAL (fd < 0
  * or not open).
  * Callable from: any thread. */
-WEFT_API int  weft_fd_close(int fd);
-#endif /* !_WIN32 */
+WEFT_API int  weft_fd_close(weft_fd fd);
 
 /** Waits for child process pid (a pid_t) to end and reaps it, like
  * waitpid(pid, status, 0); `*status` gets waitpid's status (status may be

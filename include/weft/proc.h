@@ -10,6 +10,12 @@
  * signalfd: no handler runs, so a wait sees a signal at once, sanitizers
  * included. Children started here get the signal mask and dispositions
  * back as they were before weft_signal_block.
+ * Windows: spawn is CreateProcessW (argv joined and quoted by the C
+ * runtime's rules, a pid is the process ID kept valid until a wait sees
+ * it end, status the exit code, *pidfd -1, WEFT_PROC_FD a CRT descriptor,
+ * WEFT_PROC_NULL is NUL, WEFT_PROC_NEW_GROUP a job object, pgroup > 0
+ * WEFT_EINVAL, a timeout's kill TerminateProcess with exit code 1); no
+ * signals: weft_signal_block and weft_signal_wait_for return WEFT_EINVAL.
  * See docs/reference/proc.md for the blocking pool's part, redirections,
  * process groups, which threads must block the signals, and cancelling a
  * build from a signal.

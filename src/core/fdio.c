@@ -16,6 +16,14 @@
  * weft_fd_wait_for; a plain thread waits in ppoll. One deadline, taken at
  * the call, covers all of a call's waits.
  *
+ * Windows: the same calls over sockets (the seam's bodies are in
+ * os/windows_net.c). WSAPoll has no edge-triggered registration, so
+ * weft__fd_register finds none (fdreg.c) and every wait is the one-shot
+ * way; a socket closed during such a wait is reported POLLNVAL by the
+ * poller's next round, which weft_fd_close starts by waking every
+ * poller, and the call returns WEFT_ECLOSED. A weft_fd there is a SOCKET,
+ * carried in the seam's int as weft_fd_wait_for does (io.c).
+ *
  * Synchronization
  *   Nothing shared of its own: the records are fdreg.c's, and a call's
  *   state (io_ctx) is on its own stack.
@@ -28,8 +36,13 @@
 #include "io.h"
 #include "worker.h"
 
-/* Linux only in 0.3 (weft/io.h): Windows gets these with its sockets. */
-#if !defined(_WIN32)
+/* The seam's int for a user's descriptor, or -1 when it is negative or
+ * does not fit (a Windows SOCKET is pointer-wide; every kernel handle
+ * fits an int, os/windows_net.c): refused, never cut. */
+static int seam_fd(weft_fd fd)
+{
+    return fd < 0 || (weft_fd)(int)fd != fd ? -1 : (int)fd;
+}
 
 /* One call's waits on one side of fd. */
 typedef struct io_ctx {
@@ -91,8 +104,8 @@ static int ctx_wait(io_ctx *c)
     }
     if (rc == WEFT_EBUSY) {   /* no record for us: a one-shot wait this time */
         rc = weft__fd_wait_until(c->fd, ev, 1, c->deadline, "fd", (const void *)(intptr_t)c->fd);
-        if (rc > 0)
-            return 1;
+        if (rc > 0)   /* NVAL: closed during the wait (Windows: weft_fd_close woke the poller) */
+            return rc & WEFT__OS_NVAL ? WEFT_ECLOSED : 1;
     }
     return rc;
 }
@@ -111,8 +124,9 @@ static int io_error(int e)
     }
 }
 
-ptrdiff_t weft_fd_read_for(int fd, void *buf, size_t n, uint64_t timeout_ns)
+ptrdiff_t weft_fd_read_for(weft_fd user_fd, void *buf, size_t n, uint64_t timeout_ns)
 {
+    int fd = seam_fd(user_fd);
     if (fd < 0 || (!buf && n))
         return WEFT_EINVAL;
     io_ctx c;
@@ -146,8 +160,10 @@ ptrdiff_t weft_fd_read_for(int fd, void *buf, size_t n, uint64_t timeout_ns)
     }
 }
 
-int weft_fd_write_all_for(int fd, const void *buf, size_t n, size_t *written, uint64_t timeout_ns)
+int weft_fd_write_all_for(weft_fd user_fd, const void *buf, size_t n, size_t *written,
+                          uint64_t timeout_ns)
 {
+    int fd = seam_fd(user_fd);
     if (written)
         *written = 0;
     if (fd < 0 || (!buf && n))
@@ -182,8 +198,9 @@ int weft_fd_write_all_for(int fd, const void *buf, size_t n, size_t *written, ui
     return WEFT_OK;
 }
 
-int weft_fd_accept_for(int fd, uint64_t timeout_ns)
+weft_fd weft_fd_accept_for(weft_fd user_fd, uint64_t timeout_ns)
 {
+    int fd = seam_fd(user_fd);
     if (fd < 0)
         return WEFT_EINVAL;
     io_ctx c;
@@ -216,8 +233,10 @@ int weft_fd_accept_for(int fd, uint64_t timeout_ns)
     }
 }
 
-int weft_fd_connect_for(int fd, const struct sockaddr *addr, size_t addrlen, uint64_t timeout_ns)
+int weft_fd_connect_for(weft_fd user_fd, const struct sockaddr *addr, size_t addrlen,
+                        uint64_t timeout_ns)
 {
+    int fd = seam_fd(user_fd);
     if (fd < 0 || !addr || addrlen == 0 || addrlen > 4096)
         return WEFT_EINVAL;
     weft__fd_forget_all(fd);   /* a socket about to connect is new: nothing registered is its */
@@ -253,27 +272,36 @@ int weft_fd_connect_for(int fd, const struct sockaddr *addr, size_t addrlen, uin
     }
 }
 
-int weft_fd_forget(int fd)
+int weft_fd_forget(weft_fd user_fd)
 {
+    int fd = seam_fd(user_fd);
     if (fd < 0)
         return WEFT_EINVAL;
     weft__fd_forget_all(fd);
     return WEFT_OK;
 }
 
-int weft_fd_close(int fd)
+int weft_fd_close(weft_fd user_fd)
 {
+    int fd = seam_fd(user_fd);
     if (fd < 0)
         return WEFT_EINVAL;
     weft__fd_forget_all(fd);
-    return weft__os_fd_close(fd) == -EBADF ? WEFT_EINVAL : WEFT_OK;
+    int rc = weft__os_fd_close(fd) == -EBADF ? WEFT_EINVAL : WEFT_OK;
+#if defined(_WIN32)
+    /* After the close: a round under way polls a copy that still holds
+     * the socket and would not notice; the next round reports it NVAL. */
+    if (rc == WEFT_OK)
+        weft__fd_wake_all();
+#endif
+    return rc;
 }
 
 /* ---- the line reader ---------------------------------------------------------- */
 
-int weft_fd_reader_init(weft_fd_reader *r, int fd, void *buf, size_t cap)
+int weft_fd_reader_init(weft_fd_reader *r, weft_fd fd, void *buf, size_t cap)
 {
-    if (!r || !buf || cap == 0 || fd < 0)
+    if (!r || !buf || cap == 0 || seam_fd(fd) < 0)
         return WEFT_EINVAL;
     *r = (weft_fd_reader){ .buf = buf, .cap = cap, .fd = fd };
     return WEFT_OK;
@@ -320,5 +348,3 @@ ptrdiff_t weft_fd_reader_read_line_for(weft_fd_reader *r, const char **line, uin
             return WEFT_ETIMEDOUT;   /* a look only: one read, no whole line */
     }
 }
-
-#endif /* !_WIN32 */

@@ -166,6 +166,11 @@ weft__fdrec *weft__fd_find(weft__poller *p, int fd, int side, uint64_t *seq)
 weft__fdrec *weft__fd_register(weft__poller *p, int fd, int side, uint64_t *seq, int *err)
 {
     *err = 0;
+#if defined(_WIN32)
+    /* WSAPoll has no edge-triggered registration: every wait is one-shot. */
+    (void)p, (void)fd, (void)side, (void)seq;
+    return NULL;
+#endif
     weft__fdrec *r = rec_of(p, fd, true);
     if (!r)
         return NULL;
@@ -375,6 +380,14 @@ void weft__fd_forget_all(int fd)
     pthread_mutex_lock(&live_lock);
     for (weft__poller *p = live_head; p; p = weft__poller_fds(p)->next_live)
         forget(p, fd);
+    pthread_mutex_unlock(&live_lock);
+}
+
+void weft__fd_wake_all(void)
+{
+    pthread_mutex_lock(&live_lock);
+    for (weft__poller *p = live_head; p; p = weft__poller_fds(p)->next_live)
+        weft__os_poller_wake(weft__poller_os(p));
     pthread_mutex_unlock(&live_lock);
 }
 

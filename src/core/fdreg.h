@@ -64,6 +64,10 @@ void weft__fd_event(weft__poller *p, uint64_t data, unsigned events);
 /* Ends fd's registration in every poller: its waits return WEFT_ECLOSED.
  * Callable from: any thread. */
 void weft__fd_forget_all(int fd);
+/* Wakes the thread sleeping in each live poller, so that its next round
+ * sees a socket closed meanwhile (Windows: WSAPoll does not). Callable
+ * from: any thread. */
+void weft__fd_wake_all(void);
 /* Every parked wait returns WEFT_EAGAIN (closing is set). Callable from:
  * destroy. */
 void weft__fd_shutdown(weft__poller *p);

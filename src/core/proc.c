@@ -31,6 +31,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#if defined(_WIN32) && !defined(SIGKILL)
+#define SIGKILL 9   /* the CRT has none: weft__os_proc_kill's "end it" (windows.c) */
+#endif
 
 #include "extspawn.h"
 #include "io.h"
@@ -59,6 +62,10 @@ static bool spec_ok(const weft_proc_spec *spec)
 {
     if (!spec->argv || !spec->argv[0] || spec->pgroup < WEFT_PROC_NEW_GROUP)
         return false;
+#if defined(_WIN32)
+    if (spec->pgroup > 0)
+        return false;   /* joining a group: no counterpart on Windows (weft/proc.h) */
+#endif
     for (int i = 0; i < 3; i++) {
         const weft_proc_redirect *r = &spec->stdio[i];
         if ((unsigned)r->kind > WEFT_PROC_NULL || (r->kind == WEFT_PROC_FD && r->fd < 0) ||
@@ -87,8 +94,12 @@ int weft_proc_spawn(weft_sched *s, const weft_proc_spec *spec, int *pid, int *pi
         return c.err == -ENOMEM || c.err == -EAGAIN ? WEFT_ENOMEM : WEFT_ENOEXEC;
     *pid = c.pid;
     if (pidfd) {
+#if defined(_WIN32)
+        *pidfd = -1;   /* no pidfd: the process ID is the handle's stand-in (weft/proc.h) */
+#else
         int fd = weft__os_child_handle(c.pid);   /* the child is ours and not reaped: it names it */
         *pidfd = fd >= 0 ? fd : -1;
+#endif
     }
     return WEFT_OK;
 }

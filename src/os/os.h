@@ -20,7 +20,8 @@
  * hot paths (the clock, the word wait and wake, the barrier a parking
  * worker pays, yield), which are static inline so that park and wake pay
  * one system call and no call into weft around it. Windows has
- * windows.c, windows_net.c (sockets and processes) and os_windows.h.
+ * windows.c, windows_net.c (sockets, process waits), windows_proc.c
+ * (process spawn) and os_windows.h.
  * Nothing here needs an OS header: a descriptor is an int (on Windows a
  * SOCKET, which fits: windows_net.c), a poller's events are weft's own
  * struct. Every room sees this one

@@ -94,4 +94,9 @@ static inline int weft__os_atfork(void (*prepare)(void), void (*parent)(void),
     return 0;
 }
 
+/* Closes the handle of process pid that weft__os_proc_spawn kept, if
+ * it kept one: the process has ended and a wait has seen it
+ * (windows_proc.c). Callable from: any thread. */
+void weft__win_proc_drop(int pid);
+
 #endif /* WEFT_OS_WINDOWS_H */

@@ -224,22 +224,8 @@ const char *weft__os_symbol_name(const void *addr)
     return NULL;
 }
 
-/* ---- process spawn and signals: stubs (weft/proc.h maps onto process
- * HANDLEs and console events in a later stage) -------------------------------- */
-
-int weft__os_proc_spawn(const struct weft_proc_spec *spec, int *pid)
-{
-    (void)spec;
-    (void)pid;
-    return -ENOSYS;
-}
-
-int weft__os_proc_kill(int pid, int sig)
-{
-    (void)pid;
-    (void)sig;
-    return -ENOSYS;
-}
+/* ---- signals: none on Windows (weft/proc.h); process spawn is in
+ * windows_proc.c ------------------------------------------------------------ */
 
 int weft__os_signal_block(uint64_t sigs)
 {
@@ -262,41 +248,4 @@ int weft__os_signal_take(int fd)
 {
     (void)fd;
     return -ENOSYS;
-}
-
-/* ---- descriptor I/O (fdio.c): stubs until the Windows socket stage (TODO) ---- */
-
-ptrdiff_t weft__os_fd_read(int fd, void *buf, size_t n)
-{
-    return -ENOSYS;
-}
-
-ptrdiff_t weft__os_fd_write(int fd, const void *buf, size_t n)
-{
-    return -ENOSYS;
-}
-
-int weft__os_accept(int fd)
-{
-    return -ENOSYS;
-}
-
-int weft__os_connect(int fd, const void *addr, size_t len)
-{
-    return -ENOSYS;
-}
-
-int weft__os_sock_error(int fd)
-{
-    return -ENOSYS;
-}
-
-int weft__os_fd_close(int fd)
-{
-    return -ENOSYS;
-}
-
-bool weft__os_fd_is_stream(int fd)
-{
-    return false;
 }

@@ -33,6 +33,12 @@
  * as its socket waits. weft__os_close undoes it (UnregisterWaitEx waits
  * for a callback under way, so nothing sends to a closed socket).
  *
+ * The descriptor calls' system calls (fdio.c): recv, send, accept,
+ * connect, SO_ERROR and closesocket on the SOCKET in the int, Winsock's
+ * errors given as the errno values fdio.c sorts (WSAEWOULDBLOCK as
+ * EAGAIN; a connect under way, WSAEWOULDBLOCK or WSAEINPROGRESS, as
+ * EINPROGRESS).
+ *
  * Synchronization
  *   net_once    WSAStartup, once per process (InitOnceExecuteOnce).
  *   poller.lock (SRW) the registrations (regs, n, cap, next_id) and
@@ -475,5 +481,109 @@ int weft__os_child_reap(int pid, int *status)
         r = 1;
     }
     CloseHandle(h);
+    if (r)
+        weft__win_proc_drop(pid);   /* one weft started is kept until now (windows_proc.c) */
     return r;
+}
+
+/* ---- the descriptor calls' system calls (fdio.c) ----------------------------------- */
+
+/* A Winsock error of a socket call, as the errno value fdio.c sorts. */
+static int errno_of_io(int e)
+{
+    switch (e) {
+    case WSAEWOULDBLOCK:  return EAGAIN;
+    case WSAEINPROGRESS:
+    case WSAEALREADY:     return EINPROGRESS;
+    case WSAEINTR:        return EINTR;
+    case WSAENOTSOCK:     return EBADF;
+    case WSAEINVAL:
+    case WSAEFAULT:       return EINVAL;
+    case WSAEOPNOTSUPP:   return EOPNOTSUPP;
+    case WSAENOBUFS:      return ENOBUFS;
+    case WSAEMFILE:       return EMFILE;
+    case WSAECONNRESET:   return ECONNRESET;
+    case WSAECONNABORTED: return ECONNABORTED;
+    case WSAECONNREFUSED: return ECONNREFUSED;
+    case WSAENETUNREACH:  return ENETUNREACH;
+    case WSAEHOSTUNREACH: return EHOSTUNREACH;
+    case WSAETIMEDOUT:    return ETIMEDOUT;
+    case WSAENOTCONN:     return ENOTCONN;
+    case WSAESHUTDOWN:    return EPIPE;
+    case WSANOTINITIALISED: return ENOMEM;
+    default:              return EIO;
+    }
+}
+
+/* At most INT_MAX bytes a call: recv and send take an int. */
+static int io_len(size_t n)
+{
+    return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+ptrdiff_t weft__os_fd_read(int fd, void *buf, size_t n)
+{
+    if (!net_up())
+        return -ENOMEM;
+    int got = recv((SOCKET)(intptr_t)fd, buf, io_len(n), 0);
+    return got >= 0 ? got : -errno_of_io(WSAGetLastError());
+}
+
+ptrdiff_t weft__os_fd_write(int fd, const void *buf, size_t n)
+{
+    if (!net_up())
+        return -ENOMEM;
+    int put = send((SOCKET)(intptr_t)fd, buf, io_len(n), 0);
+    return put >= 0 ? put : -errno_of_io(WSAGetLastError());
+}
+
+int weft__os_accept(int fd)
+{
+    if (!net_up())
+        return -ENOMEM;
+    SOCKET a = accept((SOCKET)(intptr_t)fd, NULL, NULL);
+    if (a == INVALID_SOCKET)
+        return -errno_of_io(WSAGetLastError());
+    /* An accepted socket inherits the listener's non-blocking mode; set
+     * it anyway (a listener made blocking), and keep it out of children. */
+    u_long nb = 1;
+    if ((intptr_t)(int)a != (intptr_t)a || ioctlsocket(a, FIONBIO, &nb) != 0) {
+        closesocket(a);
+        return -EMFILE;   /* cannot happen: kernel handles fit an int (see above) */
+    }
+    SetHandleInformation((HANDLE)a, HANDLE_FLAG_INHERIT, 0);
+    return (int)a;
+}
+
+int weft__os_connect(int fd, const void *addr, size_t len)
+{
+    if (!net_up())
+        return -ENOMEM;
+    if (connect((SOCKET)(intptr_t)fd, addr, (int)len) == 0)
+        return 0;
+    int e = errno_of_io(WSAGetLastError());
+    return -(e == EAGAIN ? EINPROGRESS : e);
+}
+
+int weft__os_sock_error(int fd)
+{
+    int e = 0, len = sizeof e;
+    if (getsockopt((SOCKET)(intptr_t)fd, SOL_SOCKET, SO_ERROR, (char *)&e, &len) != 0)
+        return -errno_of_io(WSAGetLastError());
+    return e ? errno_of_io(e) : 0;
+}
+
+bool weft__os_fd_is_stream(int fd)
+{
+    int type = 0, len = sizeof type;
+    return getsockopt((SOCKET)(intptr_t)fd, SOL_SOCKET, SO_TYPE, (char *)&type, &len) == 0 &&
+           type == SOCK_STREAM;
+}
+
+int weft__os_fd_close(int fd)
+{
+    if (closesocket((SOCKET)(intptr_t)fd) == 0)
+        return 0;
+    int e = errno_of_io(WSAGetLastError());
+    return -(e == EINTR ? 0 : e);
 }
