@@ -97,6 +97,27 @@ struct weft__fdrec {
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static weft__poller *live_head;  /* under live_lock */
 
+/* fork(2): live_lock is process-wide, and a thread the child does not have
+ * (a scheduler made or destroyed, a weft_fd_close) could hold it at the
+ * fork: the child's first scheduler would wait for it for ever. Taken
+ * around fork (a leaf: nothing else is locked under it), so the child
+ * inherits it free and the list whole; the parent's pollers stay listed
+ * in the child, whose threads are gone (weft.h: a child may not use them). */
+static void live_fork_prepare(void)
+{
+    pthread_mutex_lock(&live_lock);
+}
+
+static void live_fork_release(void)
+{
+    pthread_mutex_unlock(&live_lock);
+}
+
+__attribute__((constructor)) static void live_fork_register(void)
+{
+    (void)weft__os_atfork(live_fork_prepare, live_fork_release, live_fork_release);   /* as stall.c's */
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 /* fd's record (made now if make); NULL: fd out of range, or no memory. */

@@ -90,6 +90,11 @@ void (*weft__flow_attach_seam)(size_t i);
 
 static weft__flow_pool async_pool = WEFT__FLOW_POOL_INIT(sizeof(struct weft_async));
 
+__attribute__((constructor)) static void async_pool_register(void)
+{
+    weft__flow_pool_register(&async_pool);   /* fork and weft_set_allocator find it (pool.c) */
+}
+
 static void async_free(weft_async *h)
 {
     weft_event_destroy(&h->done);

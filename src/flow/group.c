@@ -49,6 +49,11 @@ typedef struct member {
 
 static weft__flow_pool member_pool = WEFT__FLOW_POOL_INIT(sizeof(member));
 
+__attribute__((constructor)) static void member_pool_register(void)
+{
+    weft__flow_pool_register(&member_pool);   /* fork and weft_set_allocator find it (pool.c) */
+}
+
 static group_impl *impl(const weft_group *gr)
 {
     return (group_impl *)(void *)gr;

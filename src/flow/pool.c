@@ -15,8 +15,8 @@
  *                   list; the lock's release/acquire orders the user's
  *                   last writes to a freed cell before the next owner's.
  *   slabs           under slab_lock. Pools register themselves on
- *                   pools_head (a CAS push, never popped) at their first
- *                   slab, for give_back.
+ *                   pools_head (a CAS push, never popped) from their
+ *                   file's constructor, for give_back and fork.
  *   give_back       runs in weft_set_allocator, while no weft object
  *                   exists (documented), so no cell is in use and no other
  *                   thread touches a pool.
@@ -27,6 +27,7 @@
 
 #include "alloc.h"
 #include "core_api.h"
+#include "os.h"
 #include "pool.h"
 
 static _Atomic(weft__flow_pool *) pools_head;
@@ -84,6 +85,60 @@ static void *pop_locked(weft__flow_stripe *st)
     return c;
 }
 
+/* fork(2): the pools are process-wide, and a thread the child does not
+ * have could hold a stripe's or the slab list's lock at the fork; the
+ * child's first async or group member would spin on it for ever. Every
+ * lock of every pool is taken around fork (all leaves: none is taken under
+ * another), so the child inherits them free and the lists whole. A pool is
+ * on pools_head from its file's constructor (weft__flow_pool_register), so
+ * none is missed before its first slab. */
+static void pools_fork_prepare(void)
+{
+    for (weft__flow_pool *p = atomic_load_explicit(&pools_head, memory_order_acquire); p;
+         p = p->next_pool) {   /* acquire: pairs with the push's release */
+        weft__spin_lock(&p->slab_lock);
+        for (unsigned i = 0; i < WEFT__FLOW_STRIPES; i++)
+            weft__spin_lock(&p->stripe[i].lock);
+    }
+}
+
+static void pools_fork_release(void)
+{
+    for (weft__flow_pool *p = atomic_load_explicit(&pools_head, memory_order_acquire); p;
+         p = p->next_pool) {   /* acquire: as above */
+        for (unsigned i = WEFT__FLOW_STRIPES; i-- > 0;)
+            weft__spin_unlock(&p->stripe[i].lock);
+        weft__spin_unlock(&p->slab_lock);
+    }
+}
+
+__attribute__((constructor)) static void pools_fork_register(void)
+{
+    (void)weft__os_atfork(pools_fork_prepare, pools_fork_release, pools_fork_release);   /* as block_cache.c's */
+}
+
+/* Puts p on pools_head once (registered, under slab_lock): next_pool is
+ * set before the pool is published, and pools are never removed. */
+static void push_pool(weft__flow_pool *p)
+{
+    weft__spin_lock(&p->slab_lock);
+    bool first = !p->registered;
+    p->registered = true;
+    weft__spin_unlock(&p->slab_lock);
+    if (!first)
+        return;
+    weft__flow_pool *h = atomic_load_explicit(&pools_head, memory_order_relaxed);
+    do
+        p->next_pool = h;
+    while (!atomic_compare_exchange_weak_explicit(&pools_head, &h, p, memory_order_release,
+                                                  memory_order_relaxed));   /* release: publishes next_pool */
+}
+
+void weft__flow_pool_register(weft__flow_pool *p)
+{
+    push_pool(p);
+}
+
 /* Every stripe was empty: a new slab. Its cells but the one returned go
  * on stripe st. */
 static void *new_slab(weft__flow_pool *p, weft__flow_stripe *st)
@@ -91,21 +146,11 @@ static void *new_slab(weft__flow_pool *p, weft__flow_stripe *st)
     char *slab = weft__alloc(p->cell * WEFT__FLOW_SLAB_CELLS);
     if (!slab)
         return NULL;
+    push_pool(p);   /* already, from its constructor: kept for a pool without one */
     weft__spin_lock(&p->slab_lock);
-    bool first = !p->registered;
-    p->registered = true;
     set_link(slab, p->slabs);
     p->slabs = slab;
     weft__spin_unlock(&p->slab_lock);
-    if (first) {
-        /* Registered once (registered, under slab_lock): next_pool is
-         * set before the pool is published, and pools are never removed. */
-        weft__flow_pool *h = atomic_load_explicit(&pools_head, memory_order_relaxed);
-        do
-            p->next_pool = h;
-        while (!atomic_compare_exchange_weak_explicit(&pools_head, &h, p, memory_order_release,
-                                                      memory_order_relaxed));   /* release: publishes next_pool */
-    }
     weft__spin_lock(&st->lock);
     for (unsigned i = 2; i < WEFT__FLOW_SLAB_CELLS; i++) {
         void *c = slab + (size_t)i * p->cell;

@@ -44,6 +44,9 @@ typedef struct weft__flow_pool {
 #define WEFT__FLOW_POOL_INIT(bytes) \
     { .cell = ((bytes) + 63) / 64 * 64, .slab_lock = WEFT__SPIN_INIT }
 
+/* Puts p on the list of pools (for fork and weft_set_allocator): called
+ * from a constructor of the file that owns p. */
+void weft__flow_pool_register(weft__flow_pool *p);
 /* A cell of pool p (its contents undefined), or NULL: out of memory.
  * Callable from: any thread. */
 void *weft__flow_get(weft__flow_pool *p);
