@@ -345,14 +345,13 @@ void weft__graph_clear(weft_graph *g)
 
 /* ---- tasks ----------------------------------------------------------------- */
 
-/* Adds a task (kind: 0, or WEFT__CTL_COND for a condition task). */
-int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out)
-{
-    return weft__graph_add_node_x(g, fn, arg, kind, NULL, 0, out);
-}
-
-int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
-                           const void *extra, size_t extra_size, weft_task **out)
+/* Both entries below share this body, inlined into each: a plain add
+ * (extra NULL, folded away) pays no test for the record a multi-condition
+ * carries, and the rare kinds (module, subflow, extra) are behind one
+ * test each way. */
+static inline __attribute__((always_inline)) int add_node(weft_graph *g, weft_fn fn, void *arg,
+                                                          uint32_t kind, const void *extra,
+                                                          size_t extra_size, weft_task **out)
 {
     if (!out)
         return WEFT_EINVAL;
@@ -374,9 +373,11 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
      * the roots array (it starts as a root), then a block if i starts
      * one. A larger roots array holding the same roots is no change. */
     bool module = fn == weft__module_mark, subflow = fn == weft__subflow_mark;
+    bool rare = module | subflow | (extra != NULL);
     if (!u32_reserve(&g->roots, &g->roots_cap, g->nroots, 16) ||
-        (module && !u32_reserve(&g->modules, &g->modules_cap, g->nmodules, 4)) ||
-        (subflow && !u32_reserve(&g->subflows, &g->subflows_cap, g->nsubflows, 4))) {
+        (WEFT_UNLIKELY(rare) &&
+         ((module && !u32_reserve(&g->modules, &g->modules_cap, g->nmodules, 4)) ||
+          (subflow && !u32_reserve(&g->subflows, &g->subflows_cap, g->nsubflows, 4))))) {
         rc = WEFT_ENOMEM;
         goto out;
     }
@@ -392,7 +393,7 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
         }
         g->blocks[g->nblocks++] = blk;   /* kept if what follows fails: the next add takes it */
     }
-    if (extra) {
+    if (WEFT_UNLIKELY(rare) && extra) {
         void *x = arena_alloc(g, extra_size);   /* a multi-condition's record (subflow.c) */
         if (!x) {
             rc = WEFT_ENOMEM;
@@ -401,7 +402,7 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
         memcpy(x, extra, extra_size);   /* under the lock: no run reads it before */
         arg = x;
     }
-    if (subflow) {
+    if (WEFT_UNLIKELY(rare) && subflow) {
         /* The last that can fail. arg holds the task's function and its
          * arg (subflow.c); the task's arg is its own sub-graph. */
         weft_graph *sub = weft__subflow_take(g);
@@ -427,14 +428,16 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
     atomic_init(&t->ctl, (epoch << WEFT__CTL_EPOCH_SHIFT) | kind);
     if (kind & WEFT__CTL_COND)
         g->has_cond = true;
-    if (module) {
-        g->modules[g->nmodules++] = i;
-        g->has_module = g->has_nested = true;
-    }
-    if (subflow) {
-        g->subflows[g->nsubflows++] = i;
-        g->has_subflow = g->has_nested = true;
-        ((weft_graph *)arg)->sf_task = t;
+    if (WEFT_UNLIKELY(rare)) {
+        if (module) {
+            g->modules[g->nmodules++] = i;
+            g->has_module = g->has_nested = true;
+        }
+        if (subflow) {
+            g->subflows[g->nsubflows++] = i;
+            g->has_subflow = g->has_nested = true;
+            ((weft_graph *)arg)->sf_task = t;
+        }
     }
     atomic_init(&t->done, WEFT__NO_EPOCH);
     t->index = i;
@@ -445,6 +448,18 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
 out:
     weft__graph_unlock(g);
     return rc;
+}
+
+/* Adds a task (kind: 0, or WEFT__CTL_COND for a condition task). */
+int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out)
+{
+    return add_node(g, fn, arg, kind, NULL, 0, out);
+}
+
+int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
+                           const void *extra, size_t extra_size, weft_task **out)
+{
+    return add_node(g, fn, arg, kind, extra, extra_size, out);
 }
 
 int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
