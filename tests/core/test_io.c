@@ -32,21 +32,6 @@ extern char **environ;
 /* Test seam (io.c): pidfd_open counts as missing, so weft_pid_wait_for polls. */
 extern atomic_bool weft__no_pidfd;
 
-/* Runs setup(s) (which spawns tasks) on a scheduler with `workers`
- * workers and waits for them; with 0 the calling thread is bound and runs
- * the tasks while it waits. */
-static void run_on(unsigned workers, void (*setup)(weft_sched *s))
-{
-    weft_sched *s = make_sched(workers);
-    if (workers == 0)
-        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
-    setup(s);
-    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
-    if (workers == 0)
-        weft_sched_unbind();
-    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
-}
-
 static void make_pipe(int fd[2])
 {
     WT_ASSERT_EQ(pipe2(fd, O_NONBLOCK | O_CLOEXEC), 0);

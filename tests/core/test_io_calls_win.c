@@ -22,18 +22,6 @@
 
 #define MS 1000000ull
 
-static void run_on(unsigned workers, void (*setup)(weft_sched *s))
-{
-    weft_sched *s = make_sched(workers);
-    if (workers == 0)
-        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
-    setup(s);
-    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
-    if (workers == 0)
-        weft_sched_unbind();
-    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
-}
-
 static void net_start(void)
 {
     static atomic_int started;

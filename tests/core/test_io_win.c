@@ -22,21 +22,6 @@
 
 #define MS 1000000ull
 
-/* Runs setup(s) (which spawns tasks) on a scheduler with `workers`
- * workers and waits for them; with 0 the calling thread is bound and runs
- * the tasks while it waits. */
-static void run_on(unsigned workers, void (*setup)(weft_sched *s))
-{
-    weft_sched *s = make_sched(workers);
-    if (workers == 0)
-        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
-    setup(s);
-    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
-    if (workers == 0)
-        weft_sched_unbind();
-    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
-}
-
 /* A connected pair of non-blocking TCP sockets on the loopback. */
 static void make_pair(SOCKET sv[2])
 {

@@ -66,18 +66,6 @@ static char *slurp(const char *path)
     return buf;
 }
 
-static void run_on(unsigned workers, void (*setup)(weft_sched *s))
-{
-    weft_sched *s = make_sched(workers);
-    if (workers == 0)
-        WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
-    setup(s);
-    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
-    if (workers == 0)
-        weft_sched_unbind();
-    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
-}
-
 /* ---- exit codes; several tasks waiting for their children at once -------------- */
 
 #define KIDS 4
