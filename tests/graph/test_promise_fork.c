@@ -193,28 +193,6 @@ static void child_body(unsigned w)
     _exit(0);
 }
 
-/* Waits for pid until the deadline; kills it if it is still there.
- * Returns its wait status, or -1 if it hung (and was killed). */
-static int reap(pid_t pid)
-{
-    uint64_t until = wt_now_ns() + CHILD_DEADLINE_NS;
-    for (;;) {
-        int st = 0;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            return st;
-        if (r < 0 && errno != EINTR)
-            return -2;
-        if (wt_now_ns() > until) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return -1;
-        }
-        struct timespec ts = { 0, 1000000 };   /* 1 ms */
-        nanosleep(&ts, NULL);
-    }
-}
-
 static void start_churn(struct churn *c, unsigned n)
 {
     atomic_store(&churn_stop, false);
@@ -233,8 +211,7 @@ static void stop_churn(struct churn *c, unsigned n)
 
 /* One forced fork: a churn thread of the kind asked for (graph builder
  * or scheduler maker) holds the (skip+1)-th process-wide lock it takes;
- * the child runs child_body(w). Returns the child's wait status, or -1
- * if it hung. */
+ * the child runs child_body(w). Returns what wt_reap does. */
 static int forced_fork(bool sched_kind, int skip, unsigned w)
 {
     struct churn c = { .sched_churn = sched_kind };
@@ -254,7 +231,7 @@ static int forced_fork(bool sched_kind, int skip, unsigned w)
      * below (the holder waits once). */
     atomic_store(&held, NULL);
     sem_post(&go_sem);
-    int st = reap(pid);
+    int st = wt_reap(pid, CHILD_DEADLINE_NS);
     atomic_store(&churn_stop, true);
     pthread_join(c.thread, NULL);
     while (sem_trywait(&go_sem) == 0)
@@ -275,11 +252,19 @@ WT_TEST(promise_fork, fork_child_builds_while_a_lock_is_held, .timeout = 600)
     struct churn warm[2];
     start_churn(warm, 2);
     stop_churn(warm, 2);
+    unsigned redone = 0;
     WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         for (int kind = 0; kind < 2; kind++) {
             for (int skip = 0; skip < 3; skip++) {
-                int st = forced_fork(kind == 1, skip, w);
-                WT_ASSERT(st != -1,
+                int st, tries = 0;
+                /* A child stuck in the sanitizer's allocator (wtest.h,
+                 * wt_reap) did not test weft: fork again. */
+                while ((st = forced_fork(kind == 1, skip, w)) == WT_REAP_SANITIZER &&
+                       ++tries < 20)
+                    redone++;
+                if (st == WT_REAP_SANITIZER)
+                    WT_SKIP("20 children in a row stuck in the sanitizer's allocator");
+                WT_ASSERT(st != WT_REAP_HUNG,
                           "%u workers: the child hung (killed after 20 s) while a %s thread held "
                           "its process-wide lock number %d at the fork",
                           w, kind ? "scheduler-making" : "graph-building", skip + 1);
@@ -289,6 +274,9 @@ WT_TEST(promise_fork, fork_child_builds_while_a_lock_is_held, .timeout = 600)
             }
         }
     }
+    if (redone)
+        printf("promise_fork: %u forks made again (child stuck in the sanitizer's allocator)\n",
+               redone);
 }
 
 /* The other thing weft.h lets a child do: exec, here of /bin/true,
@@ -307,7 +295,9 @@ WT_TEST(promise_fork, fork_child_execs, .timeout = 300)
             execl("/bin/true", "true", (char *)NULL);
             _exit(127);
         }
-        int st = reap(pid);
+        int st = wt_reap(pid, CHILD_DEADLINE_NS);
+        if (st == WT_REAP_SANITIZER)
+            continue;   /* stuck before exec in the sanitizer's allocator: not weft */
         failed += !(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
     stop_churn(churn, NCHURN);

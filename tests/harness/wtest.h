@@ -212,6 +212,20 @@ static inline uint64_t wt_rand(uint64_t *state)
  * tests that check the message, in either runner. */
 int wt_run_child(void (*fn)(void *), void *arg, char *buf, size_t cap);
 
+/* Waits up to deadline_ns for child pid (a fork of this process) and
+ * returns its wait status, or: WT_REAP_HUNG (killed at the deadline),
+ * WT_REAP_SANITIZER (killed early: every thread of it waits on a lock of
+ * the sanitizer runtime, held at the fork by another thread of this
+ * process; not weft's: see wtest_child.c; a test forks again), or
+ * WT_REAP_ERROR (waitpid failed). Not on Windows. */
+#define WT_REAP_HUNG (-1)
+#define WT_REAP_ERROR (-2)
+#define WT_REAP_SANITIZER (-3)
+#ifndef _WIN32
+#include <sys/types.h>
+int wt_reap(pid_t pid, uint64_t deadline_ns);
+#endif
+
 /* How %p begins in weft's messages: 0x with glibc; mingw-w64's C99
  * printf writes the bare hex digits, zero-padded to 16 (user addresses
  * on x64 Windows are below 2^47, so the first two are 0). */
