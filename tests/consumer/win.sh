@@ -26,7 +26,7 @@ root=$(cd "$here/../.." && pwd)
 toolchain=$root/cmake/x86_64-w64-mingw32.cmake
 triple=x86_64-w64-mingw32
 export WINEDEBUG=${WINEDEBUG:--all}
-wine=$(command -v wine64 || command -v wine)
+wine=$root/tools/wine-run.sh   # not plain wine: see there
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft-consumer-win.XXXXXX")
 cleanup() {
