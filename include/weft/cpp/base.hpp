@@ -216,6 +216,23 @@ inline constexpr std::size_t pooled_capture_size = 64;
 
 namespace detail {
 
+/* The lock of weft.hpp's own short critical sections: a weft_mutex (a
+ * task that waits for it suspends its fiber; a plain thread sleeps), not
+ * a std::mutex, which mingw-w64's default (win32) thread model lacks.
+ * Lockable for std::lock_guard and std::unique_lock. */
+class plain_lock {
+public:
+    plain_lock() noexcept { weft_mutex_init(&m_); }
+    ~plain_lock() { weft_mutex_destroy(&m_); }
+    plain_lock(const plain_lock &) = delete;
+    plain_lock &operator=(const plain_lock &) = delete;
+    void lock() noexcept { weft_mutex_lock(&m_); }
+    void unlock() noexcept { weft_mutex_unlock(&m_); }
+
+private:
+    weft_mutex m_;
+};
+
 /* The block pool. Each thread keeps a list of free blocks; past
  * pool_cap it moves a batch of half of them to the shared list, and
  * with none it takes a batch from there (one lock per pool_cap / 2
@@ -236,7 +253,7 @@ static_assert(sizeof(pool_block) == pooled_capture_size, "pool block size");
 inline constexpr std::size_t pool_cap = 128;
 
 struct pool_shared {
-    std::mutex mu;
+    plain_lock mu;
     pool_block *batches = nullptr;   /* each: a list of link.count blocks */
     std::atomic<std::uint64_t> made{0};   /* blocks allocated so far (tests read it) */
 };
@@ -262,7 +279,7 @@ struct pool_local {
         last->link.next = nullptr;
         first->link.count = n;
         pool_shared &g = pool_global();
-        std::lock_guard<std::mutex> lk(g.mu);
+        std::lock_guard<plain_lock> lk(g.mu);
         first->link.next_batch = g.batches;
         g.batches = first;
     }
@@ -281,7 +298,7 @@ inline thread_local pool_local pool_tls;
     pool_local &l = pool_tls;
     if (!l.head) {
         pool_shared &g = pool_global();
-        std::unique_lock<std::mutex> lk(g.mu);
+        std::unique_lock<plain_lock> lk(g.mu);
         pool_block *b = g.batches;
         if (b) {
             g.batches = b->link.next_batch;

@@ -216,7 +216,7 @@ private:
         weft_task *t = weft_graph_failed_task(st->g);
         detail::graph_state *sub = nullptr;
         {
-            std::lock_guard<std::mutex> lk(st->mu);
+            std::lock_guard<detail::plain_lock> lk(st->mu);
             for (detail::holder_base *h = st->holders; h; h = h->next) {
                 if (h->task == t) {
                     if (!h->sub)
@@ -236,7 +236,7 @@ private:
         if (ec)
             return ec;
         detail::graph_state *st = st_.get();
-        std::lock_guard<std::mutex> lk(st->mu);
+        std::lock_guard<detail::plain_lock> lk(st->mu);
         if (!weft_graph_done(st->g))
             return make_error_code(errc::ebusy);
         st->until = std::forward<P>(pred);

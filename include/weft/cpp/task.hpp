@@ -74,7 +74,7 @@ struct holder final : holder_base {
 
 struct graph_state : error_sink {
     weft_graph *g = nullptr;
-    std::mutex mu;                    /* holders, until */
+    plain_lock mu;                    /* holders, until */
     holder_base *holders = nullptr;
     std::function<bool()> until;      /* run_until's (run_while's) predicate */
 
@@ -98,7 +98,7 @@ struct graph_state : error_sink {
     }
     void keep(holder_base *h) noexcept
     {
-        std::lock_guard<std::mutex> lk(mu);
+        std::lock_guard<plain_lock> lk(mu);
         h->next = holders;
         holders = h;
     }
