@@ -364,14 +364,26 @@ WT_TEST(io_calls, closed_behind_back_and_reused, .timeout = 120)
 /* The same, but the first wait on the reused number has no timeout of
  * its own: it must still end (a parked wait looks again within a second,
  * fdreg.c), and read what was written meanwhile. The write comes from a
- * task that sleeps first, so that the wait has usually parked by then;
- * either order must give 'u'. */
+ * task that waits until the scheduler lists the read as parked on the
+ * number (so the wait is parked, on the stale registration, when the
+ * byte arrives): forced, not hoped for. */
 static int bu_fd[2], bu_new[2];
+static atomic_bool bu_parked;
 
 static void bu_late(void *arg)
 {
     (void)arg;
-    weft_sleep(50 * MS);
+    char want[48];
+    snprintf(want, sizeof want, "waits on fd %d", bu_new[0]);
+    bool listed = false;
+    for (unsigned i = 0; i < 40000 && !listed; i++) {   /* 10 s at most */
+        char *text = wt_sched_state(weft_sched_current());
+        listed = text && strstr(text, want);
+        free(text);
+        if (!listed)
+            weft_sleep(MS / 4);
+    }
+    atomic_store(&bu_parked, listed);
     WT_ASSERT_EQ(write(bu_new[1], "u", 1), 1);
 }
 
@@ -404,6 +416,7 @@ WT_TEST(io_calls, closed_behind_back_untimed_wait_ends, .timeout = 120)
         if (w == 0)
             weft_sched_unbind();
         WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+        WT_ASSERT(atomic_load(&bu_parked), "%u workers: the untimed read was never listed as parked", w);
         close(bu_fd[1]);
         WT_ASSERT_EQ(weft_fd_close(bu_new[0]), WEFT_OK);
         close(bu_new[1]);
