@@ -142,20 +142,27 @@ bool conds(const weft_graph *g, const bool sp, const bool all)
 }
 
 /* Claims t for this run: RAN, or SKIPPED if t is cancelled, poisoned or
- * the run is cancelled, or skip_now (attr.c decided so). true: run it. */
+ * the run is cancelled, or skip_now (attr.c decided so). true: run it.
+ * sp: a task may be visited twice in a run (condition tasks). */
 static inline __attribute__((always_inline))
-bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool all, bool skip_now)
+bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp, const bool all, bool skip_now)
 {
     bool every = skip_now || atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
                  (all && g->inside && weft__module_cancelled(g));
     uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
+    /* Visited again in this run, RAN as last time, no mark: nothing to
+     * write (the essay says why). Only a graph with condition tasks
+     * visits a task twice; the condition walk asks (a loop's every
+     * iteration), the general one leaves its visits as they were. */
+    if (sp && !all && !every &&
+        (c & ~(uint32_t)(WEFT__CTL_KEEP & ~WEFT__CTL_CANCEL)) ==
+            ((epoch << WEFT__CTL_EPOCH_SHIFT) | ((uint32_t)WEFT__VISIT_RAN << WEFT__CTL_VISIT_SHIFT)))
+        return true;
     for (;;) {
         bool skip = every || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
         uint32_t visit = skip ? WEFT__VISIT_SKIPPED : WEFT__VISIT_RAN;
         uint32_t n = (epoch << WEFT__CTL_EPOCH_SHIFT) | (visit << WEFT__CTL_VISIT_SHIFT) |
                      (c & WEFT__CTL_KEEP);
-        if (n == c)
-            return !skip;   /* visited again in this run, as last time: no write (the essay says why) */
         if (atomic_compare_exchange_weak_explicit(&t->ctl, &c, n,
                 memory_order_acq_rel, memory_order_relaxed))   /* acq_rel: pairs with the fetch_or in weft_task_cancel */
             return !skip;
@@ -451,7 +458,7 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
     /* Relaxed: the run's start reached this thread through the queue that
      * delivered a root, and every node after it through join's chain. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
-    bool ran = claim(g, t, epoch, all, all && vis->skip);   /* attr.c: a task it let through without a unit is skipped */
+    bool ran = claim(g, t, epoch, sp, all, all && vis->skip);   /* attr.c: a task it let through without a unit is skipped */
     if (all)
         vis->skip = false;
     if (conds(g, sp, all))
@@ -603,16 +610,14 @@ void weft__node_entry(void *arg)
     weft__worker *w = weft__tls_worker;
     uint32_t left = WEFT__TAKE_OWN_MAX;   /* takes and hops, for all the walks of this record */
     for (;;) {
-        const bool hooked = weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE);
-        if (WEFT_UNLIKELY(t->g->special || hooked)) {
+        if (WEFT_UNLIKELY(t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))) {
             if (t->g->has_cond)
                 atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
-            if (t->g->special == WEFT__WALK_COND && !hooked) {
-                walk_cond(w, t);
-                return;
-            }
             if (!t->g->has_nested && !t->g->inside) {
-                walk_special(w, t, NULL);
+                if (t->g->special == WEFT__WALK_COND && !(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
+                    walk_cond(w, t);
+                else
+                    walk_special(w, t, NULL);
                 return;
             }
             t = walk_hop(w, t, &left);
@@ -630,12 +635,14 @@ void weft__node_entry(void *arg)
 void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
     const bool hooked = weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE);
-    if (!completion && t->g->special == WEFT__WALK_COND && !hooked)
-        walk_cond(w, t);
-    else if (completion || t->g->special || hooked)
-        walk_special(w, t, completion);
-    else
+    if (completion || t->g->special || hooked) {
+        if (!completion && t->g->special == WEFT__WALK_COND && !hooked)
+            walk_cond(w, t);   /* node_again's record */
+        else
+            walk_special(w, t, completion);
+    } else {
         walk_plain(w, t);
+    }
 }
 
 /* The walk, made four times: sp false for graphs with no condition or
