@@ -129,12 +129,10 @@
 
 /* ---- visiting a node ---------------------------------------------------------- */
 
-/* The walk is made three times (walk, below), and what it may meet is
- * told to each function of it by two constants: sp, the graph may have
- * condition tasks; all, it may also have anything else the general walk
- * handles (attributes, module and subflow tasks, a run inside another
- * graph's, hooks). A walk with sp and not all is a graph whose only
- * special kind is the condition task (the condition walk): it has them. */
+/* What a copy of the walk (walk, below) may meet, two constants: sp,
+ * condition tasks; all, also attributes, nested runs, a run inside another
+ * graph's, hooks. sp and not all: the condition walk, of a graph whose
+ * only special kind is the condition task. */
 static inline __attribute__((always_inline))
 bool conds(const weft_graph *g, const bool sp, const bool all)
 {
@@ -150,10 +148,8 @@ bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp, const boo
     bool every = skip_now || atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
                  (all && g->inside && weft__module_cancelled(g));
     uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
-    /* Visited again in this run, RAN as last time, no mark: nothing to
-     * write (the essay says why). Only a graph with condition tasks
-     * visits a task twice; the condition walk asks (a loop's every
-     * iteration), the general one leaves its visits as they were. */
+    /* Visited again in this run, RAN, no mark: no write (the essay says
+     * why). The condition walk only: the others keep their code. */
     if (sp && !all && !every &&
         (c & ~(uint32_t)(WEFT__CTL_KEEP & ~WEFT__CTL_CANCEL)) ==
             ((epoch << WEFT__CTL_EPOCH_SHIFT) | ((uint32_t)WEFT__VISIT_RAN << WEFT__CTL_VISIT_SHIFT)))
@@ -338,8 +334,7 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
 /* visit_tail_joins, except on a bound thread that runs only its pinned
  * tasks (WEFT_BIND_NO_HELP): it goes on with none of t's successors
  * inline (any may be unpinned); the one it would have gone on with is
- * queued where it goes. Only the general walk asks: a task of a graph
- * with no attributes is pinned nowhere, so never visited there. */
+ * queued where it goes. The general walk only: no other is pinned. */
 static inline __attribute__((always_inline))
 weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch, const bool sp,
                       const bool all, bool ran, int pick, weft_task *first, uint32_t *sinks)
@@ -597,12 +592,9 @@ static void walk_plain(weft__worker *w, weft_task *t);
  * one record share one bound on takes, hops included
  * (WEFT__TAKE_OWN_MAX), so the worker's loop still looks at ready fibers
  * and the global ring as often. Only graphs with module or subflow tasks,
- * or running inside one, hop (walk_hop, a copy of the walk of its own):
- * the others' walks keep the code they had. A graph whose only special
- * kind is the condition task (g->special WEFT__WALK_COND), untraced and
- * unobserved, has a copy of its own too (walk_cond): a loop's every
- * iteration is a visit, which asks nothing of attributes, nested runs or
- * hooks there. */
+ * or running inside one, hop (walk_hop, a copy of the walk of its own).
+ * A graph whose only special kind is the condition task (WEFT__WALK_COND)
+ * has one too (walk_cond), untraced: a loop's visits ask less there. */
 void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
@@ -752,8 +744,21 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
             fresh = false;
         }
         t = next;
-        if (WEFT_UNLIKELY(weft__worker_tracks(w)))
+        if (sp && !all) {
+            /* Hooks read at each visit, as the general walk does: a trace
+             * started in a long loop shows it. t goes to the general walk
+             * through the queues (node_entry), counted as run twice. */
+            const unsigned h = weft__hooks(w);
+            if (WEFT_UNLIKELY(h != 0)) {
+                if (h & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)) {
+                    queue_node(g, w, t, sp, all);
+                    break;
+                }
+                weft__track_task(w, weft__node_entry, t);   /* HOOK_TRACK: as below */
+            }
+        } else if (WEFT_UNLIKELY(weft__worker_tracks(w))) {
             weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
+        }
     }
     if (hop)
         *left -= taken;
