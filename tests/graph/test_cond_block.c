@@ -15,6 +15,9 @@
  *              other graph's signal, is cancelled by a task of that other
  *              graph (weft_graph_cancel, or weft_task_cancel of the body,
  *              which already ran): it ends at its next claim, ECANCELED.
+ *   trace_*    a recording its own body starts in the middle of a loop
+ *              shows every later visit (docs/reference/trace.md: tasks
+ *              begin and end, with the graph task's name).
  *
  * Schedulers: 0 workers with this thread bound (both loops then run on
  * it while it waits), 1, 2 and 8 workers (8 oversubscribes the 2-core
@@ -28,6 +31,7 @@
 #include "weft.h"
 #include "wtest.h"
 #include "../core/sched_util.h"
+#include "../support/trace_util.h"
 #include "graph_util.h"
 
 /* One ping-pong between two loops: the waiter's body waits for go and
@@ -272,5 +276,59 @@ WT_TEST(cond_block, cancel_reaches_a_loop_blocked_on_another_graph, .timeout = 3
             close_sched(s, w);
             pair_fini(&P);
         }
+    }
+}
+
+/* ---- a recording started in a loop -------------------------------------------- */
+
+struct traced {
+    weft_sched *s;
+    long n, k;                   /* iterations; the body's run that starts the recording */
+    atomic_long body, calls, bad;
+};
+
+static void t_body(void *arg)
+{
+    struct traced *T = arg;
+    if (atomic_fetch_add(&T->body, 1) + 1 == T->k && weft_trace_start(T->s, BIG) != WEFT_OK)
+        atomic_fetch_add(&T->bad, 1);
+}
+
+static int t_cond(void *arg)
+{
+    struct traced *T = arg;
+    return atomic_fetch_add(&T->calls, 1) + 1 < T->n ? 0 : 1;
+}
+
+/* The body's k-th run starts recording (from the task, on its thread):
+ * its own run began before, every later one is recorded, n - k of them. */
+WT_TEST(cond_block, trace_started_in_a_loop_shows_its_later_visits, .timeout = 120)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        struct traced T;
+        memset(&T, 0, sizeof T);
+        T.n = 300;
+        T.k = 100;
+        T.s = open_sched(w);
+        weft_graph *g = new_graph();
+        weft_task *i = add(g, nothing, NULL), *b = add(g, t_body, &T), *d = add(g, nothing, NULL);
+        weft_task *c = weft_graph_add_cond(g, t_cond, &T);
+        WT_ASSERT(c != NULL);
+        weft_task_set_name(b, "cb_body");
+        WT_ASSERT_EQ(weft_task_precede(i, b), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(b, c), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(c, b), WEFT_OK);
+        WT_ASSERT_EQ(weft_task_precede(c, d), WEFT_OK);
+        run_wait(T.s, g, "traced loop");
+        stop_ok(T.s);
+        WT_ASSERT(atomic_load(&T.body) == T.n && atomic_load(&T.bad) == 0, "%u workers", w);
+        tr_trace t;
+        CAPTURE(T.s, &t);
+        size_t runs = nruns(&t, "cb_body");
+        WT_ASSERT(runs == (size_t)(T.n - T.k), "%u workers: %zu runs of the body recorded, want %ld", w, runs,
+                  T.n - T.k);
+        tr_free(&t);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        close_sched(T.s, w);
     }
 }
