@@ -105,16 +105,15 @@
  * store or a later one. So when it reads "no run in flight", every run
  * that starts afterwards claims t after the mark, and skips it.
  *
- * A claim that would write what it read writes nothing: t was claimed
- * RAN in this run already (only claims write an epoch) and carries no
- * mark, a loop's next visit of it. The argument above still holds: the
- * run's first claim of t was a CAS, and heads the sequence cancel reads.
- * A mark set before the load is seen (coherence: a cancel that happens
- * before the visit, or any that the load reads from); one the load
- * misses is ordered after this claim, as a cancel after the CAS was, and
- * skips the next visit (weft.h: a task that ran in the run in flight is
- * skipped at its later visits). A loop's iteration saves a locked
- * instruction per task this way.
+ * In the condition walk a claim that would write what it read writes
+ * nothing: t was claimed RAN in this run already (only claims write an
+ * epoch) and carries no mark: a loop's next visit of it. The argument
+ * above still holds, as the run's first claim of t was a CAS and heads
+ * the sequence cancel reads. A mark that happens before the load is seen
+ * (coherence); one the load misses comes after this claim, as a cancel
+ * after the CAS did, and skips t's next visit (weft.h: a task that ran in
+ * the run in flight is skipped at its later visits). A loop saves a
+ * locked instruction per task and iteration.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
