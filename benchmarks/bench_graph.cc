@@ -19,7 +19,8 @@
 //                               chain over k per (i,j)
 //   parallel_10^6               10^6 independent tasks
 //   condloop                    a condition-task loop of 10^6 iterations
-//                               beside a chain of 2 x 10^6 (see below)
+//                               beside a chain of 2 x 10^6 and oneTBB's
+//                               flow-graph loop (see below)
 //   rerun16                     a 16-task graph run 1000 times per
 //                               iteration (see "repeated runs" below)
 //
@@ -57,6 +58,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <thread>
 #include <vector>
 
@@ -625,6 +627,34 @@ void bench_weft_condloop(benchmark::State &st, unsigned threads) {
     weft_sched_destroy(s);
 }
 
+// "condloop_t<threads>/tbb": oneTBB's closest, the same loop as a flow
+// graph: body -> cond, a multifunction_node whose port 0 feeds body
+// again and port 1 done; one message goes round, a try_put per run.
+void bench_tbb_condloop(benchmark::State &st, unsigned threads) {
+    namespace flow = oneapi::tbb::flow;
+    using cond_t = flow::multifunction_node<int, std::tuple<int, int>>;
+    oneapi::tbb::global_control gc(oneapi::tbb::global_control::max_allowed_parallelism, threads);
+    CondLoop c;
+    flow::graph g;
+    flow::function_node<int, int> body(g, flow::unlimited, [&c](int v) { cond_body(&c); return v; });
+    cond_t test(g, flow::unlimited, [&c](int v, cond_t::output_ports_type &p) {
+        if (cond_test(&c) == 0) std::get<0>(p).try_put(v);
+        else std::get<1>(p).try_put(v);
+    });
+    flow::function_node<int, int> done(g, flow::unlimited, [](int v) { cond_done(nullptr); return v; });
+    flow::make_edge(body, test);
+    flow::make_edge(flow::output_port<0>(test), body);
+    flow::make_edge(flow::output_port<1>(test), done);
+    auto run = [&] { cond_init(&c); body.try_put(0); g.wait_for_all(); };
+    run();
+    long before = c.body;
+    for (auto _ : st) run();
+    st.SetItemsProcessed(int64_t(st.iterations()) * kCondIters);
+    if (c.body - before != int64_t(st.iterations()) * kCondIters)
+        st.SkipWithError("WRONG: the loop did not run its count");
+    st.SetLabel("baseline");
+}
+
 void chain2_task(void *p) { ++*static_cast<long *>(p); }
 
 void bench_weft_chain2(benchmark::State &st, unsigned threads) {
@@ -746,6 +776,8 @@ int main(int argc, char **argv) {
             [t](benchmark::State &st) { bench_weft_condloop(st, t); })->UseRealTime()->Unit(benchmark::kMillisecond);
         benchmark::RegisterBenchmark((group + "/weft_chain2").c_str(),
             [t](benchmark::State &st) { bench_weft_chain2(st, t); })->UseRealTime()->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark((group + "/tbb").c_str(),
+            [t](benchmark::State &st) { bench_tbb_condloop(st, t); })->UseRealTime()->Unit(benchmark::kMillisecond);
     }
     for (unsigned t : threads) {
         std::string group = "rerun16_t" + std::to_string(t);

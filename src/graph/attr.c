@@ -78,6 +78,9 @@
  *             arrival that takes it; pairs so the arrival sees what the
  *             releaser's thread saw.
  *   rec       the semaphore's while queued (sem.c).
+ *   flat_epoch  g's: written by the first root's first arrival
+ *             (weft__attr_place_roots), whose submits publish it to the
+ *             root's next arrival, the only other reader.
  *
  * Ending a wait (cancel, fail-fast). A task waiting for its unit holds
  * no fiber: nothing in the run moves it until a release hands it a
@@ -334,6 +337,55 @@ void weft__attr_submit(weft_graph *g, weft__worker *w, weft__task *rec, weft_tas
         atomic_store_explicit(&a->placed, false, memory_order_relaxed);
     }
     weft__submit(g->sched, w, rec, WEFT_HINT_NONE);
+}
+
+/* Does root v have a place (a priority other than NORMAL, or a pin)? */
+static bool root_placed(const weft_task *v)
+{
+    bool high;
+    return weft__has_attr(v) && weft__attr_placed(v, &high);
+}
+
+/* The spread's stand-in where a root has a place (g->flat_roots): the
+ * roots of one run are ready at the same moment, and a spread would visit
+ * some of them (the first, each held one) before the others were queued,
+ * so a NORMAL root could go ahead of a HIGH one and a LOW one of a NORMAL
+ * one. Instead the first root, at its first arrival, queues every root
+ * (itself too) where it goes, and visits none: the thread's next picks
+ * then take them by priority. Roots with a place go first, in array order
+ * (the priority rings and pin lists are FIFO); the others last first (a
+ * worker pops its deque newest first), so each level runs in array
+ * order at one worker. */
+bool weft__attr_place_roots(weft__worker *w, weft_graph *g, weft_task *t)
+{
+    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* as in run.c's visit */
+    if (atomic_load_explicit(&t->join, memory_order_relaxed) != 0 || g->flat_epoch == epoch)
+        return false;   /* not the first root, or the first one arriving again */
+    g->flat_epoch = epoch;   /* published to its next arrival by the submit below */
+    /* Counted first: once the last root is queued the run may end
+     * elsewhere and g be freed, so neither pass reads g after its own
+     * last queueing (the roots not yet queued keep the run from ending). */
+    const uint32_t n = g->nroots;
+    uint32_t placed = 0;
+    for (uint32_t i = 0; i < n; i++)
+        placed += root_placed(weft__graph_node(g, g->roots[i]));
+    uint32_t left = placed;
+    for (uint32_t i = 0; left != 0; i++) {
+        weft_task *v = weft__graph_node(g, g->roots[i]);
+        if (root_placed(v)) {
+            left--;
+            weft__graph_queue(w, v, false);
+        }
+    }
+    left = n - placed;
+    for (uint32_t i = n; left != 0;) {
+        weft_task *v = weft__graph_node(g, g->roots[--i]);
+        if (!root_placed(v)) {
+            left--;
+            weft__graph_queue(w, v, false);   /* the first root last: the nearest pop */
+        }
+    }
+    return true;
 }
 
 /* Would t's visit skip it (claim's test, without claiming)? Then it

@@ -34,7 +34,7 @@
  *            O(log n) steps, thieves take whole ranges, and no thread
  *            pushes them all through one deque. Not where a root has a
  *            priority or a pin: there the first root queues them all,
- *            each where it goes (run.c, place_roots).
+ *            each where it goes (attr.c, weft__attr_place_roots).
  */
 #ifndef WEFT_GRAPH_H
 #define WEFT_GRAPH_H
@@ -110,6 +110,11 @@ enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2, WEFT_
  * visit resets the word (each visit counts afresh), so a poison of a
  * count that never ended (a loop) does not skip a condition's pick. */
 #define WEFT__JOIN_POISON (1u << 31)
+
+/* Which copy of the walk a run's visits take (weft_graph.special, run.c):
+ * the plain one; the condition walk, for a graph whose only special kind
+ * is the condition task; the general one. */
+enum { WEFT__WALK_PLAIN = 0, WEFT__WALK_COND = 1, WEFT__WALK_ALL = 2 };
 
 /* Never an epoch: the initial value of done and cancel_epoch. */
 #define WEFT__NO_EPOCH UINT32_MAX
@@ -332,8 +337,9 @@ struct weft_graph {
                                        this run is inside was cancelled (0 = not
                                        known); set by the start, or by a claim
                                        that looked up the chain */
-    bool special;                   /* has_cond, has_module, parent or nattr, for the run in
-                                       flight: set by its start; its visits take the general path */
+    uint8_t special;                /* the run in flight's walk (WEFT__WALK_*): PLAIN, COND
+                                       (has_cond only) or ALL (has_nested, inside or
+                                       nattr too): set by its start (run.c) */
     weft_task *parent;              /* running as a module (or a subflow's sub-graph):
                                        the task (of another graph) whose visit started
                                        this run; under lock, read by the run's visits
@@ -347,7 +353,7 @@ struct weft_graph {
     uint32_t nhigh;                 /* of them HIGH: visits leave the picking to core */
     bool flat_roots;                /* a root has a place (priority or pin): the first
                                        root queues every root where it goes and none
-                                       spreads (run.c, place_roots); set by the start */
+                                       spreads (attr.c, weft__attr_place_roots); set by the start */
     uint32_t flat_epoch;            /* the run whose roots the first root queued: its
                                        own record's, which the queue orders after */
 
@@ -540,6 +546,11 @@ void weft__attr_end_waits(weft_graph *g);
 /* The same for t alone, after weft_task_cancel set its mark. Takes g's
  * lock. Callable from: any thread. */
 void weft__attr_cancel_task(weft_task *t);
+/* The spread's stand-in where a root has a place (g->flat_roots): at the
+ * first root's first arrival, queues every root (t too) where it goes.
+ * true: t was queued so, and is not to be visited here. Callable from:
+ * run.c's general walk, t a root, before its visit. */
+bool weft__attr_place_roots(weft__worker *w, weft_graph *g, weft_task *t);
 /* Has a root of g a place (a priority other than NORMAL, or a pin)?
  * O(roots). Caller holds g's lock, no run in flight. */
 bool weft__attr_roots_placed(const weft_graph *g);

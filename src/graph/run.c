@@ -19,7 +19,8 @@
  *               takes it to 0 owns the node's dispatch. Reset to npred by
  *               the node's own visit, when no predecessor can touch it.
  *   ctl         per node: cancel mark, poison, last visit and its epoch.
- *               The claim is a CAS (acq_rel); cancel and reset are RMWs
+ *               The claim is a CAS (acq_rel), or only its load where it
+ *               would write what it read (see below); cancel and reset are RMWs
  *               (acq_rel); poison is a fetch_or (relaxed: the queue or
  *               the continuation that makes the node ready publishes it).
  *               A skipped predecessor of a node with several marks the
@@ -71,7 +72,7 @@
  *      work to itself while it cannot run it. A run where a root has a
  *      priority or a pin does not spread: its first root queues every
  *      root where it goes, itself too, so that the roots, ready at the
- *      same moment, are picked by priority (place_roots).
+ *      same moment, are picked by priority (attr.c, weft__attr_place_roots).
  *   3. Visit(t): claim t (CAS ctl to this epoch, RAN or SKIPPED: SKIPPED
  *      if cancelled, poisoned, or the run is cancelled); reset t's join;
  *      run fn; store done. For each successor v: drop v's join, marked
@@ -103,6 +104,16 @@
  * happens before that claim; cancel's later read of `run` sees that
  * store or a later one. So when it reads "no run in flight", every run
  * that starts afterwards claims t after the mark, and skips it.
+ *
+ * In the condition walk a claim that would write what it read writes
+ * nothing: t was claimed RAN in this run already (only claims write an
+ * epoch) and carries no mark: a loop's next visit of it. The argument
+ * above still holds, as the run's first claim of t was a CAS and heads
+ * the sequence cancel reads. A mark that happens before the load is seen
+ * (coherence); one the load misses comes after this claim, as a cancel
+ * after the CAS did, and skips t's next visit (weft.h: a task that ran in
+ * the run in flight is skipped at its later visits). A loop saves a
+ * locked instruction per task and iteration.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -117,16 +128,33 @@
 
 /* ---- visiting a node ---------------------------------------------------------- */
 
-/* Claims t for this run: RAN, or SKIPPED if t is cancelled, poisoned or
- * the run is cancelled, or skip_now (attr.c decided so). true: run it. */
+/* What a copy of the walk (walk, below) may meet, two constants: sp,
+ * condition tasks; all, also attributes, nested runs, a run inside another
+ * graph's, hooks. sp and not all: the condition walk, of a graph whose
+ * only special kind is the condition task. */
 static inline __attribute__((always_inline))
-bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp, bool skip_now)
+bool conds(const weft_graph *g, const bool sp, const bool all)
 {
-    bool all = skip_now || atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
-               (sp && g->inside && weft__module_cancelled(g));
+    return sp && (!all || g->has_cond);
+}
+
+/* Claims t for this run: RAN, or SKIPPED if t is cancelled, poisoned or
+ * the run is cancelled, or skip_now (attr.c decided so). true: run it.
+ * sp: a task may be visited twice in a run (condition tasks). */
+static inline __attribute__((always_inline))
+bool claim(weft_graph *g, weft_task *t, uint32_t epoch, const bool sp, const bool all, bool skip_now)
+{
+    bool every = skip_now || atomic_load_explicit(&g->cancel_epoch, memory_order_relaxed) == epoch ||
+                 (all && g->inside && weft__module_cancelled(g));
     uint32_t c = atomic_load_explicit(&t->ctl, memory_order_relaxed);
+    /* Visited again in this run, RAN, no mark: no write (the essay says
+     * why). The condition walk only: the others keep their code. */
+    if (sp && !all && !every &&
+        (c & ~(uint32_t)(WEFT__CTL_KEEP & ~WEFT__CTL_CANCEL)) ==
+            ((epoch << WEFT__CTL_EPOCH_SHIFT) | ((uint32_t)WEFT__VISIT_RAN << WEFT__CTL_VISIT_SHIFT)))
+        return true;
     for (;;) {
-        bool skip = all || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
+        bool skip = every || (c & (WEFT__CTL_CANCEL | WEFT__CTL_POISON));
         uint32_t visit = skip ? WEFT__VISIT_SKIPPED : WEFT__VISIT_RAN;
         uint32_t n = (epoch << WEFT__CTL_EPOCH_SHIFT) | (visit << WEFT__CTL_VISIT_SHIFT) |
                      (c & WEFT__CTL_KEEP);
@@ -141,9 +169,9 @@ static void queue_again(weft_graph *g, weft__worker *w, weft_task *v);
 /* Submits rec, a record that visits v: a task with attributes goes
  * where its priority and pin say (attr.c), in the general walk only. */
 static inline __attribute__((always_inline))
-void submit_node(weft_graph *g, weft__worker *w, weft__task *rec, weft_task *v, const bool sp)
+void submit_node(weft_graph *g, weft__worker *w, weft__task *rec, weft_task *v, const bool all)
 {
-    if (sp && WEFT_UNLIKELY(weft__has_attr(v)))
+    if (all && WEFT_UNLIKELY(weft__has_attr(v)))
         weft__attr_submit(g, w, rec, v);
     else
         weft__submit(g->sched, w, rec, WEFT_HINT_NONE);
@@ -154,9 +182,10 @@ void submit_node(weft_graph *g, weft__worker *w, weft__task *rec, weft_task *v, 
  * or running drops to 0), unless counted (attr.c counted a task waiting
  * for its semaphore). */
 static inline __attribute__((always_inline))
-void queue_node_counted(weft_graph *g, weft__worker *w, weft_task *v, const bool sp, bool counted)
+void queue_node_counted(weft_graph *g, weft__worker *w, weft_task *v, const bool sp, const bool all,
+                        bool counted)
 {
-    if (sp && g->has_cond) {
+    if (conds(g, sp, all)) {
         if (!counted)
             atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* before the submit, which publishes the record */
         if (atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_QUEUED, memory_order_relaxed) & WEFT__CTL_QUEUED) {
@@ -164,18 +193,18 @@ void queue_node_counted(weft_graph *g, weft__worker *w, weft_task *v, const bool
             return;
         }
     }
-    submit_node(g, w, weft__node_rec(v), v, sp);
+    submit_node(g, w, weft__node_rec(v), v, all);
 }
 
 static inline __attribute__((always_inline))
-void queue_node(weft_graph *g, weft__worker *w, weft_task *v, const bool sp)
+void queue_node(weft_graph *g, weft__worker *w, weft_task *v, const bool sp, const bool all)
 {
-    queue_node_counted(g, w, v, sp, false);
+    queue_node_counted(g, w, v, sp, all, false);
 }
 
 void weft__graph_queue(weft__worker *w, weft_task *v, bool counted)
 {
-    queue_node_counted(v->g, w, v, true, counted);
+    queue_node_counted(v->g, w, v, true, true, counted);
 }
 
 /* A record of core's that visits a node whose own record was queued
@@ -235,7 +264,7 @@ static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *
  * NULL. first: t's first successor's node, or NULL. */
 static inline __attribute__((always_inline))
 weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch, const bool sp,
-                            bool ran, int pick, weft_task *first, uint32_t *sinks)
+                            const bool all, bool ran, int pick, weft_task *first, uint32_t *sinks)
 {
     if (ran)
         atomic_store_explicit(&t->done, epoch, memory_order_release);      /* release: pairs with acquire in get_state */
@@ -249,8 +278,11 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
     }
 
     const uint32_t *succ = weft__succ(t);
-    if (sp && g->has_cond && weft__is_cond(t))
-        return ran && pick >= 0 && (uint32_t)pick < n ? weft__graph_node(g, succ[pick]) : NULL;
+    if (conds(g, sp, all) && weft__is_cond(t)) {
+        if (!ran || pick < 0 || (uint32_t)pick >= n)
+            return NULL;
+        return pick == 0 ? first : weft__graph_node(g, succ[pick]);   /* first: looked up already */
+    }
     /* The first successor is the visit's `first`, found before fn: its
      * node is not looked up again (a chain's link has only it). */
     weft_task *next = NULL;
@@ -279,20 +311,20 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
             /* Asked of every ready successor, not only while no
              * continuation is chosen: a HIGH one met after it must still
              * send the continuation to the queues (below). */
-            bool placed = sp && WEFT_UNLIKELY(weft__has_attr(v)) && weft__attr_placed(v, &high);
+            bool placed = all && WEFT_UNLIKELY(weft__has_attr(v)) && weft__attr_placed(v, &high);
             if (!next && !placed)
                 next = v;   /* continuation: no queue trip */
             else
-                queue_node(g, w, v, sp);   /* a task with a priority or pin is queued where it goes, never continued */
+                queue_node(g, w, v, sp, all);   /* a task with a priority or pin is queued where it goes, never continued */
         }
         if (i == n)
             break;
         v = weft__graph_node(g, succ[i]);
     }
-    if (sp && WEFT_UNLIKELY(high) && next) {
+    if (all && WEFT_UNLIKELY(high) && next) {
         /* Siblings ready at once run HIGH first: the continuation waits
          * its turn in the queues rather than go ahead of them. */
-        queue_node(g, w, next, sp);
+        queue_node(g, w, next, sp, all);
         next = NULL;
     }
     return next;
@@ -301,14 +333,14 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
 /* visit_tail_joins, except on a bound thread that runs only its pinned
  * tasks (WEFT_BIND_NO_HELP): it goes on with none of t's successors
  * inline (any may be unpinned); the one it would have gone on with is
- * queued where it goes. */
+ * queued where it goes. The general walk only: no other is pinned. */
 static inline __attribute__((always_inline))
 weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch, const bool sp,
-                      bool ran, int pick, weft_task *first, uint32_t *sinks)
+                      const bool all, bool ran, int pick, weft_task *first, uint32_t *sinks)
 {
-    weft_task *next = visit_tail_joins(w, g, t, epoch, sp, ran, pick, first, sinks);
-    if (sp && WEFT_UNLIKELY(next != NULL && weft__only_pinned(w))) {
-        queue_node(g, w, next, sp);
+    weft_task *next = visit_tail_joins(w, g, t, epoch, sp, all, ran, pick, first, sinks);
+    if (all && WEFT_UNLIKELY(next != NULL && weft__only_pinned(w))) {
+        queue_node(g, w, next, sp, all);
         return NULL;
     }
     return next;
@@ -389,13 +421,14 @@ int weft__mcond_call(void *arg)
         if (keep < 0)
             keep = p;
         else
-            queue_node(g, w, weft__graph_node(g, succ[p]), true);
+            queue_node(g, w, weft__graph_node(g, succ[p]), true, true);
     }
     return keep;
 }
 
 static inline __attribute__((always_inline))
-weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks, const bool sp)
+weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks, const bool sp,
+                 const bool all)
 {
     weft_graph *g = t->g;
     /* The first successor's fields are read after fn: start fetching its
@@ -419,15 +452,15 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
     /* Relaxed: the run's start reached this thread through the queue that
      * delivered a root, and every node after it through join's chain. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
-    bool ran = claim(g, t, epoch, sp, sp && vis->skip);   /* attr.c: a task it let through without a unit is skipped */
-    if (sp)
+    bool ran = claim(g, t, epoch, sp, all, all && vis->skip);   /* attr.c: a task it let through without a unit is skipped */
+    if (all)
         vis->skip = false;
-    if (sp && g->has_cond)
+    if (conds(g, sp, all))
         atomic_store_explicit(&t->done, WEFT__NO_EPOCH, memory_order_relaxed);   /* a loop's next visit reads RUNNING again */
     if (t->npred > 1)
         atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* every predecessor is done with it; the run's end publishes it */
     int pick = -1;
-    if (sp && WEFT_UNLIKELY(vis->fail != 0)) {
+    if (all && WEFT_UNLIKELY(vis->fail != 0)) {
         /* attr.c: t fails before its function starts (its pinned thread
          * is gone), as weft_task_fail would have it. */
         if (ran)
@@ -437,13 +470,13 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
     } else if (ran && t->fn) {
         vis->cur = t;
         /* Traced or observed: the walk is the special one (node_entry). */
-        const bool hooked = sp && WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE));
+        const bool hooked = all && WEFT_UNLIKELY(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE));
         if (hooked)
             hook_begin(w, t);
-        if (sp && WEFT_UNLIKELY(g->has_nested) && weft__is_nested(g, t)) {
+        if (all && WEFT_UNLIKELY(g->has_nested) && weft__is_nested(g, t)) {
             if (weft__nested_start(w, vis, t, hooked))
                 return WEFT__DEFERRED;   /* its graph runs: t finishes when it ends */
-        } else if (sp && g->has_cond && weft__is_cond(t)) {
+        } else if (conds(g, sp, all) && weft__is_cond(t)) {
             weft_cond_fn f;
             memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c); a multi-condition's is weft__mcond_call */
             pick = f(t->arg);
@@ -458,14 +491,14 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
             ran = false;   /* its dependents are skipped; a condition picks nothing */
         }
     }
-    if (sp && WEFT_UNLIKELY(vis->unit != NULL)) {
+    if (all && WEFT_UNLIKELY(vis->unit != NULL)) {
         /* attr.c: t's semaphore unit goes back once fn has returned (or
          * t was skipped after all), before the joins drop: the run, and
          * so the semaphore's life, cannot end before. */
         weft_sem_release(vis->unit);
         vis->unit = NULL;
     }
-    return visit_tail(w, g, t, epoch, sp, ran, pick, first, sinks);
+    return visit_tail(w, g, t, epoch, sp, all, ran, pick, first, sinks);
 }
 
 /* A module task's visit, finished now that its graph's run ended with
@@ -488,7 +521,7 @@ static weft_task *module_done(weft__worker *w, weft_task *t, uint64_t end, uint3
     if (weft__has_attr(t))
         weft__attr_module_done(t);   /* attr.c: gives back the unit it held while its graph ran */
     weft_task *first = t->nsucc ? weft__graph_node(g, weft__succ(t)[0]) : NULL;
-    return visit_tail(w, g, t, epoch, true, ran, -1, first, sinks);
+    return visit_tail(w, g, t, epoch, true, true, ran, -1, first, sinks);
 }
 
 /* The spread. The root at place p owns the places [p, p + len), len the
@@ -501,7 +534,7 @@ static weft_task *module_done(weft__worker *w, weft_task *t, uint64_t end, uint3
  * roots never touch a queue. Callable from: the worker visiting root t,
  * before t's visit. */
 static inline __attribute__((always_inline))
-weft_task *spread(weft__worker *w, weft_task *t, const bool sp)
+weft_task *spread(weft__worker *w, weft_task *t, const bool sp, const bool all)
 {
     weft_graph *g = t->g;
     uint64_t p = atomic_load_explicit(&t->join, memory_order_relaxed);   /* a root's place; fixed during a run */
@@ -512,58 +545,8 @@ weft_task *spread(weft__worker *w, weft_task *t, const bool sp)
             ;
     for (uint64_t half = len / 2; half >= 2; half /= 2)
         if (p + half < n)
-            queue_node(g, w, weft__graph_node(g, g->roots[p + half]), sp);
+            queue_node(g, w, weft__graph_node(g, g->roots[p + half]), sp, all);
     return len >= 2 && p + 1 < n ? weft__graph_node(g, g->roots[p + 1]) : NULL;
-}
-
-/* Does root v have a place (a priority other than NORMAL, or a pin)? */
-static bool root_placed(const weft_task *v)
-{
-    bool high;
-    return weft__has_attr(v) && weft__attr_placed(v, &high);
-}
-
-/* The spread's stand-in where a root has a place (g->flat_roots): the
- * roots of one run are ready at the same moment, and a spread would visit
- * some of them (the first, each held one) before the others were queued,
- * so a NORMAL root could go ahead of a HIGH one and a LOW one of a NORMAL
- * one. Instead the first root, at its first arrival, queues every root
- * (itself too) where it goes, and visits none: the thread's next picks
- * then take them by priority. Roots with a place go first, in array order
- * (the priority rings and pin lists are FIFO); the others last first (a
- * worker pops its deque newest first), so each level runs in array
- * order at one worker. true: t was queued so, and is not to be visited
- * here. Callable from: the general walk, t a root, before its visit. */
-static __attribute__((noinline)) bool place_roots(weft__worker *w, weft_graph *g, weft_task *t)
-{
-    uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* as in visit */
-    if (atomic_load_explicit(&t->join, memory_order_relaxed) != 0 || g->flat_epoch == epoch)
-        return false;   /* not the first root, or the first one arriving again */
-    g->flat_epoch = epoch;   /* published to its next arrival by the submit below */
-    /* Counted first: once the last root is queued the run may end
-     * elsewhere and g be freed, so neither pass reads g after its own
-     * last queueing (the roots not yet queued keep the run from ending). */
-    const uint32_t n = g->nroots;
-    uint32_t placed = 0;
-    for (uint32_t i = 0; i < n; i++)
-        placed += root_placed(weft__graph_node(g, g->roots[i]));
-    uint32_t left = placed;
-    for (uint32_t i = 0; left != 0; i++) {
-        weft_task *v = weft__graph_node(g, g->roots[i]);
-        if (root_placed(v)) {
-            left--;
-            queue_node(g, w, v, true);
-        }
-    }
-    left = n - placed;
-    for (uint32_t i = n; left != 0;) {
-        weft_task *v = weft__graph_node(g, g->roots[--i]);
-        if (!root_placed(v)) {
-            left--;
-            queue_node(g, w, v, true);   /* the first root last: the nearest pop */
-        }
-    }
-    return true;
 }
 
 /* A visit that reached a sink goes on with the newest node on its
@@ -594,6 +577,7 @@ static bool any_graph(weft__task *rec, void *g)
  * scheduler, as the record's fn. */
 static void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion);
 static weft_task *walk_hop(weft__worker *w, weft_task *t, uint32_t *left);
+static void walk_cond(weft__worker *w, weft_task *t);
 static void walk_plain(weft__worker *w, weft_task *t);
 
 /* A record's walk. A general walk that found nothing more of its graph
@@ -607,8 +591,9 @@ static void walk_plain(weft__worker *w, weft_task *t);
  * one record share one bound on takes, hops included
  * (WEFT__TAKE_OWN_MAX), so the worker's loop still looks at ready fibers
  * and the global ring as often. Only graphs with module or subflow tasks,
- * or running inside one, hop (walk_hop, a third copy of the walk): the
- * others' walks (a condition loop) keep the code they had. */
+ * or running inside one, hop (walk_hop, a copy of the walk of its own).
+ * A graph whose only special kind is the condition task (WEFT__WALK_COND)
+ * has one too (walk_cond), untraced: a loop's visits ask less there. */
 void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
@@ -620,7 +605,10 @@ void weft__node_entry(void *arg)
             if (t->g->has_cond)
                 atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
             if (!t->g->has_nested && !t->g->inside) {
-                walk_special(w, t, NULL);
+                if (t->g->special == WEFT__WALK_COND && !(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
+                    walk_cond(w, t);
+                else
+                    walk_special(w, t, NULL);
                 return;
             }
             t = walk_hop(w, t, &left);
@@ -637,35 +625,41 @@ void weft__node_entry(void *arg)
 
 void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
-    if (completion || t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
-        walk_special(w, t, completion);
-    else
+    const bool hooked = weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE);
+    if (completion || t->g->special || hooked) {
+        if (!completion && t->g->special == WEFT__WALK_COND && !hooked)
+            walk_cond(w, t);   /* node_again's record */
+        else
+            walk_special(w, t, completion);
+    } else {
         walk_plain(w, t);
+    }
 }
 
-/* The walk, made three times: sp false for graphs with no condition or
+/* The walk, made four times: sp false for graphs with no condition or
  * module task, no task with attributes (attr.c), that do not run as a
  * module (g->special, fixed for a run), whose visits then test none of
- * it; hop true (node_entry's walks of graphs with nested runs) for a walk
- * that may end in a node of another graph's, returned (left: the takes
- * the record has left, shared with its hops). */
+ * it; sp true and all false for the condition walk (conds, above); hop
+ * true (node_entry's walks of graphs with nested runs) for a walk that
+ * may end in a node of another graph's, returned (left: the takes the
+ * record has left, shared with its hops). */
 static inline __attribute__((always_inline))
-weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp, const bool hop,
-                uint32_t *left)
+weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp, const bool all,
+                const bool hop, uint32_t *left)
 {
     weft_graph *g = t->g;
     /* Read now: once this record has visited its last node, g may have
      * been freed by the run's end elsewhere (a record with no sink of its
      * own drops nothing and must not touch g). */
-    const bool cond_mode = sp && g->has_cond;
-    const bool flat = sp && WEFT_UNLIKELY(g->flat_roots);   /* no root spreads: place_roots */
+    const bool cond_mode = conds(g, sp, all);
+    const bool flat = all && WEFT_UNLIKELY(g->flat_roots);   /* no root spreads: weft__attr_place_roots */
     /* How many records this one may take off the deque (weft__take_own):
      * none in shuffle mode, where the loop picks in the order it draws,
      * nor with HIGH tasks (attr.c), where the loop picks by priority.
-     * Nor with roots that have a place (place_roots): they too are the
+     * Nor with roots that have a place (weft__attr_place_roots): they too are the
      * loop's to pick. All fixed for the run: asked once here, not at
      * every take. */
-    uint32_t take_max = (sp && g->nhigh != 0) || flat || weft__worker_shuffles(w) ? 0 : WEFT__TAKE_OWN_MAX;
+    uint32_t take_max = (all && g->nhigh != 0) || flat || weft__worker_shuffles(w) ? 0 : WEFT__TAKE_OWN_MAX;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
@@ -688,25 +682,25 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
          * a root that t waits for is never stuck behind t. A root with
          * attributes spreads where it is first met, before it is sent to
          * its place or its semaphore: its range never waits behind it. */
-        const bool attr = sp && !completion && WEFT_UNLIKELY(weft__has_attr(t));
+        const bool attr = all && !completion && WEFT_UNLIKELY(weft__has_attr(t));
         weft_task *root = !completion && !flat && weft__is_root(t) && (!attr || weft__attr_spread(t))
-                              ? spread(w, t, sp) : NULL;
+                              ? spread(w, t, sp, all) : NULL;
         if (root) {
             if (WEFT_UNLIKELY(cond_mode))
                 atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* counted as if queued: it may be */
             weft__hold(w, weft__node_rec(root));
         }
         weft_task *next;
-        if (flat && !completion && weft__is_root(t) && place_roots(w, g, t)) {
+        if (flat && !completion && weft__is_root(t) && weft__attr_place_roots(w, g, t)) {
             next = NULL;   /* every root queued, t too: the loop picks them by priority */
-        } else if (sp && WEFT_UNLIKELY(completion != NULL)) {
+        } else if (all && WEFT_UNLIKELY(completion != NULL)) {
             next = module_done(w, t, *completion, &sinks);   /* spread at its first visit */
             completion = NULL;
         } else if (attr && !weft__attr_ready(w, &vis, t, fresh)) {
             next = NULL;   /* attr.c sent t to its place or its semaphore: it comes back as a record */
         } else {
-            next = visit(w, &vis, t, &sinks, sp);
-            if (sp && WEFT_UNLIKELY(next == WEFT__DEFERRED))
+            next = visit(w, &vis, t, &sinks, sp, all);
+            if (all && WEFT_UNLIKELY(next == WEFT__DEFERRED))
                 next = NULL;   /* a module's run started: t finishes when it ends */
         }
         if (root && !weft__unhold(w, weft__node_rec(root)))
@@ -749,8 +743,21 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
             fresh = false;
         }
         t = next;
-        if (WEFT_UNLIKELY(weft__worker_tracks(w)))
+        if (sp && !all) {
+            /* Hooks read at each visit, as the general walk does: a trace
+             * started in a long loop shows it. t goes to the general walk
+             * through the queues (node_entry), counted as run twice. */
+            const unsigned h = weft__hooks(w);
+            if (WEFT_UNLIKELY(h != 0)) {
+                if (h & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)) {
+                    queue_node(g, w, t, sp, all);
+                    break;
+                }
+                weft__track_task(w, weft__node_entry, t);   /* HOOK_TRACK: as below */
+            }
+        } else if (WEFT_UNLIKELY(weft__worker_tracks(w))) {
             weft__track_task(w, weft__node_entry, t);   /* stall reports name the node visited now */
+        }
     }
     if (hop)
         *left -= taken;
@@ -772,15 +779,20 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
 
 static __attribute__((noinline)) void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
-    (void)walk(w, t, completion, true, false, NULL);
+    (void)walk(w, t, completion, true, true, false, NULL);
 }
 
 static __attribute__((noinline)) weft_task *walk_hop(weft__worker *w, weft_task *t, uint32_t *left)
 {
-    return walk(w, t, NULL, true, true, left);
+    return walk(w, t, NULL, true, true, true, left);
+}
+
+static __attribute__((noinline)) void walk_cond(weft__worker *w, weft_task *t)
+{
+    (void)walk(w, t, NULL, true, false, false, NULL);
 }
 
 static void walk_plain(weft__worker *w, weft_task *t)
 {
-    (void)walk(w, t, NULL, false, false, NULL);
+    (void)walk(w, t, NULL, false, false, false, NULL);
 }
