@@ -38,6 +38,10 @@ CHECK is one of:
              output; a second build runs nothing; a leaf made newer
              rebuilds what depends on it only; a failing command's exit
              code is reported; a command with a double quote is refused
+  windows_ctrl_c  (under Wine, whose SIGINT is the console's Ctrl-C) sent
+             while 2 commands run at -j 2: exit 130, the target an
+             interrupted command wrote removed, no command started after
+             it (skipped if the commands ended before it was seen)
 
 Each case runs in a fresh folder under the current directory (ctest's:
 the build tree), removed when the check passes. minimake's stderr is
@@ -513,6 +517,44 @@ def check_windows(minimake):
         shutil.rmtree(d)
 
 
+def check_windows_ctrl_c(minimake):
+    import signal as sigmod
+    import time
+    d = workdir("windows-ctrl-c")
+    # ping -n 4: about 3 s, cmd's sleep under Wine (it has no timeout.exe).
+    text = "all: t1 t2 t3\n"
+    for t in ("t1", "t2"):
+        text += "%s:\n\techo partial> %s & ping -n 4 127.0.0.1 >NUL\n\techo done>> %s\n" % (t, t, t)
+    write(os.path.join(d, "c.mm"), text + "t3: t1\n\techo s> t3\n")
+    p = subprocess.Popen(runner + [minimake, "-j", "2", "c.mm"], cwd=d, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    started = lambda: [t for t in ("t1", "t2", "t3") if os.path.exists(os.path.join(d, t))]
+    for _ in range(3000):       # up to 30 s for both commands to start
+        if len(started()) == 2 or p.poll() is not None:
+            break
+        time.sleep(0.01)
+    ok = check(started() == ["t1", "t2"] and p.poll() is None,
+               "windows_ctrl_c: the two commands never ran at once (%r)" % started())
+    p.send_signal(sigmod.SIGINT)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    sys.stdout.write(err)
+    if p.returncode == 0 and started() == ["t1", "t2", "t3"]:
+        print("windows_ctrl_c: skipped (the commands ended before the Ctrl-C was seen)")
+        shutil.rmtree(d)
+        return
+    ok &= check(p.returncode == 130, "windows_ctrl_c: exit %r, not 130" % p.returncode)
+    ok &= check("interrupted" in err and "Deleting file" in err,
+                "windows_ctrl_c: no word of the interruption or of a removed file")
+    ok &= check(err.count("Deleting file") == 2 and not started(),
+                "windows_ctrl_c: left %r (t1 and t2 half written: removed; t3 not started)" % started())
+    if ok:
+        shutil.rmtree(d)
+
+
 # ---- signal -----------------------------------------------------------------
 
 def procs_with(marker):
@@ -581,7 +623,8 @@ def main():
     checks = {"dag": check_dag, "sample": check_sample,
               "bad_input": check_bad_input, "failure": check_failure, "stop": check_stop,
               "parallel": check_parallel, "trace": check_trace,
-              "uptodate": check_uptodate, "signal": check_signal, "windows": check_windows}
+              "uptodate": check_uptodate, "signal": check_signal, "windows": check_windows,
+              "windows_ctrl_c": check_windows_ctrl_c}
     if len(sys.argv) < 3 or sys.argv[1] not in checks:
         sys.exit("usage: test_minimake.py {%s} MINIMAKE [RUNNER...]" % "|".join(checks))
     runner[:] = [os.path.abspath(a) if os.path.exists(a) else a for a in sys.argv[3:]]
