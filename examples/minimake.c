@@ -229,7 +229,8 @@ static bool cmd_ok(const char *cmd, int lineno)
 }
 
 /* weft_pid_wait_for could not wait (out of memory or descriptors): waits
- * blocking the worker; false if that fails too. */
+ * blocking the worker; false if that fails too. (On Windows weft's own
+ * handle to the process then stays open: one, on a path out of memory.) */
 static bool wait_blocking(int pid, int *status)
 {
 #ifdef _WIN32
