@@ -52,6 +52,19 @@
  *
  * Exit status: 0 everything built, 1 a command failed, 2 bad input or
  * usage, 128 + the signal's number when a signal cancelled the build.
+ *
+ * On Windows (the _WIN32 forms below) a command runs as
+ * `%ComSpec% /d /s /c COMMAND` (cmd.exe) in minimake's console group, so
+ * that Ctrl-C reaches it from the console as it reaches minimake; a
+ * status is the exit code. weft_proc_spawn quotes COMMAND by the C
+ * runtime's rules, which cmd does not undo, so a command holding a double
+ * quote or ending in a backslash is refused as bad input. There are no
+ * signals to wait for: a console control handler (Ctrl-C, Ctrl-Break)
+ * signals a weft_event the watching task waits on, which cancels the
+ * graph; the running commands got the Ctrl-C themselves and minimake
+ * waits for them (exit 130 after Ctrl-C, 149 after Ctrl-Break: 128 +
+ * SIGINT or SIGBREAK). mtimes come from GetFileAttributesEx, to 100 ns.
+ * minimake/Makefile.win.mm is the sample project in cmd's commands.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -61,10 +74,15 @@
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#else
+#include <sys/stat.h>
+#include <sys/wait.h>
+#endif
 
 #include <weft.h>
 
@@ -76,8 +94,10 @@ struct target {
     size_t *deps;   size_t ndeps;       /* the prerequisites that are targets */
     weft_task *task;
     int pid;        /* its command running now, else 0: under run_lock */
-    int status;     /* written by its task: the failed command's wait status,
-                       -1 if /bin/sh could not start, 0 if all went well */
+    int status;     /* written by its task: the failed command's wait status
+                       (Windows: its exit code), 0 if all went well */
+    bool ran;       /* written with status: that command started and was
+                       awaited (else status means nothing) */
 };
 
 /* Written by main before the run, read by the tasks (the run orders it). */
@@ -138,6 +158,120 @@ static long find(const char *name)
     return -1;
 }
 
+/* ---- what differs on Windows ----------------------------------------- */
+
+/* A file's last change (seconds and nanoseconds since the platform's
+ * epoch: only compared), its size, and whether it is a plain file. */
+struct stamp {
+    long long sec;
+    long nsec;
+    long long size;
+    bool regular;
+};
+
+/* Fills *st for path; false: no such file (or none that can be seen). */
+static bool stamp_of(const char *path, struct stamp *st)
+{
+#ifdef _WIN32
+    WIN32_FILE_ATTRIBUTE_DATA a;
+    if (!GetFileAttributesExA(path, GetFileExInfoStandard, &a))
+        return false;
+    /* 100 ns ticks since 1601 */
+    unsigned long long ticks = (unsigned long long)a.ftLastWriteTime.dwHighDateTime << 32 |
+                               a.ftLastWriteTime.dwLowDateTime;
+    st->sec = (long long)(ticks / 10000000);
+    st->nsec = (long)(ticks % 10000000) * 100;
+    st->size = (long long)a.nFileSizeHigh << 32 | a.nFileSizeLow;
+    st->regular = !(a.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_DEVICE));
+#else
+    struct stat s;
+    if (stat(path, &s) != 0)
+        return false;
+    st->sec = s.st_mtim.tv_sec;
+    st->nsec = s.st_mtim.tv_nsec;
+    st->size = s.st_size;
+    st->regular = S_ISREG(s.st_mode);
+#endif
+    return true;
+}
+
+/* How a command that ran ended, from its status: on POSIX a wait status;
+ * on Windows the exit code, and no signals. */
+#ifdef _WIN32
+#define CMD_EXITED(st)    true
+#define CMD_EXIT_CODE(st) (st)
+#define CMD_SIGNALED(st)  false
+#define CMD_SIGNAL(st)    0
+#else
+#define CMD_EXITED(st)    WIFEXITED(st)
+#define CMD_EXIT_CODE(st) WEXITSTATUS(st)
+#define CMD_SIGNALED(st)  WIFSIGNALED(st)
+#define CMD_SIGNAL(st)    WTERMSIG(st)
+#endif
+
+/* Whether cmd reaches the shell as written; false after saying why. On
+ * Windows weft_proc_spawn quotes cmd /c's argument by the C runtime's
+ * rules (a quote inside escaped with a backslash, backslashes doubled
+ * before the closing quote), which cmd reads literally. */
+static bool cmd_ok(const char *cmd, int lineno)
+{
+#ifdef _WIN32
+    size_t n = strlen(cmd);
+    if (strchr(cmd, '"') || (n && cmd[n - 1] == '\\')) {
+        error_at(lineno, "on Windows a command cannot hold a double quote or end in a"
+                 " backslash (cmd would not get it as written)");
+        return false;
+    }
+#else
+    (void)cmd, (void)lineno;
+#endif
+    return true;
+}
+
+/* weft_pid_wait_for could not wait (out of memory or descriptors): waits
+ * blocking the worker; false if that fails too. (On Windows weft's own
+ * handle to the process then stays open: one, on a path out of memory.) */
+static bool wait_blocking(int pid, int *status)
+{
+#ifdef _WIN32
+    HANDLE h = OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
+    DWORD code;
+    bool ok = h && WaitForSingleObject(h, INFINITE) == WAIT_OBJECT_0 && GetExitCodeProcess(h, &code);
+    if (h)
+        CloseHandle(h);
+    if (ok)
+        *status = (int)code;
+    return ok;
+#else
+    while (waitpid(pid, status, 0) < 0)
+        if (errno != EINTR)
+            return false;
+    return true;
+#endif
+}
+
+#ifdef _WIN32
+/* Ctrl-C and Ctrl-Break: on_ctrl runs on a thread the console starts (a
+ * plain thread: weft_event_signal is allowed there), stores which one as
+ * SIGINT or SIGBREAK in ctrl_sig, the first only, and sets ctrl_event
+ * (manual reset), which watch_signals waits on. main sets it too, ctrl_sig
+ * left 0, to end that wait before it destroys the scheduler. The handler
+ * stays installed until the process ends, so ctrl_event is never
+ * destroyed. */
+static weft_event ctrl_event;
+static atomic_int ctrl_sig;
+
+static BOOL WINAPI on_ctrl(DWORD type)
+{
+    if (type != CTRL_C_EVENT && type != CTRL_BREAK_EVENT)
+        return FALSE;   /* the console closing, logoff, shutdown: the default */
+    int none = 0;
+    atomic_compare_exchange_strong(&ctrl_sig, &none, type == CTRL_C_EVENT ? SIGINT : SIGBREAK);
+    weft_event_signal(&ctrl_event);
+    return TRUE;
+}
+#endif
+
 /* ---- reading the file ------------------------------------------------ */
 
 /* A rule line "target: prereqs" (comment stripped, p at its first
@@ -184,6 +318,8 @@ static int parse(char *text)
                 continue;
             if (cur == -1)
                 errors++, error_at(lineno, "command line before any target");
+            else if (cur >= 0 && !cmd_ok(line + 1, lineno))
+                errors++;
             else if (cur >= 0)
                 PUSH(targets[cur].cmds, targets[cur].ncmds, line + 1);
             continue;
@@ -209,13 +345,13 @@ static int resolve(void)
         for (size_t j = 0; j < t->nprereqs; j++) {
             const char *p = t->prereqs[j];
             long k = find(p);
-            struct stat st;
+            struct stamp st;
             if (k == (long)i) {
                 error_at(t->line, "dependency cycle: %s -> %s", p, p);
                 errors++;
             } else if (k >= 0) {
                 PUSH(t->deps, t->ndeps, (size_t)k);
-            } else if (stat(p, &st) != 0) {
+            } else if (!stamp_of(p, &st)) {
                 error_at(t->line, "unknown prerequisite '%s' of target '%s'"
                          " (neither a target nor an existing file)", p, t->name);
                 errors++;
@@ -259,19 +395,19 @@ static void print_cycle(weft_graph *g)
  * when t's task starts: its prerequisites are built by then. */
 static bool up_to_date(const struct target *t)
 {
-    struct stat ts, ps;
-    if (stat(t->name, &ts) != 0)
+    struct stamp ts, ps;
+    if (!stamp_of(t->name, &ts))
         return false;
     for (size_t i = 0; i < t->nprereqs; i++) {
-        if (stat(t->prereqs[i], &ps) != 0)
+        if (!stamp_of(t->prereqs[i], &ps))
             return false;   /* a target that makes no file: always newer */
-        if (ps.st_mtim.tv_sec > ts.st_mtim.tv_sec ||
-            (ps.st_mtim.tv_sec == ts.st_mtim.tv_sec && ps.st_mtim.tv_nsec > ts.st_mtim.tv_nsec))
+        if (ps.sec > ts.sec || (ps.sec == ts.sec && ps.nsec > ts.nsec))
             return false;
     }
     return true;
 }
 
+#ifndef _WIN32
 /* As make does, a command with nothing for a shell to do (no quoting,
  * expansion, redirection, operator; not a shell builtin or keyword) runs
  * without one: its words are the argv. Fills argv (max words) and returns
@@ -301,13 +437,26 @@ static bool plain_words(const char *cmd, char *buf, const char **argv, size_t ma
             return false;
     return true;
 }
+#endif
 
-/* Runs cmd for target t, in its own process group: directly if it is
- * plain words, else with /bin/sh -c; returns its wait status, or -1 if it
- * could not start. Callable from: a task (its worker goes on while the
- * command starts and runs). */
-static int run_cmd(struct target *t, const char *cmd)
+/* Runs cmd for target t: on POSIX in its own process group, directly if
+ * it is plain words, else with /bin/sh -c; on Windows with cmd /c, in
+ * minimake's console group (a new one would not get Ctrl-C). *status gets
+ * its status; false: it could not start or be awaited. Callable from: a
+ * task (its worker goes on while the command starts and runs). */
+static bool run_cmd(struct target *t, const char *cmd, int *status)
 {
+#ifdef _WIN32
+    const char *shell = getenv("ComSpec");
+    weft_proc_spec spec = {
+        .argv = (const char *const[]){ shell && *shell ? shell : "cmd.exe", "/d", "/s", "/c", cmd, NULL },
+    };
+    int pid, err = weft_proc_spawn(sched, &spec, &pid, NULL);
+    if (err) {
+        fprintf(stderr, "minimake: cannot start %s: %s\n", spec.argv[0], weft_strerror(err));
+        return false;
+    }
+#else
     const char *words[64];
     char *buf = xrealloc(NULL, strlen(cmd) + 1);
     bool direct = plain_words(cmd, buf, words, sizeof words / sizeof words[0]);
@@ -315,51 +464,49 @@ static int run_cmd(struct target *t, const char *cmd)
         .argv = direct ? words : (const char *const[]){ "/bin/sh", "-c", cmd, NULL },
         .pgroup = WEFT_PROC_NEW_GROUP,
     };
-    int pid, status = -1, err = weft_proc_spawn(sched, &spec, &pid, NULL);
+    int pid, err = weft_proc_spawn(sched, &spec, &pid, NULL);
     if (err == WEFT_ENOEXEC && direct) {
         fprintf(stderr, "minimake: %s: command not found or not executable\n", words[0]);
         free(buf);
-        return 127 << 8;   /* as sh reports it: exit status 127 */
+        *status = 127 << 8;   /* as sh reports it: exit status 127 */
+        return true;
     }
     free(buf);
     if (err) {
         fprintf(stderr, "minimake: cannot start /bin/sh: %s\n", weft_strerror(err));
-        return -1;
+        return false;
     }
+#endif
     atomic_fetch_add(&commands_run, 1);
     weft_mutex_lock(&run_lock);
     t->pid = pid;
     int sig = interrupted;
     weft_mutex_unlock(&run_lock);
+#ifdef _WIN32
+    (void)sig;   /* started after Ctrl-C: it got none, and runs to its end */
+#else
     if (sig)
         kill(-pid, sig);   /* the watcher had already looked: see run_lock */
-    if ((err = weft_pid_wait_for(pid, &status, UINT64_MAX)) != WEFT_OK) {
-        /* Out of memory or descriptors for the wait: block the worker. */
-        while (waitpid(pid, &status, 0) < 0)
-            if (errno != EINTR) {
-                status = -1;
-                break;
-            }
-    }
+#endif
+    bool ok = weft_pid_wait_for(pid, status, UINT64_MAX) == WEFT_OK || wait_blocking(pid, status);
     weft_mutex_lock(&run_lock);
     t->pid = 0;
     weft_mutex_unlock(&run_lock);
-    return status;
+    return ok;
 }
 
 /* An interrupted command may have left t's file half written: remove it
- * if the command made or changed it (before: its stat then, ok: it
- * existed). */
-static void remove_partial(const struct target *t, const struct stat *before, bool existed)
+ * if the command made or changed it (before: its stamp then, existed:
+ * whether it had one). */
+static void remove_partial(const struct target *t, const struct stamp *before, bool existed)
 {
-    struct stat now;
-    if (stat(t->name, &now) != 0 || !S_ISREG(now.st_mode))
+    struct stamp now;
+    if (!stamp_of(t->name, &now) || !now.regular)
         return;
-    if (existed && now.st_mtim.tv_sec == before->st_mtim.tv_sec &&
-        now.st_mtim.tv_nsec == before->st_mtim.tv_nsec && now.st_size == before->st_size)
+    if (existed && now.sec == before->sec && now.nsec == before->nsec && now.size == before->size)
         return;
     fprintf(stderr, "minimake: *** Deleting file '%s'\n", t->name);
-    unlink(t->name);
+    remove(t->name);
 }
 
 /* A target's task: its commands in order, unless it is up to date. On a
@@ -383,48 +530,59 @@ static void build(void *arg)
             }
         }
         printf("%s\n", t->cmds[i]);
+        fflush(stdout);   /* before the command's output */
         if (dry_run)
             continue;
-        struct stat before;
-        bool existed = stat(t->name, &before) == 0;
-        int st = run_cmd(t, t->cmds[i]);
+        struct stamp before;
+        bool existed = stamp_of(t->name, &before);
+        int st = 0;
+        bool ran = run_cmd(t, t->cmds[i], &st);
         weft_mutex_lock(&run_lock);
         int sig = interrupted;
         weft_mutex_unlock(&run_lock);
         if (sig) {
             remove_partial(t, &before, existed);
             t->status = st;
+            t->ran = ran;
             weft_task_fail(MINIMAKE_EFAILED);
             break;
         }
-        if (st == 0)
+        if (ran && st == 0)
             continue;
         t->status = st;
-        if (st > 0 && WIFEXITED(st))
-            fprintf(stderr, "minimake: *** [%s] Error %d\n", t->name, WEXITSTATUS(st));
-        else if (st > 0 && WIFSIGNALED(st))
-            fprintf(stderr, "minimake: *** [%s] killed by signal %d\n", t->name, WTERMSIG(st));
+        t->ran = ran;
+        if (ran && CMD_EXITED(st))
+            fprintf(stderr, "minimake: *** [%s] Error %d\n", t->name, CMD_EXIT_CODE(st));
+        else if (ran && CMD_SIGNALED(st))
+            fprintf(stderr, "minimake: *** [%s] killed by signal %d\n", t->name, CMD_SIGNAL(st));
         weft_task_fail(MINIMAKE_EFAILED);
         break;
     }
 }
 
 /* Waits for SIGINT or SIGTERM for the whole build; on one, cancels it.
- * Ends with WEFT_ESHUTDOWN once main destroys the scheduler. Callable
- * from: a task. */
+ * Ends with WEFT_ESHUTDOWN once main destroys the scheduler. On Windows
+ * waits for Ctrl-C or Ctrl-Break (ctrl_event), which main sets too before
+ * destroying the scheduler. Callable from: a task. */
 static void watch_signals(void *arg)
 {
     (void)arg;
+#ifdef _WIN32
+    int sig = weft_event_wait(&ctrl_event) == WEFT_OK ? atomic_load(&ctrl_sig) : 0;
+#else
     int sig = weft_signal_wait_for(WEFT_SIG(SIGINT) | WEFT_SIG(SIGTERM), UINT64_MAX);
+#endif
     if (sig <= 0)
         return;
     weft_mutex_lock(&run_lock);
     interrupted = sig;
     if (graph)
         weft_graph_cancel(graph);   /* targets not started are skipped */
+#ifndef _WIN32   /* on Windows the console gave the commands the Ctrl-C */
     for (size_t i = 0; i < ntargets; i++)
         if (targets[i].pid > 0)
             kill(-targets[i].pid, sig);
+#endif
     weft_mutex_unlock(&run_lock);
 }
 
@@ -461,10 +619,10 @@ static int report(void)
     for (size_t i = 0; i < ntargets; i++) {
         if (weft_task_state(targets[i].task) == WEFT_TASK_FAILED) {
             int st = targets[i].status;
-            if (st > 0 && WIFEXITED(st))
-                fprintf(stderr, "%s %s (exit %d)", sep, targets[i].name, WEXITSTATUS(st));
-            else if (st > 0 && WIFSIGNALED(st))
-                fprintf(stderr, "%s %s (signal %d)", sep, targets[i].name, WTERMSIG(st));
+            if (targets[i].ran && CMD_EXITED(st))
+                fprintf(stderr, "%s %s (exit %d)", sep, targets[i].name, CMD_EXIT_CODE(st));
+            else if (targets[i].ran && CMD_SIGNALED(st))
+                fprintf(stderr, "%s %s (signal %d)", sep, targets[i].name, CMD_SIGNAL(st));
             else
                 fprintf(stderr, "%s %s (not started)", sep, targets[i].name);
             sep = "";
@@ -518,19 +676,30 @@ int main(int argc, char **argv)
     if (optind != argc - 1)
         return usage();
     if (slots == 0) {
+#ifdef _WIN32
+        long cpus = (long)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+#else
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
         slots = cpus > 0 ? cpus : 1;
     }
+#ifdef _WIN32
+    weft_event_init(&ctrl_event, true, false);
+    if (!SetConsoleCtrlHandler(on_ctrl, TRUE)) {
+        fputs("minimake: cannot handle Ctrl-C\n", stderr);
+        return 2;
+    }
+#else
     /* Before any thread starts: every thread of the process then blocks
      * them, and they stay pending for watch_signals. */
     if (weft_signal_block(WEFT_SIG(SIGINT) | WEFT_SIG(SIGTERM)) != WEFT_OK) {
         fputs("minimake: cannot block SIGINT and SIGTERM\n", stderr);
         return 2;
     }
+#endif
     weft_sem_init(&jobs, slots);
     weft_mutex_init(&run_lock);
     file = argv[optind];
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* echoed commands before their output */
 
     FILE *f = fopen(file, "r");
     if (!f) {
@@ -611,6 +780,9 @@ out:
     weft_mutex_unlock(&run_lock);
     if (g)
         weft_graph_destroy(g);
+#ifdef _WIN32
+    weft_event_signal(&ctrl_event);     /* watch_signals' wait ends */
+#endif
     if (s)
         weft_sched_destroy(s);          /* watch_signals' wait ends (WEFT_ESHUTDOWN) */
     for (size_t i = 0; i < ntargets; i++) {

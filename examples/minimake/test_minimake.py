@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Tests for the minimake example.
 
-    test_minimake.py CHECK MINIMAKE
+    test_minimake.py CHECK MINIMAKE [RUNNER...]
+
+RUNNER, when given, is the command that runs MINIMAKE (the windows
+preset's tools/wine-run.sh).
 
 CHECK is one of:
   dag        a random 200-target project (seed printed; MINIMAKE_SEED=N
@@ -30,6 +33,15 @@ CHECK is one of:
   signal     SIGINT, then SIGTERM, sent once 8 commands run at -j 8: exit
              128 + the signal, half-written targets removed, no command
              left running, no command started after it
+  windows    (minimake.exe, under Wine) the Windows sample
+             (Makefile.win.mm, cmd's commands) builds and gives its
+             output; a second build runs nothing; a leaf made newer
+             rebuilds what depends on it only; a failing command's exit
+             code is reported; a command with a double quote is refused
+  windows_ctrl_c  (under Wine, whose SIGINT is the console's Ctrl-C) sent
+             while 2 commands run at -j 2: exit 130, the target an
+             interrupted command wrote removed, no command started after
+             it (skipped if the commands ended before it was seen)
 
 Each case runs in a fresh folder under the current directory (ctest's:
 the build tree), removed when the check passes. minimake's stderr is
@@ -46,6 +58,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 failures = 0
+runner = []     # what runs minimake: RUNNER from the command line
 
 
 def check(cond, what):
@@ -58,7 +71,7 @@ def check(cond, what):
 
 
 def run(minimake, args, cwd):
-    p = subprocess.run([minimake] + args, cwd=cwd, capture_output=True, text=True, timeout=100)
+    p = subprocess.run(runner + [minimake] + args, cwd=cwd, capture_output=True, text=True, timeout=100)
     if p.stderr:
         sys.stdout.write("  minimake stderr:\n" + "".join("    " + l + "\n" for l in p.stderr.splitlines()))
     return p
@@ -452,6 +465,96 @@ def check_uptodate(minimake):
         shutil.rmtree(d)
 
 
+# ---- windows ------------------------------------------------------------------
+
+def check_windows(minimake):
+    mm = os.path.join(HERE, "Makefile.win.mm")
+    d = workdir("windows")
+    shutil.copy(os.path.join(HERE, "words.txt"), d)
+    p = run(minimake, ["-j", "3", "-d", "graph.dot", mm], d)
+    ok = check(p.returncode == 0, "windows: exit %d, want 0" % p.returncode)
+    want = {"app": ["pear", "apple", "plum", "fig", "quince", "cherry"],
+            "report": ["pear", "apple", "quince", "cherry"], "check": ["fig"]}
+    for f, lines in want.items():
+        got = [l.rstrip() for l in read_lines(os.path.join(d, f))]   # "echo plum& ..." keeps a blank
+        ok &= check(got == lines, "windows: %s is %r, want %r" % (f, got, lines))
+    out = p.stdout.splitlines()
+    ok &= check("check: ok" in out, "windows: 'check: ok' not printed")
+    ok &= check(out.count("quince") == 1, "windows: 'type report' did not print the report")
+    dot = open(os.path.join(d, "graph.dot")).read() if os.path.exists(os.path.join(d, "graph.dot")) else ""
+    ok &= check(dot.count("\\nran") == 9, "windows: the DOT dump does not show 9 tasks that ran")
+
+    def echoed(p):
+        return [l for l in p.stdout.splitlines() if re.match(r"^(echo|type|copy|find) ", l)]
+
+    p = run(minimake, ["-j", "3", mm], d)
+    ok &= check(p.returncode == 0 and "everything is up to date" in p.stderr and not echoed(p),
+                "windows: second build: exit %d, ran %r" % (p.returncode, echoed(p)))
+    # words.txt made newer than words.o: words.o, app, report, check again.
+    st = os.stat(os.path.join(d, "words.o"))
+    os.utime(os.path.join(d, "words.txt"), ns=(st.st_atime_ns, st.st_mtime_ns + 1000000))
+    p = run(minimake, ["-j", "3", mm], d)
+    want_cmds = ["type words.txt > words.o", "copy /b a.o+b.o+words.o app >NUL",
+                 "find e < app > report", "type report", "find fig < app > check", "echo check: ok"]
+    ok &= check(p.returncode == 0 and sorted(echoed(p)) == sorted(want_cmds),
+                "windows: after touching words.txt: exit %d, ran %r" % (p.returncode, echoed(p)))
+    if ok:
+        shutil.rmtree(d)
+
+    # A failing command: its exit code; a double quote: refused, nothing run.
+    d = workdir("windows-bad")
+    write(os.path.join(d, "fail.mm"), "all: t u\nt:\n\texit 3\nu: t\n\techo u> u\n")
+    p = run(minimake, ["-k", "fail.mm"], d)
+    ok = check(p.returncode == 1 and "*** [t] Error 3" in p.stderr and "t (exit 3)" in p.stderr
+               and "skipped" in p.stderr and not os.path.exists(os.path.join(d, "u")),
+               "windows failure: exit %d" % p.returncode)
+    write(os.path.join(d, "quote.mm"), "t:\n\techo x> ran\n\techo \"hi\"\n")
+    p = run(minimake, ["quote.mm"], d)
+    ok &= check(p.returncode == 2 and "quote.mm:3:" in p.stderr and "double quote" in p.stderr
+                and not os.path.exists(os.path.join(d, "ran")),
+                "windows quote: exit %d" % p.returncode)
+    if ok:
+        shutil.rmtree(d)
+
+
+def check_windows_ctrl_c(minimake):
+    import signal as sigmod
+    import time
+    d = workdir("windows-ctrl-c")
+    # ping -n 4: about 3 s, cmd's sleep under Wine (it has no timeout.exe).
+    text = "all: t1 t2 t3\n"
+    for t in ("t1", "t2"):
+        text += "%s:\n\techo partial> %s & ping -n 4 127.0.0.1 >NUL\n\techo done>> %s\n" % (t, t, t)
+    write(os.path.join(d, "c.mm"), text + "t3: t1\n\techo s> t3\n")
+    p = subprocess.Popen(runner + [minimake, "-j", "2", "c.mm"], cwd=d, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    started = lambda: [t for t in ("t1", "t2", "t3") if os.path.exists(os.path.join(d, t))]
+    for _ in range(3000):       # up to 30 s for both commands to start
+        if len(started()) == 2 or p.poll() is not None:
+            break
+        time.sleep(0.01)
+    ok = check(started() == ["t1", "t2"] and p.poll() is None,
+               "windows_ctrl_c: the two commands never ran at once (%r)" % started())
+    p.send_signal(sigmod.SIGINT)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    sys.stdout.write(err)
+    if p.returncode == 0 and started() == ["t1", "t2", "t3"]:
+        print("windows_ctrl_c: skipped (the commands ended before the Ctrl-C was seen)")
+        shutil.rmtree(d)
+        return
+    ok &= check(p.returncode == 130, "windows_ctrl_c: exit %r, not 130" % p.returncode)
+    ok &= check("interrupted" in err and "Deleting file" in err,
+                "windows_ctrl_c: no word of the interruption or of a removed file")
+    ok &= check(err.count("Deleting file") == 2 and not started(),
+                "windows_ctrl_c: left %r (t1 and t2 half written: removed; t3 not started)" % started())
+    if ok:
+        shutil.rmtree(d)
+
+
 # ---- signal -----------------------------------------------------------------
 
 def procs_with(marker):
@@ -520,9 +623,11 @@ def main():
     checks = {"dag": check_dag, "sample": check_sample,
               "bad_input": check_bad_input, "failure": check_failure, "stop": check_stop,
               "parallel": check_parallel, "trace": check_trace,
-              "uptodate": check_uptodate, "signal": check_signal}
-    if len(sys.argv) != 3 or sys.argv[1] not in checks:
-        sys.exit("usage: test_minimake.py {%s} MINIMAKE" % "|".join(checks))
+              "uptodate": check_uptodate, "signal": check_signal, "windows": check_windows,
+              "windows_ctrl_c": check_windows_ctrl_c}
+    if len(sys.argv) < 3 or sys.argv[1] not in checks:
+        sys.exit("usage: test_minimake.py {%s} MINIMAKE [RUNNER...]" % "|".join(checks))
+    runner[:] = [os.path.abspath(a) if os.path.exists(a) else a for a in sys.argv[3:]]
     checks[sys.argv[1]](os.path.abspath(sys.argv[2]))
     print("%s: %s" % (sys.argv[1], "FAILED (%d)" % failures if failures else "passed"))
     sys.exit(1 if failures else 0)
