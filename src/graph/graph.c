@@ -79,6 +79,46 @@ static void piece_free(void *p)
     weft__kept_free(p);
 }
 
+/* A node block of g's size (graph.h: a piece, or a small block of a
+ * sub-graph's). NULL: out of memory. */
+static weft_task *block_alloc(const weft_graph *g)
+{
+    if (WEFT_LIKELY(g->bshift == WEFT__BLOCK_SHIFT))
+        return piece_alloc();
+    return weft__alloc(sizeof(weft_task) << g->bshift);   /* cache-line aligned (alloc.h) */
+}
+
+/* g's blocks go back (g holds no task); returns the bytes freed to the
+ * allocator (kept pieces not counted). The array stays. */
+static size_t blocks_free(weft_graph *g)
+{
+    size_t freed = 0;
+    for (uint32_t b = 0; b < g->nblocks; b++) {
+        if (g->bshift == WEFT__BLOCK_SHIFT) {
+            piece_free(g->blocks[b]);
+        } else {
+            freed += sizeof(weft_task) << g->bshift;
+            weft__free(g->blocks[b], sizeof(weft_task) << g->bshift);
+        }
+    }
+    g->nblocks = 0;
+    return freed;
+}
+
+/* g's next tasks go in blocks of 1 << shift nodes. Caller holds g's lock
+ * (or g is new), g holds no task. */
+static void blocks_resize(weft_graph *g, uint32_t shift)
+{
+    (void)blocks_free(g);
+    g->bshift = shift;
+    g->bmask = (1u << shift) - 1;
+}
+
+void weft__graph_small_blocks(weft_graph *g)
+{
+    blocks_resize(g, WEFT__SMALL_SHIFT);
+}
+
 /* ---- the arena -------------------------------------------------------------- */
 
 /* Caller holds the lock. 8-byte aligned; NULL: out of memory. */
@@ -139,6 +179,8 @@ int weft_graph_create(weft_graph **out)
     atomic_init(&g->failed, WEFT__NO_TASK);
     atomic_init(&g->listed, false);
     atomic_init(&g->sf_busy, false);
+    g->bshift = WEFT__BLOCK_SHIFT;
+    g->bmask = WEFT__BLOCK_NODES - 1;
     g->result = WEFT_OK;
     *out = g;
     return WEFT_OK;
@@ -261,9 +303,7 @@ void weft__graph_free(weft_graph *g)
     }
     /* What goes back to the allocator, not counting kept pieces (they
      * stay weft's): for weft__trim_freed, below. */
-    size_t freed = sizeof *g;
-    for (uint32_t b = 0; b < g->nblocks; b++)
-        piece_free(g->blocks[b]);
+    size_t freed = sizeof *g + blocks_free(g);
     if (g->blocks) {
         freed += sizeof *g->blocks * g->blocks_cap;
         weft__free(g->blocks, sizeof *g->blocks * g->blocks_cap);
@@ -334,6 +374,8 @@ void weft__graph_clear(weft_graph *g)
         g->bump = g->bump_end = NULL;
     }
     weft__attr_clear(g);   /* attr.c: no task has attributes */
+    if (WEFT_UNLIKELY(g->bshift != WEFT__BLOCK_SHIFT) && g->n > WEFT__SMALL_MAX_NODES)
+        blocks_resize(g, WEFT__BLOCK_SHIFT);   /* builds this big take a piece per 1024 tasks, not an allocation per 8 */
     g->cyclic = g->need_dedup = g->need_order = false;
     g->has_cond = g->has_module = g->has_subflow = g->has_nested = false;
     g->nmodules = g->nsubflows = 0;
@@ -381,12 +423,12 @@ static inline __attribute__((always_inline)) int add_node(weft_graph *g, weft_fn
         rc = WEFT_ENOMEM;
         goto out;
     }
-    if ((i >> WEFT__BLOCK_SHIFT) >= g->nblocks) {   /* an emptied graph keeps its blocks */
+    if ((i & g->bmask) == 0 && (i >> g->bshift) >= g->nblocks) {   /* i starts a block; an emptied graph keeps its blocks */
         if (!slots_reserve(&g->blocks, &g->blocks_cap, g->nblocks, 16)) {
             rc = WEFT_ENOMEM;
             goto out;
         }
-        weft_task *blk = piece_alloc();
+        weft_task *blk = block_alloc(g);
         if (!blk) {
             rc = WEFT_ENOMEM;
             goto out;

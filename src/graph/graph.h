@@ -62,6 +62,16 @@
  * node is two loads. */
 #define WEFT__BLOCK_SHIFT 10
 #define WEFT__BLOCK_NODES (1u << WEFT__BLOCK_SHIFT)
+/* A subflow task's sub-graph starts with blocks of 2^WEFT__SMALL_SHIFT
+ * nodes (512 bytes, from the allocator): most hold a few tasks, and a
+ * 64 KiB block each put every sub-graph's nodes on a page of its own (a
+ * recursive fib(22): 28 000 sub-graphs, 170 MB resident, each call's
+ * nodes a TLB and cache miss). One that held more than
+ * WEFT__SMALL_MAX_NODES tasks at its emptying goes to big blocks for its
+ * next builds (graph.c, weft__graph_clear). The shift is the graph's
+ * (bshift, bmask), fixed while it holds tasks. */
+#define WEFT__SMALL_SHIFT 3
+#define WEFT__SMALL_MAX_NODES 64
 
 /* ---- a node's ctl word ---------------------------------------------------
  *   bit 0      CANCEL: set by weft_task_cancel, cleared by weft_task_reset.
@@ -298,6 +308,8 @@ struct weft_graph {
     uint32_t n;                     /* nodes */
     weft_task **blocks;             /* node blocks */
     uint32_t nblocks, blocks_cap;
+    uint32_t bshift, bmask;         /* a block's nodes: 1 << bshift, mask bmask; changed only
+                                       while g holds no task (graph.c) */
     weft__chunk *chunks;            /* the arena */
     char *bump, *bump_end;
     char **names;                   /* by node index: a weft__name's s, or NULL */
@@ -332,7 +344,7 @@ struct weft_graph {
                                        this run is inside was cancelled (0 = not
                                        known); set by the start, or by a claim
                                        that looked up the chain */
-    bool special;                   /* has_cond, has_module, parent or nattr, for the run in
+    bool special;                   /* has_cond, has_module, parent, nattr or small blocks, for the run in
                                        flight: set by its start; its visits take the general path */
     weft_task *parent;              /* running as a module (or a subflow's sub-graph):
                                        the task (of another graph) whose visit started
@@ -361,7 +373,15 @@ struct weft_graph {
 
 static inline weft_task *weft__graph_node(const weft_graph *g, uint32_t i)
 {
-    return &g->blocks[i >> WEFT__BLOCK_SHIFT][i & (WEFT__BLOCK_NODES - 1)];
+    return &g->blocks[i >> g->bshift][i & g->bmask];
+}
+
+/* weft__graph_node in a walk: a plain one's graph (sp false) has big
+ * blocks (a graph with small ones runs special: weft__run_setup), so its
+ * shift is the constant. */
+static inline weft_task *weft__graph_node_sp(const weft_graph *g, uint32_t i, const bool sp)
+{
+    return sp ? weft__graph_node(g, i) : &g->blocks[i >> WEFT__BLOCK_SHIFT][i & (WEFT__BLOCK_NODES - 1)];
 }
 
 /* run.c */
@@ -580,6 +600,9 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
  * arena chunks and arrays for the tasks added next; the sub-graphs of
  * its subflow tasks go to g's spare list. */
 void weft__graph_clear(weft_graph *g);
+/* graph.c: g, new and empty, takes small node blocks (a sub-graph:
+ * WEFT__SMALL_SHIFT). */
+void weft__graph_small_blocks(weft_graph *g);
 /* graph.c: frees g's memory (no run in flight, nobody else holds it). */
 void weft__graph_free(weft_graph *g);
 

@@ -287,7 +287,7 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
         }
         if (i == n)
             break;
-        v = weft__graph_node(g, succ[i]);
+        v = weft__graph_node_sp(g, succ[i], sp);
     }
     if (sp && WEFT_UNLIKELY(high) && next) {
         /* Siblings ready at once run HIGH first: the continuation waits
@@ -404,7 +404,7 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
      * per visit, paid in full). */
     weft_task *first = NULL;   /* read only where t has successors (visit_tail) */
     if (t->nsucc) {
-        first = weft__graph_node(g, weft__succ(t)[0]);   /* node addresses never move */
+        first = weft__graph_node_sp(g, weft__succ(t)[0], sp);   /* node addresses never move */
         __builtin_prefetch(first, 1);
     }
     /* And the node 16 places on in build order: graphs are mostly built in
@@ -415,7 +415,7 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
      * of that, 32 no more than 16). In a graph built in another order it
      * costs a useless prefetch. */
     if (t->index + WEFT__PREFETCH_AHEAD < g->n)
-        __builtin_prefetch(weft__graph_node(g, t->index + WEFT__PREFETCH_AHEAD), 1);
+        __builtin_prefetch(weft__graph_node_sp(g, t->index + WEFT__PREFETCH_AHEAD, sp), 1);
     /* Relaxed: the run's start reached this thread through the queue that
      * delivered a root, and every node after it through join's chain. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
@@ -512,8 +512,8 @@ weft_task *spread(weft__worker *w, weft_task *t, const bool sp)
             ;
     for (uint64_t half = len / 2; half >= 2; half /= 2)
         if (p + half < n)
-            queue_node(g, w, weft__graph_node(g, g->roots[p + half]), sp);
-    return len >= 2 && p + 1 < n ? weft__graph_node(g, g->roots[p + 1]) : NULL;
+            queue_node(g, w, weft__graph_node_sp(g, g->roots[p + half], sp), sp);
+    return len >= 2 && p + 1 < n ? weft__graph_node_sp(g, g->roots[p + 1], sp) : NULL;
 }
 
 /* Does root v have a place (a priority other than NORMAL, or a pin)? */

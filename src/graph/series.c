@@ -227,7 +227,8 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
     g->inside = weft__graph_up(g) != NULL;   /* a module's, a subflow's or a join's run */
     if (g->inside)
         weft__module_clear_setup(g);   /* its claims need not walk up (module.c) */
-    g->special = g->has_cond || g->has_nested || g->inside || g->nattr != 0;
+    g->special = g->has_cond || g->has_nested || g->inside || g->nattr != 0 ||
+                 g->bshift != WEFT__BLOCK_SHIFT;   /* small blocks: a sub-graph's, inside anyway */
     g->flat_roots = g->nattr != 0 && weft__attr_roots_placed(g);   /* published with the roots */
     g->flat_epoch = WEFT__NO_EPOCH;   /* an old run's must not match this epoch once it wraps */
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */

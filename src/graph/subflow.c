@@ -99,7 +99,10 @@ weft_graph *weft__subflow_take(weft_graph *g)
         weft__graph_clear(sub);   /* its lock inside g's: parent before child */
         return sub;
     }
-    return weft_graph_create(&sub) == WEFT_OK ? sub : NULL;
+    if (weft_graph_create(&sub) != WEFT_OK)
+        return NULL;
+    weft__graph_small_blocks(sub);   /* most hold a few tasks (graph.h) */
+    return sub;
 }
 
 void weft__subflow_give(weft_graph *g, weft_graph *sub)
