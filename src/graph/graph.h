@@ -72,6 +72,10 @@
  * (bshift, bmask), fixed while it holds tasks. */
 #define WEFT__SMALL_SHIFT 3
 #define WEFT__SMALL_MAX_NODES 64
+/* Its first arrays' capacities, inline in its header (one line). */
+#define WEFT__INL_ROOTS 8
+#define WEFT__INL_SUBFLOWS 4
+#define WEFT__INL_BLOCKS 2
 
 /* ---- a node's ctl word ---------------------------------------------------
  *   bit 0      CANCEL: set by weft_task_cancel, cleared by weft_task_reset.
@@ -298,14 +302,25 @@ struct weft_graph {
     weft_task *sf_task;             /* the subflow task (of another graph) owning g */
     weft_task *sf_up;               /* during a join's run: sf_task (cancel crosses it) */
     atomic_bool sf_busy;            /* a visit of sf_task is building or running g */
+    bool sf_dirty;                  /* the last run ended with a failure or not OK
+                                       (series.c, under lock): a visit that builds
+                                       nothing clears what it left (subflow.c) */
     struct weft_graph *sf_spare;    /* sub-graphs of tasks emptied away, kept for reuse */
     struct weft_graph *sf_next;     /* next in the owner's sf_spare */
     weft__chunk *spare_chunks;      /* arena chunks kept by an emptying (weft__graph_clear) */
+    uint32_t n;                     /* nodes; in the sf_* line: a subflow's leaf touches
+                                       two lines of its sub-graph (the lock's, this) */
+    /* A sub-graph's first roots, subflows and blocks arrays (graph.c,
+     * weft__graph_small_blocks): one line of the header instead of three
+     * blocks of their own; the first growth copies them out. Unused by
+     * other graphs. */
+    uint32_t roots_inl[WEFT__INL_ROOTS];
+    uint32_t subflows_inl[WEFT__INL_SUBFLOWS];
+    weft_task *blocks_inl[WEFT__INL_BLOCKS];
     uint64_t checked_in;            /* run_lock.c: the module check that found g and every
                                        graph under it sound (0 = none), so that one
                                        check looks at a shared graph once */
     uint32_t checked_height;        /* run_lock.c: then, the module levels under g */
-    uint32_t n;                     /* nodes */
     weft_task **blocks;             /* node blocks */
     uint32_t nblocks, blocks_cap;
     uint32_t bshift, bmask;         /* a block's nodes: 1 << bshift, mask bmask; changed only

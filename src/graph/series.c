@@ -59,6 +59,8 @@ static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t fai
 {
     g->queued = 0;   /* none left, or dropped by the run's failure or cancel (run_ended) */
     g->result = rc;
+    if (WEFT_UNLIKELY(rc != WEFT_OK || fail != 0))
+        g->sf_dirty = true;   /* subflow.c: an empty visit of a sub-graph clears it */
     if (failed != WEFT__NO_TASK || fail != 0) {
         atomic_store_explicit(&g->failed, failed, memory_order_relaxed);
         atomic_store_explicit(&g->fail_err, fail, memory_order_relaxed);   /* under lock, no run in flight */

@@ -43,6 +43,11 @@
  *            (the run's start publishes them).
  *   sf_up    written under the sub-graph's lock by the join, before and
  *            after its run; read by that run's visits as parent is.
+ *   sf_dirty  set under the lock by the end of a run of g that was not
+ *            OK (series.c), cleared under it by an empty visit; read
+ *            without it by the visit holding sf_busy, which that run's
+ *            end (before the release of sf_busy, or on the joining
+ *            fiber) happened before.
  *   n        read without the lock by the visit holding sf_busy (is
  *            there anything to empty, to run?): only that visit writes
  *            it (the function's adds, the emptyings), others only read.
@@ -162,12 +167,16 @@ bool weft__subflow_empty(weft_graph *sub)
     if (sub->n != 0)
         return false;   /* read as in weft__subflow_call: the visit's own */
     /* What a module's start of an empty graph leaves (module.c): no
-     * failure of an earlier run shows. Written only if one does. */
-    if (WEFT_UNLIKELY(sub->result != WEFT_OK || atomic_load_explicit(&sub->fail_err, memory_order_relaxed) != 0)) {
+     * failure of an earlier run shows. Written only if one does:
+     * sf_dirty says so (set by the end of every run that was not OK,
+     * series.c), in the line the visit reads anyway, so that a leaf does
+     * not touch the run's lines for nothing. */
+    if (WEFT_UNLIKELY(sub->sf_dirty)) {
         weft__graph_lock(sub);
         sub->result = WEFT_OK;
         atomic_store_explicit(&sub->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
         atomic_store_explicit(&sub->failed, WEFT__NO_TASK, memory_order_relaxed);
+        sub->sf_dirty = false;
         weft__graph_unlock(sub);
     }
     weft__subflow_release(sub);
