@@ -361,16 +361,12 @@ void weft__graph_free(weft_graph *g)
     weft__trim_freed(freed);
 }
 
-void weft__graph_clear(weft_graph *g)
+/* weft__graph_clear's work, for a caller that holds g's lock or may go
+ * without it. */
+static void clear_tasks(weft_graph *g)
 {
-    weft__graph_lock(g);
-    if (g->n == 0) {
-        /* Empty already (new, or emptied since): names, attributes and
-         * arena bytes all belong to tasks, so there are none. A leaf
-         * subflow's every visit, and the visit after a spare's take. */
-        weft__graph_unlock(g);
-        return;
-    }
+    if (g->n == 0)
+        return;   /* empty already (new, or emptied since): names, attributes and arena bytes all belong to tasks */
     /* Last first: the spare list is a stack, so the next visit's first
      * subflow task gets back the first one's sub-graph, and a build of the
      * same shape finds each sub-graph (and its own spares) where it was. */
@@ -407,7 +403,18 @@ void weft__graph_clear(weft_graph *g)
     g->checked_in = 0;
     g->n = g->nroots = g->nsinks = g->nbig = 0;
     g->back_edges = 0;
+}
+
+void weft__graph_clear(weft_graph *g)
+{
+    weft__graph_lock(g);
+    clear_tasks(g);
     weft__graph_unlock(g);
+}
+
+void weft__graph_clear_spare(weft_graph *g)
+{
+    clear_tasks(g);   /* no task holds g, no run, no dump reaches it: its lock would order nothing */
 }
 
 /* ---- tasks ----------------------------------------------------------------- */

@@ -615,6 +615,11 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
  * arena chunks and arrays for the tasks added next; the sub-graphs of
  * its subflow tasks go to g's spare list. */
 void weft__graph_clear(weft_graph *g);
+/* graph.c: weft__graph_clear of a spare sub-graph (subflow.c), without
+ * its lock: on its owner's spare list it belongs to no task, so no run,
+ * DOT dump or build call can reach it. Caller holds the owner's lock
+ * (which ordered the spare's last emptying or run before it). */
+void weft__graph_clear_spare(weft_graph *g);
 /* graph.c: g, new and empty, takes small node blocks (a sub-graph:
  * WEFT__SMALL_SHIFT). */
 void weft__graph_small_blocks(weft_graph *g);

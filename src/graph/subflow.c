@@ -56,8 +56,12 @@
  *            it, a store (release) gives it back, so a second visit of the
  *            same task at once (two conditions picked it) fails with EBUSY
  *            instead of emptying a sub-graph that is being built or run.
+ *            In a graph without condition tasks no second visit can come
+ *            at once, and the take is a relaxed store (weft__subflow_call).
  *   sf_spare, sf_next, spare_chunks  under the owning graph's lock: the
- *            add (take), the emptying (give), destroy (no run).
+ *            add (take), the emptying (give), destroy (no run). A spare
+ *            is emptied at its take under that lock alone: no task holds
+ *            it, so nothing else can reach it.
  *   A sub-graph is emptied only with no run of it in flight: at the
  *   task's visit (its last run ended before the task's last visit did)
  *   and after a join's wait. Its lock orders the emptying against a DOT
@@ -101,7 +105,7 @@ weft_graph *weft__subflow_take(weft_graph *g)
     if (sub) {
         g->sf_spare = sub->sf_next;
         sub->sf_next = NULL;
-        weft__graph_clear(sub);   /* its lock inside g's: parent before child */
+        weft__graph_clear_spare(sub);   /* under g's lock, which gave it to the list */
         return sub;
     }
     if (weft_graph_create(&sub) != WEFT_OK)
@@ -150,8 +154,18 @@ weft_subflow *weft_subflow_current(void)
 bool weft__subflow_call(weft_task *t)
 {
     weft_graph *sub = t->arg;
-    if (atomic_exchange_explicit(&sub->sf_busy, true, memory_order_acquire))   /* acquire: pairs with the release */
-        return false;
+    /* Only a graph with condition tasks can visit t twice at once (two
+     * picks of it): there the exchange tells the second it is busy.
+     * Elsewhere each run visits t once, runs of one graph do not
+     * overlap (EBUSY), and the last visit's end happened before this
+     * visit (the join, sinks_left and queue chains of the runs between
+     * them): a plain store, not a locked instruction per subflow task. */
+    if (WEFT_UNLIKELY(t->g->has_cond)) {
+        if (atomic_exchange_explicit(&sub->sf_busy, true, memory_order_acquire))   /* acquire: pairs with the release */
+            return false;
+    } else {
+        atomic_store_explicit(&sub->sf_busy, true, memory_order_relaxed);
+    }
     /* The last visit's sub-graph: its run has ended. Empty already when
      * the task was just added (its take emptied it) or built nothing:
      * n is read without the lock, as only the visit holding sf_busy
