@@ -198,7 +198,8 @@ int weft_graph_create(weft_graph **out)
  * blocks: graph.h), not to be freed? */
 static bool is_inline(const weft_graph *g, const void *p)
 {
-    return (const char *)p >= (const char *)g && (const char *)p < (const char *)(g + 1);
+    uintptr_t a = (uintptr_t)p, h = (uintptr_t)g;   /* as integers: p may be another object */
+    return a >= h && a < h + sizeof *g;
 }
 
 /* Makes room for index i in a growable array of pointers of g's: *arrp
