@@ -791,20 +791,3 @@ void weft_task_set_name(weft_task *t, const char *name)
     weft__graph_unlock(g);
     name_free(old);
 }
-
-/* ---- the lock ------------------------------------------------------------------ */
-
-bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
-{
-    uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
-    weft__backoff b = WEFT__BACKOFF_INIT;
-    for (;;) {
-        if (weft__spin_trylock(&g->lock))   /* acquire: pairs with the release in unlock */
-            return true;
-        /* Past the pauses the holder may be preempted, or checking a
-         * large graph: the clock is read only then. */
-        if (!weft__backoff_spinning(&b) && until != UINT64_MAX && weft__now_ns() > until)
-            return false;
-        weft__backoff_step(&b);
-    }
-}

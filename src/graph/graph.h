@@ -399,7 +399,7 @@ static inline weft_task *weft__graph_node_sp(const weft_graph *g, uint32_t i, co
     return sp ? weft__graph_node(g, i) : &g->blocks[i >> WEFT__BLOCK_SHIFT][i & (WEFT__BLOCK_NODES - 1)];
 }
 
-/* run.c */
+/* run_lock.c */
 /* weft__graph_lock, giving up after about patience_ns (UINT64_MAX: never):
  * false, not held. For stall reports, which must not hang on a graph. */
 bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns);

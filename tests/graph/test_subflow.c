@@ -14,8 +14,6 @@
  *                level and four subflows down
  *   join_*       weft_subflow_join inside the function, then more tasks
  *   mem_*        the same shape run again allocates nothing
- *   sizes_*      a sub-graph of 3 tasks, then 1500, then 2, ...: its node
- *                blocks change size between visits
  *   dot_*        the dump draws the last run's sub-graph as a cluster
  *   current_*    weft_subflow_current, refusals
  *   loops_*      a subflow task in a condition loop (rebuilt at every
@@ -582,64 +580,6 @@ WT_TEST(subflow, mem_nested_shapes_allocate_nothing, .timeout = 60)
         }
         WT_ASSERT(atomic_load(&a.calls) == calls, "runs of the same shapes allocated: %ld calls",
                   atomic_load(&a.calls) - calls);
-        WT_ASSERT_EQ(atomic_load(&bad), 0);
-        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
-        close_sched(s, w);
-    }
-}
-
-/* ---- sizes: a sub-graph that grows and shrinks from one visit to the next ------------- */
-
-/* Each visit builds a chain of sz_sizes[visit] tasks, each checking that
- * the one before it ran (its slot holds the visit's number), then a
- * wide fan behind the chain's head: sizes that fit a sub-graph's first
- * few node blocks, past them, and far past them, in turn. */
-static const int sz_sizes[] = { 3, 9, 70, 5, 1500, 2, 200, 8 };
-#define SZ_MAX 1500
-struct sz_slot {
-    int visit, *stamp, *prev;
-};
-static int sz_stamps[SZ_MAX];
-static struct sz_slot sz_slots[SZ_MAX];
-static int sz_visit;
-
-static void sz_step(void *arg)
-{
-    struct sz_slot *x = arg;
-    if (x->prev && *x->prev != x->visit)
-        atomic_fetch_add(&bad, 1);   /* its predecessor has not run in this visit */
-    *x->stamp = x->visit;
-}
-
-static void sz_fn(weft_subflow *sf, void *arg)
-{
-    (void)arg;
-    int n = sz_sizes[sz_visit % (int)(sizeof sz_sizes / sizeof sz_sizes[0])];
-    weft_task *prev = NULL;
-    for (int i = 0; i < n; i++) {
-        sz_slots[i] = (struct sz_slot){ sz_visit, &sz_stamps[i], i ? &sz_stamps[i - 1] : NULL };
-        weft_task *t = weft_subflow_add(sf, sz_step, &sz_slots[i]);
-        if (!t || (prev && weft_task_precede(prev, t) != WEFT_OK)) {
-            atomic_fetch_add(&bad, 1);
-            return;
-        }
-        prev = t;
-    }
-}
-
-WT_TEST(subflow, sizes_grow_and_shrink_between_visits, .timeout = 120)
-{
-    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
-        weft_sched *s = open_sched(w);
-        weft_graph *g = new_graph();
-        WT_ASSERT(weft_graph_add_subflow(g, sz_fn, NULL) != NULL);
-        for (int r = 0; r < 16; r++) {
-            sz_visit = r;
-            run_wait(s, g, "sizes");
-            int n = sz_sizes[r % (int)(sizeof sz_sizes / sizeof sz_sizes[0])];
-            for (int i = 0; i < n; i++)
-                WT_ASSERT_EQ(sz_stamps[i], r);   /* every task of this visit's chain ran */
-        }
         WT_ASSERT_EQ(atomic_load(&bad), 0);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
