@@ -79,6 +79,54 @@ static void piece_free(void *p)
     weft__kept_free(p);
 }
 
+/* A node block of g's size (graph.h: a piece, or a small block of a
+ * sub-graph's). NULL: out of memory. */
+static weft_task *block_alloc(const weft_graph *g)
+{
+    if (WEFT_LIKELY(g->bshift == WEFT__BLOCK_SHIFT))
+        return piece_alloc();
+    return weft__alloc(sizeof(weft_task) << g->bshift);   /* cache-line aligned (alloc.h) */
+}
+
+/* g's blocks go back (g holds no task); returns the bytes freed to the
+ * allocator (kept pieces not counted). The array stays. */
+static size_t blocks_free(weft_graph *g)
+{
+    size_t freed = 0;
+    for (uint32_t b = 0; b < g->nblocks; b++) {
+        if (g->bshift == WEFT__BLOCK_SHIFT) {
+            piece_free(g->blocks[b]);
+        } else {
+            freed += sizeof(weft_task) << g->bshift;
+            weft__free(g->blocks[b], sizeof(weft_task) << g->bshift);
+        }
+    }
+    g->nblocks = 0;
+    return freed;
+}
+
+/* g's next tasks go in blocks of 1 << shift nodes. Caller holds g's lock
+ * (or g is new), g holds no task. */
+static void blocks_resize(weft_graph *g, uint32_t shift)
+{
+    (void)blocks_free(g);
+    g->bshift = shift;
+    g->bmask = (1u << shift) - 1;
+}
+
+void weft__graph_small_blocks(weft_graph *g)
+{
+    blocks_resize(g, WEFT__SMALL_SHIFT);
+    /* Its first arrays in its header's line of them, not three blocks
+     * of their own: a few tasks fit (graph.h). */
+    g->roots = g->roots_inl;
+    g->roots_cap = WEFT__INL_ROOTS;
+    g->subflows = g->subflows_inl;
+    g->subflows_cap = WEFT__INL_SUBFLOWS;
+    g->blocks = g->blocks_inl;
+    g->blocks_cap = WEFT__INL_BLOCKS;
+}
+
 /* ---- the arena -------------------------------------------------------------- */
 
 /* Caller holds the lock. 8-byte aligned; NULL: out of memory. */
@@ -139,19 +187,28 @@ int weft_graph_create(weft_graph **out)
     atomic_init(&g->failed, WEFT__NO_TASK);
     atomic_init(&g->listed, false);
     atomic_init(&g->sf_busy, false);
+    g->bshift = WEFT__BLOCK_SHIFT;
+    g->bmask = WEFT__BLOCK_NODES - 1;
     g->result = WEFT_OK;
     *out = g;
     return WEFT_OK;
 }
 
-/* Makes room for index i in a growable array of pointers: *arrp points
- * to it (a T ** for some T, any of weft's pointer arrays), *cap is its
- * capacity, which doubles from `first`. New slots are NULL. Caller holds
- * the lock. false: out of memory, nothing changed. */
-static bool slots_reserve(void *arrp, uint32_t *cap, uint32_t i, uint32_t first)
+/* Is p one of g's inline arrays (a sub-graph's first roots, subflows and
+ * blocks: graph.h), not to be freed? */
+static bool is_inline(const weft_graph *g, const void *p)
 {
-    if (i < *cap)
-        return true;
+    uintptr_t a = (uintptr_t)p, h = (uintptr_t)g;   /* as integers: p may be another object */
+    return a >= h && a < h + sizeof *g;
+}
+
+/* Makes room for index i in a growable array of pointers of g's: *arrp
+ * points to it (a T ** for some T, any of weft's pointer arrays), *cap is
+ * its capacity, which doubles from `first`. New slots are NULL. Caller
+ * holds the lock. false: out of memory, nothing changed. */
+static __attribute__((noinline)) bool slots_grow(const weft_graph *g, void *arrp, uint32_t *cap, uint32_t i,
+                                                 uint32_t first)
+{
     uint32_t n = *cap ? *cap : first;
     while (n <= i) {
         if (n > UINT32_MAX / 2)
@@ -165,18 +222,23 @@ static bool slots_reserve(void *arrp, uint32_t *cap, uint32_t i, uint32_t first)
     memcpy(&old, arrp, sizeof old);   /* the T ** as a void **: same representation */
     if (old) {
         memcpy(nn, old, sizeof *nn * *cap);
-        weft__free(old, sizeof *nn * *cap);
+        if (!is_inline(g, old))
+            weft__free(old, sizeof *nn * *cap);
     }
     memcpy(arrp, &nn, sizeof nn);
     *cap = n;
     return true;
 }
 
-/* The same for an array of indices. */
-static bool u32_reserve(uint32_t **arr, uint32_t *cap, uint32_t i, uint32_t first)
+static inline bool slots_reserve(const weft_graph *g, void *arrp, uint32_t *cap, uint32_t i, uint32_t first)
 {
-    if (i < *cap)
-        return true;
+    return i < *cap || slots_grow(g, arrp, cap, i, first);   /* the growth out of line: adds inline the test */
+}
+
+/* The same for an array of indices. */
+static __attribute__((noinline)) bool u32_grow(const weft_graph *g, uint32_t **arr, uint32_t *cap, uint32_t i,
+                                               uint32_t first)
+{
     uint32_t n = *cap ? *cap : first;
     while (n <= i) {
         if (n > UINT32_MAX / 2)
@@ -188,11 +250,17 @@ static bool u32_reserve(uint32_t **arr, uint32_t *cap, uint32_t i, uint32_t firs
         return false;
     if (*arr) {
         memcpy(nn, *arr, sizeof *nn * *cap);
-        weft__free(*arr, sizeof *nn * *cap);
+        if (!is_inline(g, *arr))
+            weft__free(*arr, sizeof *nn * *cap);
     }
     *arr = nn;
     *cap = n;
     return true;
+}
+
+static inline bool u32_reserve(const weft_graph *g, uint32_t **arr, uint32_t *cap, uint32_t i, uint32_t first)
+{
+    return i < *cap || u32_grow(g, arr, cap, i, first);
 }
 
 static bool running(const weft_graph *g)
@@ -261,10 +329,8 @@ void weft__graph_free(weft_graph *g)
     }
     /* What goes back to the allocator, not counting kept pieces (they
      * stay weft's): for weft__trim_freed, below. */
-    size_t freed = sizeof *g;
-    for (uint32_t b = 0; b < g->nblocks; b++)
-        piece_free(g->blocks[b]);
-    if (g->blocks) {
+    size_t freed = sizeof *g + blocks_free(g);
+    if (g->blocks && !is_inline(g, g->blocks)) {
         freed += sizeof *g->blocks * g->blocks_cap;
         weft__free(g->blocks, sizeof *g->blocks * g->blocks_cap);
     }
@@ -275,7 +341,7 @@ void weft__graph_free(weft_graph *g)
         freed += sizeof *g->names * g->names_cap;
         weft__free(g->names, sizeof *g->names * g->names_cap);
     }
-    if (g->roots) {
+    if (g->roots && !is_inline(g, g->roots)) {
         freed += sizeof *g->roots * g->roots_cap;
         weft__free(g->roots, sizeof *g->roots * g->roots_cap);
     }
@@ -285,7 +351,7 @@ void weft__graph_free(weft_graph *g)
     }
     if (g->modules)
         weft__free(g->modules, sizeof *g->modules * g->modules_cap);
-    if (g->subflows)
+    if (g->subflows && !is_inline(g, g->subflows))
         weft__free(g->subflows, sizeof *g->subflows * g->subflows_cap);
     weft__attr_free(g);   /* task attributes (attr.c) */
     header_retire(g);
@@ -296,16 +362,12 @@ void weft__graph_free(weft_graph *g)
     weft__trim_freed(freed);
 }
 
-void weft__graph_clear(weft_graph *g)
+/* weft__graph_clear's work, for a caller that holds g's lock or may go
+ * without it. */
+static void clear_tasks(weft_graph *g)
 {
-    weft__graph_lock(g);
-    if (g->n == 0) {
-        /* Empty already (new, or emptied since): names, attributes and
-         * arena bytes all belong to tasks, so there are none. A leaf
-         * subflow's every visit, and the visit after a spare's take. */
-        weft__graph_unlock(g);
-        return;
-    }
+    if (g->n == 0)
+        return;   /* empty already (new, or emptied since): names, attributes and arena bytes all belong to tasks */
     /* Last first: the spare list is a stack, so the next visit's first
      * subflow task gets back the first one's sub-graph, and a build of the
      * same shape finds each sub-graph (and its own spares) where it was. */
@@ -334,13 +396,26 @@ void weft__graph_clear(weft_graph *g)
         g->bump = g->bump_end = NULL;
     }
     weft__attr_clear(g);   /* attr.c: no task has attributes */
+    if (WEFT_UNLIKELY(g->n > WEFT__SMALL_MAX_NODES) && g->bshift != WEFT__BLOCK_SHIFT)
+        blocks_resize(g, WEFT__BLOCK_SHIFT);   /* builds this big take a piece per 1024 tasks, not an allocation per 8 */
     g->cyclic = g->need_dedup = g->need_order = false;
     g->has_cond = g->has_module = g->has_subflow = g->has_nested = false;
     g->nmodules = g->nsubflows = 0;
     g->checked_in = 0;
     g->n = g->nroots = g->nsinks = g->nbig = 0;
     g->back_edges = 0;
+}
+
+void weft__graph_clear(weft_graph *g)
+{
+    weft__graph_lock(g);
+    clear_tasks(g);
     weft__graph_unlock(g);
+}
+
+void weft__graph_clear_spare(weft_graph *g)
+{
+    clear_tasks(g);   /* no task holds g, no run, no dump reaches it: its lock would order nothing */
 }
 
 /* ---- tasks ----------------------------------------------------------------- */
@@ -374,19 +449,19 @@ static inline __attribute__((always_inline)) int add_node(weft_graph *g, weft_fn
      * one. A larger roots array holding the same roots is no change. */
     bool module = fn == weft__module_mark, subflow = fn == weft__subflow_mark;
     bool rare = module | subflow | (extra != NULL);
-    if (!u32_reserve(&g->roots, &g->roots_cap, g->nroots, 16) ||
+    if (!u32_reserve(g, &g->roots, &g->roots_cap, g->nroots, 16) ||
         (WEFT_UNLIKELY(rare) &&
-         ((module && !u32_reserve(&g->modules, &g->modules_cap, g->nmodules, 4)) ||
-          (subflow && !u32_reserve(&g->subflows, &g->subflows_cap, g->nsubflows, 4))))) {
+         ((module && !u32_reserve(g, &g->modules, &g->modules_cap, g->nmodules, 4)) ||
+          (subflow && !u32_reserve(g, &g->subflows, &g->subflows_cap, g->nsubflows, 4))))) {
         rc = WEFT_ENOMEM;
         goto out;
     }
-    if ((i >> WEFT__BLOCK_SHIFT) >= g->nblocks) {   /* an emptied graph keeps its blocks */
-        if (!slots_reserve(&g->blocks, &g->blocks_cap, g->nblocks, 16)) {
+    if ((i & g->bmask) == 0 && (i >> g->bshift) >= g->nblocks) {   /* i starts a block; an emptied graph keeps its blocks */
+        if (!slots_reserve(g, &g->blocks, &g->blocks_cap, g->nblocks, 16)) {
             rc = WEFT_ENOMEM;
             goto out;
         }
-        weft_task *blk = piece_alloc();
+        weft_task *blk = block_alloc(g);
         if (!blk) {
             rc = WEFT_ENOMEM;
             goto out;
@@ -577,7 +652,7 @@ int weft_task_precede(weft_task *t, weft_task *successor)
     }
     /* Room first, then the change, which cannot fail. */
     if (!weak && t->nsucc == WEFT__SUCC_SCAN - 1 &&
-        !u32_reserve(&g->big, &g->big_cap, g->nbig, 16)) {
+        !u32_reserve(g, &g->big, &g->big_cap, g->nbig, 16)) {
         rc = WEFT_ENOMEM;   /* t is about to be listed as long */
         goto out;
     }
@@ -663,7 +738,7 @@ static size_t name_free(char *s)
  * of memory, nothing changed. */
 static bool names_reserve(weft_graph *g, uint32_t i)
 {
-    return slots_reserve(&g->names, &g->names_cap, i, 64);
+    return slots_reserve(g, &g->names, &g->names_cap, i, 64);
 }
 
 void weft_task_set_name(weft_task *t, const char *name)
@@ -715,21 +790,4 @@ void weft_task_set_name(weft_task *t, const char *name)
         g->names[t->index] = n ? n->s : NULL;
     weft__graph_unlock(g);
     name_free(old);
-}
-
-/* ---- the lock ------------------------------------------------------------------ */
-
-bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
-{
-    uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
-    weft__backoff b = WEFT__BACKOFF_INIT;
-    for (;;) {
-        if (weft__spin_trylock(&g->lock))   /* acquire: pairs with the release in unlock */
-            return true;
-        /* Past the pauses the holder may be preempted, or checking a
-         * large graph: the clock is read only then. */
-        if (!weft__backoff_spinning(&b) && until != UINT64_MAX && weft__now_ns() > until)
-            return false;
-        weft__backoff_step(&b);
-    }
 }

@@ -62,6 +62,20 @@
  * node is two loads. */
 #define WEFT__BLOCK_SHIFT 10
 #define WEFT__BLOCK_NODES (1u << WEFT__BLOCK_SHIFT)
+/* A subflow task's sub-graph starts with blocks of 2^WEFT__SMALL_SHIFT
+ * nodes (512 bytes, from the allocator): most hold a few tasks, and a
+ * 64 KiB block each put every sub-graph's nodes on a page of its own (a
+ * recursive fib(22): 28 000 sub-graphs, 170 MB resident, each call's
+ * nodes a TLB and cache miss). One that held more than
+ * WEFT__SMALL_MAX_NODES tasks at its emptying goes to big blocks for its
+ * next builds (graph.c, weft__graph_clear). The shift is the graph's
+ * (bshift, bmask), fixed while it holds tasks. */
+#define WEFT__SMALL_SHIFT 3
+#define WEFT__SMALL_MAX_NODES 64
+/* Its first arrays' capacities, inline in its header (one line). */
+#define WEFT__INL_ROOTS 8
+#define WEFT__INL_SUBFLOWS 4
+#define WEFT__INL_BLOCKS 2
 
 /* ---- a node's ctl word ---------------------------------------------------
  *   bit 0      CANCEL: set by weft_task_cancel, cleared by weft_task_reset.
@@ -293,16 +307,29 @@ struct weft_graph {
     weft_task *sf_task;             /* the subflow task (of another graph) owning g */
     weft_task *sf_up;               /* during a join's run: sf_task (cancel crosses it) */
     atomic_bool sf_busy;            /* a visit of sf_task is building or running g */
+    bool sf_dirty;                  /* the last run ended with a failure or not OK
+                                       (series.c, under lock): a visit that builds
+                                       nothing clears what it left (subflow.c) */
     struct weft_graph *sf_spare;    /* sub-graphs of tasks emptied away, kept for reuse */
     struct weft_graph *sf_next;     /* next in the owner's sf_spare */
     weft__chunk *spare_chunks;      /* arena chunks kept by an emptying (weft__graph_clear) */
+    uint32_t n;                     /* nodes; in the sf_* line: a subflow's leaf touches
+                                       two lines of its sub-graph (the lock's, this) */
+    /* A sub-graph's first roots, subflows and blocks arrays (graph.c,
+     * weft__graph_small_blocks): one line of the header instead of three
+     * blocks of their own; the first growth copies them out. Unused by
+     * other graphs. */
+    uint32_t roots_inl[WEFT__INL_ROOTS];
+    uint32_t subflows_inl[WEFT__INL_SUBFLOWS];
+    weft_task *blocks_inl[WEFT__INL_BLOCKS];
     uint64_t checked_in;            /* run_lock.c: the module check that found g and every
                                        graph under it sound (0 = none), so that one
                                        check looks at a shared graph once */
     uint32_t checked_height;        /* run_lock.c: then, the module levels under g */
-    uint32_t n;                     /* nodes */
     weft_task **blocks;             /* node blocks */
     uint32_t nblocks, blocks_cap;
+    uint32_t bshift, bmask;         /* a block's nodes: 1 << bshift, mask bmask; changed only
+                                       while g holds no task (graph.c) */
     weft__chunk *chunks;            /* the arena */
     char *bump, *bump_end;
     char **names;                   /* by node index: a weft__name's s, or NULL */
@@ -338,8 +365,8 @@ struct weft_graph {
                                        known); set by the start, or by a claim
                                        that looked up the chain */
     uint8_t special;                /* the run in flight's walk (WEFT__WALK_*): PLAIN, COND
-                                       (has_cond only) or ALL (has_nested, inside or
-                                       nattr too): set by its start (run.c) */
+                                       (has_cond only) or ALL (has_nested, inside, nattr or
+                                       small blocks too): set by its start (run.c) */
     weft_task *parent;              /* running as a module (or a subflow's sub-graph):
                                        the task (of another graph) whose visit started
                                        this run; under lock, read by the run's visits
@@ -367,10 +394,18 @@ struct weft_graph {
 
 static inline weft_task *weft__graph_node(const weft_graph *g, uint32_t i)
 {
-    return &g->blocks[i >> WEFT__BLOCK_SHIFT][i & (WEFT__BLOCK_NODES - 1)];
+    return &g->blocks[i >> g->bshift][i & g->bmask];
 }
 
-/* run.c */
+/* weft__graph_node in a walk: unless the walk is the general one (all),
+ * its graph has big blocks (a graph with small ones runs WEFT__WALK_ALL:
+ * weft__run_setup), so the shift is the constant. */
+static inline weft_task *weft__graph_node_sp(const weft_graph *g, uint32_t i, const bool all)
+{
+    return all ? weft__graph_node(g, i) : &g->blocks[i >> WEFT__BLOCK_SHIFT][i & (WEFT__BLOCK_NODES - 1)];
+}
+
+/* run_lock.c */
 /* weft__graph_lock, giving up after about patience_ns (UINT64_MAX: never):
  * false, not held. For stall reports, which must not hang on a graph. */
 bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns);
@@ -591,6 +626,14 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
  * arena chunks and arrays for the tasks added next; the sub-graphs of
  * its subflow tasks go to g's spare list. */
 void weft__graph_clear(weft_graph *g);
+/* graph.c: weft__graph_clear of a spare sub-graph (subflow.c), without
+ * its lock: on its owner's spare list it belongs to no task, so no run,
+ * DOT dump or build call can reach it. Caller holds the owner's lock
+ * (which ordered the spare's last emptying or run before it). */
+void weft__graph_clear_spare(weft_graph *g);
+/* graph.c: g, new and empty, takes small node blocks (a sub-graph:
+ * WEFT__SMALL_SHIFT). */
+void weft__graph_small_blocks(weft_graph *g);
 /* graph.c: frees g's memory (no run in flight, nobody else holds it). */
 void weft__graph_free(weft_graph *g);
 

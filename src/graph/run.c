@@ -319,7 +319,7 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
         }
         if (i == n)
             break;
-        v = weft__graph_node(g, succ[i]);
+        v = weft__graph_node_sp(g, succ[i], all);
     }
     if (all && WEFT_UNLIKELY(high) && next) {
         /* Siblings ready at once run HIGH first: the continuation waits
@@ -437,7 +437,7 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
      * per visit, paid in full). */
     weft_task *first = NULL;   /* read only where t has successors (visit_tail) */
     if (t->nsucc) {
-        first = weft__graph_node(g, weft__succ(t)[0]);   /* node addresses never move */
+        first = weft__graph_node_sp(g, weft__succ(t)[0], all);   /* node addresses never move */
         __builtin_prefetch(first, 1);
     }
     /* And the node 16 places on in build order: graphs are mostly built in
@@ -448,7 +448,7 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
      * of that, 32 no more than 16). In a graph built in another order it
      * costs a useless prefetch. */
     if (t->index + WEFT__PREFETCH_AHEAD < g->n)
-        __builtin_prefetch(weft__graph_node(g, t->index + WEFT__PREFETCH_AHEAD), 1);
+        __builtin_prefetch(weft__graph_node_sp(g, t->index + WEFT__PREFETCH_AHEAD, all), 1);
     /* Relaxed: the run's start reached this thread through the queue that
      * delivered a root, and every node after it through join's chain. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
@@ -545,8 +545,8 @@ weft_task *spread(weft__worker *w, weft_task *t, const bool sp, const bool all)
             ;
     for (uint64_t half = len / 2; half >= 2; half /= 2)
         if (p + half < n)
-            queue_node(g, w, weft__graph_node(g, g->roots[p + half]), sp, all);
-    return len >= 2 && p + 1 < n ? weft__graph_node(g, g->roots[p + 1]) : NULL;
+            queue_node(g, w, weft__graph_node_sp(g, g->roots[p + half], all), sp, all);
+    return len >= 2 && p + 1 < n ? weft__graph_node_sp(g, g->roots[p + 1], all) : NULL;
 }
 
 /* A visit that reached a sink goes on with the newest node on its

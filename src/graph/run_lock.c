@@ -2,7 +2,8 @@
  * graph's lock and, when the graph has modules, checks every graph under
  * it (to any depth) for a cycle and for depth before the run may start
  * (weft__graph_lock_checked: weft_graph_run and its kin in series.c, a
- * module's start in module.c).
+ * module's start in module.c); and weft__graph_lock_for, the lock with
+ * a patience, which stall reports and the module check use.
  *
  * Synchronization
  *   g->lock       each graph's spin lock (graph.h). The check locks the
@@ -167,5 +168,22 @@ int weft__graph_lock_checked(weft_graph *g, weft_task *m)
             g->parent = NULL;
         weft__graph_unlock(g);
         backoff(attempt);   /* see Synchronization */
+    }
+}
+
+/* ---- the lock with a patience (stall reports, the module check) ----------------- */
+
+bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
+{
+    uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
+    weft__backoff b = WEFT__BACKOFF_INIT;
+    for (;;) {
+        if (weft__spin_trylock(&g->lock))   /* acquire: pairs with the release in unlock */
+            return true;
+        /* Past the pauses the holder may be preempted, or checking a
+         * large graph: the clock is read only then. */
+        if (!weft__backoff_spinning(&b) && until != UINT64_MAX && weft__now_ns() > until)
+            return false;
+        weft__backoff_step(&b);
     }
 }

@@ -59,6 +59,8 @@ static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t fai
 {
     g->queued = 0;   /* none left, or dropped by the run's failure or cancel (run_ended) */
     g->result = rc;
+    if (WEFT_UNLIKELY(rc != WEFT_OK || fail != 0))
+        g->sf_dirty = true;   /* subflow.c: an empty visit of a sub-graph clears it */
     if (failed != WEFT__NO_TASK || fail != 0) {
         atomic_store_explicit(&g->failed, failed, memory_order_relaxed);
         atomic_store_explicit(&g->fail_err, fail, memory_order_relaxed);   /* under lock, no run in flight */
@@ -227,9 +229,11 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
     g->inside = weft__graph_up(g) != NULL;   /* a module's, a subflow's or a join's run */
     if (g->inside)
         weft__module_clear_setup(g);   /* its claims need not walk up (module.c) */
-    g->special = g->has_nested || g->inside || g->nattr != 0 ? WEFT__WALK_ALL
-                 : g->has_cond                              ? WEFT__WALK_COND
-                                                            : WEFT__WALK_PLAIN;
+    g->special = g->has_nested || g->inside || g->nattr != 0 ||
+                         g->bshift != WEFT__BLOCK_SHIFT   /* small blocks: a sub-graph's */
+                     ? WEFT__WALK_ALL
+                 : g->has_cond ? WEFT__WALK_COND
+                               : WEFT__WALK_PLAIN;
     g->flat_roots = g->nattr != 0 && weft__attr_roots_placed(g);   /* published with the roots */
     g->flat_epoch = WEFT__NO_EPOCH;   /* an old run's must not match this epoch once it wraps */
     atomic_store_explicit(&g->run, (epoch << 1) | 1u, memory_order_release);   /* release: pairs with acquire in cancel, get_state */

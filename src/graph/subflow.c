@@ -43,6 +43,11 @@
  *            (the run's start publishes them).
  *   sf_up    written under the sub-graph's lock by the join, before and
  *            after its run; read by that run's visits as parent is.
+ *   sf_dirty  set under the lock by the end of a run of g that was not
+ *            OK (series.c), cleared under it by an empty visit; read
+ *            without it by the visit holding sf_busy, which that run's
+ *            end (before the release of sf_busy, or on the joining
+ *            fiber) happened before.
  *   n        read without the lock by the visit holding sf_busy (is
  *            there anything to empty, to run?): only that visit writes
  *            it (the function's adds, the emptyings), others only read.
@@ -51,8 +56,12 @@
  *            it, a store (release) gives it back, so a second visit of the
  *            same task at once (two conditions picked it) fails with EBUSY
  *            instead of emptying a sub-graph that is being built or run.
+ *            In a graph without condition tasks no second visit can come
+ *            at once, and the take is a relaxed store (weft__subflow_call).
  *   sf_spare, sf_next, spare_chunks  under the owning graph's lock: the
- *            add (take), the emptying (give), destroy (no run).
+ *            add (take), the emptying (give), destroy (no run). A spare
+ *            is emptied at its take under that lock alone: no task holds
+ *            it, so nothing else can reach it.
  *   A sub-graph is emptied only with no run of it in flight: at the
  *   task's visit (its last run ended before the task's last visit did)
  *   and after a join's wait. Its lock orders the emptying against a DOT
@@ -96,10 +105,13 @@ weft_graph *weft__subflow_take(weft_graph *g)
     if (sub) {
         g->sf_spare = sub->sf_next;
         sub->sf_next = NULL;
-        weft__graph_clear(sub);   /* its lock inside g's: parent before child */
+        weft__graph_clear_spare(sub);   /* under g's lock, which gave it to the list */
         return sub;
     }
-    return weft_graph_create(&sub) == WEFT_OK ? sub : NULL;
+    if (weft_graph_create(&sub) != WEFT_OK)
+        return NULL;
+    weft__graph_small_blocks(sub);   /* most hold a few tasks (graph.h) */
+    return sub;
 }
 
 void weft__subflow_give(weft_graph *g, weft_graph *sub)
@@ -142,8 +154,18 @@ weft_subflow *weft_subflow_current(void)
 bool weft__subflow_call(weft_task *t)
 {
     weft_graph *sub = t->arg;
-    if (atomic_exchange_explicit(&sub->sf_busy, true, memory_order_acquire))   /* acquire: pairs with the release */
-        return false;
+    /* Only a graph with condition tasks can visit t twice at once (two
+     * picks of it): there the exchange tells the second it is busy.
+     * Elsewhere each run visits t once, runs of one graph do not
+     * overlap (EBUSY), and the last visit's end happened before this
+     * visit (the join, sinks_left and queue chains of the runs between
+     * them): a plain store, not a locked instruction per subflow task. */
+    if (WEFT_UNLIKELY(t->g->has_cond)) {
+        if (atomic_exchange_explicit(&sub->sf_busy, true, memory_order_acquire))   /* acquire: pairs with the release */
+            return false;
+    } else {
+        atomic_store_explicit(&sub->sf_busy, true, memory_order_relaxed);
+    }
     /* The last visit's sub-graph: its run has ended. Empty already when
      * the task was just added (its take emptied it) or built nothing:
      * n is read without the lock, as only the visit holding sf_busy
@@ -159,12 +181,16 @@ bool weft__subflow_empty(weft_graph *sub)
     if (sub->n != 0)
         return false;   /* read as in weft__subflow_call: the visit's own */
     /* What a module's start of an empty graph leaves (module.c): no
-     * failure of an earlier run shows. Written only if one does. */
-    if (WEFT_UNLIKELY(sub->result != WEFT_OK || atomic_load_explicit(&sub->fail_err, memory_order_relaxed) != 0)) {
+     * failure of an earlier run shows. Written only if one does:
+     * sf_dirty says so (set by the end of every run that was not OK,
+     * series.c), in the line the visit reads anyway, so that a leaf does
+     * not touch the run's lines for nothing. */
+    if (WEFT_UNLIKELY(sub->sf_dirty)) {
         weft__graph_lock(sub);
         sub->result = WEFT_OK;
         atomic_store_explicit(&sub->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
         atomic_store_explicit(&sub->failed, WEFT__NO_TASK, memory_order_relaxed);
+        sub->sf_dirty = false;
         weft__graph_unlock(sub);
     }
     weft__subflow_release(sub);
