@@ -235,6 +235,10 @@ struct weft__worker {
 
     /* Pinned tasks (pin.c). */
     uint64_t pinned_runs;                /* pinned tasks run here: owner only */
+    weft__inject_port *port;             /* a bound thread: its port of s->global, where what it
+                                            queues for the workers goes (extspawn.c); claimed at
+                                            its first such submit, given back at unbind; owner only */
+    unsigned port_retry;                 /* no port could be had: submits until the next try */
     unsigned pump_depth;                 /* weft_pinned_run's tasks on the host stack: owner only */
     unsigned io_waits;                   /* its fibers in an fd wait (poller.c): owner only */
     atomic_bool pin_waiting;             /* in weft_pinned_wait_for */
@@ -326,6 +330,9 @@ struct weft_sched {
     pthread_mutex_t bound_lock;
     weft__worker **bound;                /* registered bound workers, in no order */
     unsigned nbound, bound_cap;
+    atomic_uint nbound_seen;             /* nbound, stored (relaxed) under bound_lock at every
+                                            change; read without it by a bound thread's spawn
+                                            with no workers ("Spawns of a bound thread", task.c) */
     /* Their ids (pin.c, "Thread ids"), all under bound_lock: by_id[id -
      * nworkers] is the thread holding id, NULL while it is free; ids from
      * nworkers + ids_top up were never given; id_free is a min-heap of

@@ -11,10 +11,13 @@
  *                 suspend before the fiber leaves, and by no_fiber before
  *                 a failed wait returns (weft_yield and thread_sleep do
  *                 the same: wait_until.c, timer.c).
- *   a bound thread's deque and LIFO slot (no workers): owner only, and
- *                 nobody else looks at them (no workers, no stealing);
- *                 filled only by its tasks' spawns, and empty whenever its
- *                 own code runs (bound_hand_back on every host resume).
+ *   a bound thread's deque and LIFO slot (no workers): pushed and
+ *                 popped by the owner only; filled by its tasks' spawns,
+ *                 which bound_hand_back moves to the global ring on every
+ *                 host resume, and by its own code's spawns (task.c,
+ *                 "Spawns of a bound thread"), which stay there until it
+ *                 waits, unless another thread binds: that one steals them
+ *                 (the deque's steal) into the global ring.
  *   a waiter's state (weft__waiter, src/fiber/wait.h): a timed wait's
  *                 timer and its notifier race to end it with a CAS from
  *                 WEFT__WAIT_PENDING; only the winner makes it ready.

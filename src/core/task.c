@@ -34,6 +34,38 @@
  *               weft__sched_is_idle. A bound thread's submits through
  *               its port are counted there, not in its `spawned`.
  *
+ * Spawns of a bound thread. Beside workers, through its port of the
+ * global ring (extspawn.c, kept in w->port): its own FIFO that the
+ * workers take from lock-free. With no workers, from its own code (the
+ * host fiber), a weft_spawn goes on its own deque as a worker's does
+ * (a push, no lock, no fence): nobody else runs tasks while it is in its
+ * own code if it is the only bound thread, and it runs them from there
+ * when it next waits in weft. A full deque spills its older half to the
+ * global ring in one batch (offload_and_push), as a worker's does: the
+ * spawn never runs the task itself, because a task spawned earlier may
+ * wait for one the caller has yet to spawn. The deque stays private only
+ * while no other thread is bound, since a second bound thread waiting in
+ * weft must be able to run the first's spawns; two sides, Dekker on
+ * nbound_seen and the deque:
+ *   spawn from the host (spawn_host)      bind, no workers (weft__bound_reclaim)
+ *   H1. count it in w->spawned            B1. under bound_lock: listed;
+ *   H2. push on w's deque (full: the          nbound_seen = nbound
+ *       older half to the global ring)    B2. weft__fence_park (membarrier:
+ *   H3. weft__fence_submit                    a full barrier on every thread)
+ *   H4. nbound_seen != 1: hand the deque  B3. under bound_lock: steal every
+ *       to the global ring and wake one       other bound thread's deque
+ *       (weft__bound_hand_back)               empty, into the global ring
+ * Either H4 reads B1's store and A hands its deque over itself, or its
+ * push (H2) precedes B2's barrier and B3 finds it; every later spawn of
+ * A reads nbound_seen >= 2 at H4 (B2 ordered the store before it) until
+ * an unbind lowers it. Stealing is safe against the owner's pops (the
+ * Chase-Lev steal), and bound_lock keeps the victim's worker allocated
+ * (unbind leaves bound[] under it, its deque empty: with no workers it
+ * waits for idle first). Not in shuffle mode, whose owner-side swap is
+ * not safe against a thief: there the host spawns through its port.
+ * Such spawns carry no spawner (t->spawner NULL), so a wait on the host
+ * never runs one inline on the host's stack (sched.c, in_task).
+ *
  * Idle test (wait_idle, destroy): read every `completed` first, then
  * every `spawned`. Counters only grow and a task's spawn is counted
  * before it can complete, so if the sums are equal there was an instant,
@@ -48,6 +80,7 @@
 #include "extspawn.h"
 #include "loop.h"
 #include "park.h"
+#include "suspend.h"
 #include "task.h"
 
 WEFT_TLS weft__worker *weft__tls_worker;
@@ -461,6 +494,49 @@ int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)
     return WEFT_OK;
 }
 
+/* H1-H4 of "Spawns of a bound thread" (above): t, filled in, from the
+ * host fiber of a bound thread of a scheduler with no workers. */
+static int spawn_host(weft_sched *s, weft__worker *w, weft__task *t)
+{
+    t->spawner = NULL;   /* never run inline on the host's stack (see above) */
+    weft__count_spawn(s, w);                          /* H1 */
+    if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
+        offload_and_push(s, w, t);                    /* H2: the older half to the global ring */
+    weft__fence_submit();                             /* H3: StoreLoad; pairs with B2's weft__fence_park */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&s->nbound_seen, memory_order_relaxed) != 1))   /* H4: relaxed, after H3 */
+        weft__bound_hand_back(w);
+    return WEFT_OK;
+}
+
+void weft__bound_reclaim(weft_sched *s, weft__worker *self)
+{
+    if (s->cfg.shuffle)
+        return;   /* host spawns go through the port there */
+    weft__fence_park();   /* B2: pairs with H3 */
+    weft__node *batch[64];
+    unsigned n = 0;
+    pthread_mutex_lock(&s->bound_lock);   /* B3: the others' workers stay allocated */
+    for (unsigned i = 0; i < s->nbound; i++) {
+        weft__worker *v = s->bound[i];
+        if (v == self)
+            continue;
+        while (weft__deque_size(&v->deque) != 0) {
+            weft__node *node = weft__deque_steal(&v->deque);
+            if (node == NULL)
+                continue;   /* its owner or another thief took one: look again */
+            batch[n++] = node;
+            if (n == 64) {
+                weft__inject_push_batch(&s->global, batch, n);
+                n = 0;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->bound_lock);
+    if (n)
+        weft__inject_push_batch(&s->global, batch, n);
+    weft__notify_work(s);
+}
+
 /* Every spawn but the common case (spawn_fast, below): hints, bound
  * threads, outside threads, bad arguments, an empty pool. */
 static __attribute__((noinline))
@@ -479,8 +555,11 @@ int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
             return WEFT_ENOMEM;
         t->fn = fn;
         t->arg = arg;
+        if (WEFT_UNLIKELY(w->bound) && s->nworkers == 0 && w->cur == &w->host &&
+            hint == WEFT_HINT_NONE && !s->cfg.shuffle)
+            return spawn_host(s, w, t);   /* on its own deque ("Spawns of a bound thread") */
         t->spawner = w->cur;
-        weft__submit(s, w, t, hint);   /* a bound thread's: through its port (extspawn.c) */
+        weft__submit(s, w, t, hint);   /* beside workers, a bound thread's: through its port (extspawn.c) */
         return WEFT_OK;
     }
     /* From outside: through the thread's port of s (extspawn.c). */

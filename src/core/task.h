@@ -21,6 +21,12 @@ bool weft__sched_is_idle(weft_sched *s);
  * any thread with w NULL. */
 void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t);
 
+/* Steps B2-B3 of "Spawns of a bound thread" (task.c): self has just
+ * been listed as a bound thread of s, which has no workers; what other
+ * bound threads spawned onto their own deques goes to the global ring.
+ * Callable from: bind, after it listed self (outside bound_lock). */
+void weft__bound_reclaim(weft_sched *s, weft__worker *self);
+
 /* Counts a spawn about to be queued, before its record is published:
  * on w (its owner, a plain store) or, w NULL, on the scheduler's outside
  * count (an RMW). Release: pairs with the acquire loads of the idle test

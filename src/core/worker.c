@@ -16,8 +16,8 @@
  *                 pops; a worker takes a batch at a time, runs the first,
  *                 puts the second in its LIFO slot if that is empty and
  *                 the rest on its deque, where others may steal them.
- *   a bound thread's deque and LIFO slot (no workers): owner only, and
- *                 nobody else looks at them (suspend.c); a bound thread
+ *   a bound thread's deque and LIFO slot (no workers): its own, taken
+ *                 by others only as suspend.c says; a bound thread
  *                 beside workers keeps none and takes one global task at
  *                 a time.
  *   The queries weft__work_queued, weft__work_visible and
@@ -71,6 +71,7 @@
 #include "pin.h"
 #include "poller.h"
 #include "steal.h"
+#include "suspend.h"
 #include "timer.h"
 #include "worker.h"
 
