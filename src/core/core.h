@@ -180,8 +180,8 @@ struct weft__worker {
     bool no_help;                        /* a bound thread that runs only its pinned tasks (WEFT_BIND_NO_HELP) */
     bool pins_closed;                    /* a bound thread unbinding: no more pins (under bound_lock) */
     bool prio_turn;                      /* which lower level the next starvation turn serves */
-    bool placed;                         /* pick through pick_placed: a bound thread, or
-                                            pinned tasks in pin_head (pin.c keeps it) */
+    bool placed;                         /* pick through pick_placed: a bound thread beside
+                                            workers, or pinned tasks in pin_head (pin.c keeps it) */
     unsigned prio_left;                  /* picks until a starvation turn (pin.c) */
     weft__node *pin_head, *pin_tail;     /* owner's FIFO of pinned tasks, oldest first */
     unsigned tick;

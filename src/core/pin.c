@@ -117,7 +117,7 @@ weft__task *weft__take_pinned(weft__worker *w)
     w->pin_head = weft__node_next(n);
     if (!w->pin_head) {
         w->pin_tail = NULL;
-        w->placed = w->bound;
+        w->placed = weft__bound_beside(w);   /* as weft__worker_init set it */
     }
     WEFT_TSAN_ACQUIRE(n);
     w->pinned_runs++;
