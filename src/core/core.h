@@ -244,6 +244,15 @@ struct weft__worker {
     atomic_bool pin_waiting;             /* in weft_pinned_wait_for */
     weft_event pin_ev;                   /* what weft_pinned_wait_for waits on */
 
+    /* A bound thread of a scheduler with no workers: its own spawns past
+     * a full deque, oldest first, in spill[spill_head, spill_n) (task.c,
+     * "Spawns of a bound thread"), under s->bound_lock; nspill mirrors
+     * the count, stored under the lock, read by the owner (relaxed) as a
+     * hint. Freed with the worker. */
+    weft__node **spill;
+    unsigned spill_head, spill_n, spill_cap;
+    atomic_uint nspill;
+
     /* Owner only: last, as its slot array is a kilobyte. */
     weft__task_pool pool;
 } __attribute__((aligned(WEFT_CACHELINE)));

@@ -57,6 +57,7 @@
 #include "park.h"
 #include "ready.h"
 #include "suspend.h"
+#include "task.h"
 #include "timer.h"
 #include "worker.h"
 
@@ -118,8 +119,10 @@ static inline __attribute__((always_inline)) weft__fiber *next_fiber(weft__worke
  * owner, on its host fiber. */
 __attribute__((noinline)) void weft__bound_hand_back(weft__worker *w)
 {
-    if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed))   /* relaxed: only this thread writes it */
+    if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed) &&   /* relaxed: only this thread writes it */
+        !atomic_load_explicit(&w->nspill, memory_order_relaxed))   /* relaxed: a hint (task.c) */
         return;   /* the usual case: nothing left behind */
+    weft__spill_hand_back(w->s, w);   /* the oldest first */
     weft__task *t = weft__take_lifo(w);
     weft__node *batch[64];
     unsigned n;

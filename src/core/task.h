@@ -27,6 +27,16 @@ void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t);
  * Callable from: bind, after it listed self (outside bound_lock). */
 void weft__bound_reclaim(weft_sched *s, weft__worker *self);
 
+/* A bound thread with no workers, its deque empty: moves up to 32 of its
+ * spilled spawns, oldest first, onto the deque; true if it moved any.
+ * Callable from: owner (the loop's steal). */
+bool weft__spill_refill(weft__worker *w);
+/* Moves v's spilled spawns to the global ring (H4's hand-back). Callable
+ * from: v's owner. */
+void weft__spill_hand_back(weft_sched *s, weft__worker *v);
+/* Frees w's spill array. Callable from: its worker's fini. */
+void weft__spill_fini(weft_sched *s, weft__worker *w);
+
 /* Counts a spawn about to be queued, before its record is published:
  * on w (its owner, a plain store) or, w NULL, on the scheduler's outside
  * count (an RMW). Release: pairs with the acquire loads of the idle test

@@ -72,6 +72,7 @@
 #include "poller.h"
 #include "steal.h"
 #include "suspend.h"
+#include "task.h"
 #include "timer.h"
 #include "worker.h"
 
@@ -296,7 +297,8 @@ bool weft__work_visible(weft__worker *w)
         return true;
     if (weft__bound_beside(w) && w->no_help)
         return false;   /* nothing but its own fibers and pins is its business */
-    if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed)))   /* relaxed: only this thread writes them */
+    if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed) ||
+                     atomic_load_explicit(&w->nspill, memory_order_relaxed)))   /* relaxed: only this thread writes the first two; nspill a hint (task.c) */
         return true;   /* a bound thread's own queues (weft__bound_runs_tasks): nobody else's work */
     return weft__work_queued(s);
 }
@@ -342,7 +344,9 @@ static weft__task *steal(weft__worker *w)
 {
     weft_sched *s = w->s;
     unsigned n = s->nworkers;
-    if (n == 0 || (n == 1 && !w->bound))
+    if (n == 0)   /* w is a bound thread: its own spilled spawns, oldest first (task.c) */
+        return weft__spill_refill(w) ? weft__as_task(weft__deque_pop(&w->deque)) : NULL;
+    if (n == 1 && !w->bound)
         return NULL;
     uint64_t r = weft__next_rand(&w->rng);
     unsigned start = (unsigned)(r % n);

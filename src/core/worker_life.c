@@ -78,6 +78,7 @@ void weft__worker_fini(weft__worker *w)
     weft__deque_fini(&w->deque);
     weft_event_destroy(&w->pin_ev);
     weft__task_pool_fini(w->s, &w->pool);
+    weft__spill_fini(w->s, w);
     if (w->timers)
         weft__free_with(&w->s->cfg.allocator, w->timers, sizeof *w->timers * w->timer_cap);
     w->timers = NULL;
