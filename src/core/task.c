@@ -44,7 +44,7 @@
  * step, to the end of the thread's spill array (w->spill, grown as
  * needed; the global ring if it cannot grow), from which the thread's
  * loop refills its deque, 32 at a time, oldest first, once it finds
- * nothing else (weft__spill_refill, from steal: with no workers there is
+ * nothing else (weft__spill_take, from steal: with no workers there is
  * nobody to steal from, so it costs workers nothing). The array is a plain FIFO of pointers under
  * bound_lock, taken twice per 128 spawns: a burst of 10^6 spends about 9
  * ns a task less than in the global ring's overflow lists. The spawn never
@@ -567,7 +567,9 @@ static __attribute__((noinline)) void spill_and_push(weft_sched *s, weft__worker
         weft__inject_push(&s->global, &t->node);
 }
 
-bool weft__spill_refill(weft__worker *w)
+/* Moves up to 32 of w's spilled spawns, oldest first, onto its deque;
+ * true if it moved any. Callable from: owner. */
+static bool spill_refill(weft__worker *w)
 {
     weft_sched *s = w->s;
     unsigned k = 0;
@@ -582,6 +584,14 @@ bool weft__spill_refill(weft__worker *w)
         pthread_mutex_unlock(&s->bound_lock);
     }
     return k != 0;
+}
+
+weft__task *weft__spill_take(weft__worker *w)
+{
+    if (!spill_refill(w))
+        return NULL;
+    weft__node *n = weft__deque_pop(&w->deque);   /* the newest of those 32: as pick_normal would */
+    return n ? (weft__task *)(void *)n : NULL;
 }
 
 void weft__spill_hand_back(weft_sched *s, weft__worker *v)

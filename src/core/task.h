@@ -27,10 +27,12 @@ void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t);
  * Callable from: bind, after it listed self (outside bound_lock). */
 void weft__bound_reclaim(weft_sched *s, weft__worker *self);
 
-/* A bound thread with no workers, its deque empty: moves up to 32 of its
- * spilled spawns, oldest first, onto the deque; true if it moved any.
- * Callable from: owner (the loop's steal). */
-bool weft__spill_refill(weft__worker *w);
+/* A bound thread with no workers that found nothing else: moves up to
+ * 32 of its spilled spawns, oldest first, onto its deque and takes the
+ * newest of them; NULL if none is spilled. Out of line, so that the
+ * loop's steal, where it is asked, stays as workers run it. Callable
+ * from: owner (the loop's steal). */
+weft__task *weft__spill_take(weft__worker *w);
 /* Moves v's spilled spawns to the global ring (H4's hand-back). Callable
  * from: v's owner. */
 void weft__spill_hand_back(weft_sched *s, weft__worker *v);

@@ -345,7 +345,7 @@ static weft__task *steal(weft__worker *w)
     weft_sched *s = w->s;
     unsigned n = s->nworkers;
     if (n == 0)   /* w is a bound thread: its own spilled spawns, oldest first (task.c) */
-        return weft__spill_refill(w) ? weft__as_task(weft__deque_pop(&w->deque)) : NULL;
+        return weft__spill_take(w);
     if (n == 1 && !w->bound)
         return NULL;
     uint64_t r = weft__next_rand(&w->rng);
