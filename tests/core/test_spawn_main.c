@@ -1,8 +1,8 @@
 /* Spawning bursts from the main thread (issue 36, row 3), from weft/task.h
  * and weft/sched.h: a thread's weft_spawn calls, bound or plain, then
  * weft_sched_wait_idle. Every spawn is counted (wait_idle returns only
- * once each has run, past the bound thread's deque and its spill to the
- * global queue); a spawn that fails queues nothing; tasks spawned in one
+ * once each has run, past the bound thread's deque and its overflow
+ * array); a spawn that fails queues nothing; tasks spawned in one
  * burst block on each other in a valid order, each on the one spawned
  * before it and each on the one spawned after it (the caller spawns them
  * all before it waits), with more of them than a deque holds. With no
