@@ -21,6 +21,19 @@
 // spawn_cpu_ns the same loop's CPU time (its thread's clock), which time
 // the spawner spends preempted on a loaded machine does not inflate.
 //
+// Group spawn_main_t<T> (issue 36, row 3): 10^6 empty tasks spawned from
+// the benchmark thread ("main"), then a wait for all, with T threads in
+// all, main included, as the issue counts them (enkiTS's main thread is
+// its thread 0):
+//   weft_bound   main bound (weft_sched_bind) beside T - 1 workers; at
+//                T = 1, WEFT_WORKERS_NONE: main's spawns go on its own
+//                deque and run when it waits
+//   weft_plain   main never bound, T - 1 workers (T = 2 only)
+//   tbb_group    oneTBB: task_group::run from main inside an arena of T
+//                slots (main is one of them), then task_group::wait
+//   omp_task     OpenMP: #pragma omp task from the single thread of a
+//                parallel region of T threads, then taskwait
+//
 // WEFT_BENCH_PIN=1 pins the benchmark thread to CPU 0 and worker i (weft's
 // and oneTBB's) to CPU (i + 1) mod CPUs. On a small shared VM the outside
 // cases otherwise swing by 2-3x with where the scheduler happens to put
@@ -36,6 +49,7 @@
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 #include <tbb/task_scheduler_observer.h>
+#include <omp.h>
 #include <time.h>
 
 #include <atomic>
@@ -248,8 +262,80 @@ void BM_tbb_run(benchmark::State &st, unsigned workers, long n, long frames)
     st.SetItemsProcessed(int64_t(tasks));
 }
 
+// ---- spawn_main_t<T> (issue 36, row 3) -------------------------------------------
+
+const long kMainTasks = 1000000;
+
+void BM_main_weft(benchmark::State &st, unsigned threads, bool bound)
+{
+    PinCaller pin;
+    g_sched = bench_sched(threads - 1);
+    if (bound)
+        weft_bench_check(kProg, weft_sched_bind(g_sched), "weft_sched_bind");
+    uint64_t spawn_ns = 0, spawn_cpu = 0;
+    for (auto _ : st) {
+        spawn_ns += spawn_n(kMainTasks, &spawn_cpu);
+        weft_sched_wait_idle(g_sched);
+    }
+    if (bound)
+        weft_sched_unbind();
+    double tasks = double(st.iterations()) * double(kMainTasks);
+    st.counters["spawn_ns"] = double(spawn_ns) / tasks;
+    st.SetItemsProcessed(int64_t(tasks));
+    weft_sched_destroy(g_sched);
+}
+
+void BM_main_tbb(benchmark::State &st, unsigned threads)
+{
+    PinCaller pin;
+    tbb::global_control gc(tbb::global_control::max_allowed_parallelism, threads);
+    tbb::task_arena arena{int(threads), 1};   // one slot for main
+    arena.initialize();
+    TbbPin tpin(arena);
+    for (auto _ : st) {
+        arena.execute([&] {
+            tbb::task_group g;
+            for (long i = 0; i < kMainTasks; i++)
+                g.run([] {});
+            g.wait();
+        });
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kMainTasks);
+    st.SetLabel("baseline");
+}
+
+void BM_main_omp(benchmark::State &st, unsigned threads)
+{
+    PinCaller pin;
+    for (auto _ : st) {
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+        {
+            for (long i = 0; i < kMainTasks; i++) {
+#pragma omp task
+                { benchmark::DoNotOptimize(i); }
+            }
+#pragma omp taskwait
+        }
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kMainTasks);
+}
+
 void register_all()
 {
+    for (unsigned t : {1u, 2u}) {
+        std::string g = "spawn_main_t" + std::to_string(t) + "/";
+        auto reg = [&](const char *name, auto fn, auto... args) {
+            benchmark::RegisterBenchmark((g + name).c_str(), fn, args...)
+                ->Unit(benchmark::kMillisecond)->UseRealTime();
+        };
+        reg("weft_bound", BM_main_weft, t, true);
+        if (t > 1)
+            reg("weft_plain", BM_main_weft, t, false);
+        reg("tbb_group", BM_main_tbb, t);
+        reg("omp_task", BM_main_omp, t);
+    }
+
     struct Shape {
         const char *name;
         long n, frames;

@@ -180,8 +180,8 @@ struct weft__worker {
     bool no_help;                        /* a bound thread that runs only its pinned tasks (WEFT_BIND_NO_HELP) */
     bool pins_closed;                    /* a bound thread unbinding: no more pins (under bound_lock) */
     bool prio_turn;                      /* which lower level the next starvation turn serves */
-    bool placed;                         /* pick through pick_placed: a bound thread, or
-                                            pinned tasks in pin_head (pin.c keeps it) */
+    bool placed;                         /* pick through pick_placed: a bound thread beside
+                                            workers, or pinned tasks in pin_head (pin.c keeps it) */
     unsigned prio_left;                  /* picks until a starvation turn (pin.c) */
     weft__node *pin_head, *pin_tail;     /* owner's FIFO of pinned tasks, oldest first */
     unsigned tick;
@@ -235,10 +235,23 @@ struct weft__worker {
 
     /* Pinned tasks (pin.c). */
     uint64_t pinned_runs;                /* pinned tasks run here: owner only */
+    weft__inject_port *port;             /* a bound thread: its port of s->global, where what it
+                                            queues for the workers goes (extspawn.c); claimed at
+                                            its first such submit, given back at unbind; owner only */
+    unsigned port_retry;                 /* no port could be had: submits until the next try */
     unsigned pump_depth;                 /* weft_pinned_run's tasks on the host stack: owner only */
     unsigned io_waits;                   /* its fibers in an fd wait (poller.c): owner only */
     atomic_bool pin_waiting;             /* in weft_pinned_wait_for */
     weft_event pin_ev;                   /* what weft_pinned_wait_for waits on */
+
+    /* A bound thread of a scheduler with no workers: its own spawns past
+     * a full deque, oldest first, in spill[spill_head, spill_n) (task.c,
+     * "Spawns of a bound thread"), under s->bound_lock; nspill mirrors
+     * the count, stored under the lock, read by the owner (relaxed) as a
+     * hint. Freed with the worker. */
+    weft__node **spill;
+    unsigned spill_head, spill_n, spill_cap;
+    atomic_uint nspill;
 
     /* Owner only: last, as its slot array is a kilobyte. */
     weft__task_pool pool;
@@ -326,6 +339,9 @@ struct weft_sched {
     pthread_mutex_t bound_lock;
     weft__worker **bound;                /* registered bound workers, in no order */
     unsigned nbound, bound_cap;
+    atomic_uint nbound_seen;             /* nbound, stored (relaxed) under bound_lock at every
+                                            change; read without it by a bound thread's spawn
+                                            with no workers ("Spawns of a bound thread", task.c) */
     /* Their ids (pin.c, "Thread ids"), all under bound_lock: by_id[id -
      * nworkers] is the thread holding id, NULL while it is free; ids from
      * nworkers + ids_top up were never given; id_free is a min-heap of

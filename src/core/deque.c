@@ -28,6 +28,8 @@
  *        is not overwritten before the thief that freed it has read it.
  *     2. b - t == capacity: full, return false.
  *     3. store buf[b] = n; store fence; store bottom = b + 1 (publishes n).
+ *   push_many (owner): push's steps for k slots: one look at top, the k
+ *     slot stores, one store fence, one bottom store (b + k).
  *   pop (owner)
  *     0. top == bottom: empty, return at once (no fence: top only grows
  *        and never passes bottom outside pop, so even a stale top equal

@@ -5,7 +5,9 @@
  * atomics only. The owner pushes and pops at the bottom, newest first, so
  * fork-join stays depth-first; any thread steals one item at the top,
  * oldest first. It never grows: a full push returns false and the owner
- * moves its oldest half to the global ring (weft__deque_pop_oldest).
+ * moves its oldest half to the global ring (weft__deque_pop_oldest), or,
+ * a bound thread of a scheduler with no workers, to its spill array
+ * (task.c).
  *
  * "Owner" is the one thread that pushes and pops; everything marked
  * "owner" must only ever be called from that thread.
@@ -98,6 +100,28 @@ static inline bool weft__deque_push(weft__deque *d, weft__node *n)
     ck_pr_fence_store();                     /* release: slot and record before bottom; pairs with load fence in steal */
     ck_pr_store_64(&d->bottom, b + 1);       /* publishes n to thieves */
     return true;
+}
+
+/* Adds up to k of v[] at the bottom, v[0] first (so v[0] is popped
+ * last), as k pushes with one bottom store; returns how many fit.
+ * Callable from: owner worker. */
+static inline unsigned weft__deque_push_many(weft__deque *d, weft__node *const *v, unsigned k)
+{
+    uint64_t b = ck_pr_load_64(&d->bottom);  /* owner's own field */
+    uint64_t t = ck_pr_load_64(&d->top);
+    ck_pr_fence_load_store();                /* acquire: top before the slot stores; as in push */
+    uint64_t room = d->mask + 1 - (b - t);   /* a stale t only makes it look fuller */
+    if ((int64_t)(b - t) < 0 || b - t > d->mask)
+        return 0;
+    if (k > room)
+        k = (unsigned)room;
+    for (unsigned i = 0; i < k; i++) {
+        ck_pr_store_ptr(&d->buf[(b + i) & d->mask], v[i]);
+        WEFT_TSAN_RELEASE(v[i]);
+    }
+    ck_pr_fence_store();                     /* release: slots and records before bottom; pairs with load fence in steal */
+    ck_pr_store_64(&d->bottom, b + k);       /* publishes them to thieves */
+    return k;
 }
 
 /* weft__deque_pop's claim, from bottom b (already loaded). */

@@ -21,6 +21,11 @@
  * weft__submit. HIGH and LOW work still takes the locked push to its
  * ring (pin.c), and pinned work the pinned thread's box.
  *
+ * A bound thread keeps its port in its worker instead (w->port, claimed
+ * at its first submit through a port, given back by unbind): no entry
+ * to look up per spawn, and nothing to guard, since s outlives every
+ * thread bound to it.
+ *
  * Why an id and not the pointer: s may be destroyed and another
  * scheduler created at the same address. Ids come from a process-wide
  * counter and are never reused, so an entry whose id is not s->xid is
@@ -395,12 +400,43 @@ int weft__spawn_outside(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
     return rc;
 }
 
+/* A bound thread's port, claimed now if it has none (NULL: none could
+ * be had; asked again after PORTLESS_RETRY submits). A bound thread keeps
+ * it in its worker, not in an entry: no lookup per submit, and s cannot
+ * be freed under it (destroy refuses while another thread is bound).
+ * Callable from: the bound thread w. */
+static inline weft__inject_port *bound_port(weft_sched *s, weft__worker *w)
+{
+    if (WEFT_LIKELY(w->port != NULL))
+        return w->port;
+    if (w->port_retry != 0 && --w->port_retry != 0)
+        return NULL;
+    w->port = weft__inject_port_claim(&s->global);
+    if (w->port == NULL)
+        w->port_retry = PORTLESS_RETRY;
+    return w->port;
+}
+
+void weft__bound_port_release(weft__worker *w)
+{
+    if (w->port != NULL)
+        weft__inject_port_release(&w->s->global, w->port);
+    w->port = NULL;
+    w->port_retry = 0;
+}
+
 void weft__submit_outside(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
 {
     if (WEFT_LIKELY(hint != WEFT_HINT_YIELD)) {
-        xentry *e = entry_get(s);
-        if (WEFT_LIKELY(e != NULL && e->port != NULL)) {
-            weft__inject_port_push(e->port, &t->node);   /* counted in the port, not in w->spawned or ext_spawned */
+        weft__inject_port *p;
+        if (w != NULL) {
+            p = bound_port(s, w);
+        } else {
+            xentry *e = entry_get(s);
+            p = e != NULL ? e->port : NULL;
+        }
+        if (WEFT_LIKELY(p != NULL)) {
+            weft__inject_port_push(p, &t->node);   /* counted in the port, not in w->spawned or ext_spawned */
             notify_after_push(s);
             return;
         }

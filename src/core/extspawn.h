@@ -45,6 +45,10 @@ int  weft__spawn_outside(weft_sched *s, weft_fn fn, void *arg, weft_hint hint);
  * those threads. */
 void weft__submit_outside(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint);
 
+/* Gives the bound thread w's port back (weft__submit_outside claims it).
+ * Callable from: w's thread, at unbind, while it is still bound. */
+void weft__bound_port_release(weft__worker *w);
+
 /* A task record for a thread with no worker of s to fill in and queue:
  * from its port's spare records when it has a port, else from s's
  * spares. NULL: out of memory. Callable from: such a thread, inside

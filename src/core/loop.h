@@ -34,8 +34,9 @@ static inline bool weft__short_of_fibers(const weft__worker *w)
  * of its loop's fibers (not its own code): what such a task spawns goes
  * on the thread's own deque and LIFO slot, as on a worker, so recursive
  * work runs depth first; the loop hands what is left there to the
- * global ring before the thread goes back to its own code (nobody else
- * may look at its deque). Callable from: owner. */
+ * global ring before the thread goes back to its own code. (What its own
+ * code spawns goes there too, by another path: task.c, "Spawns of a
+ * bound thread".) Callable from: owner. */
 static inline bool weft__bound_runs_tasks(const weft__worker *w)
 {
     return w->bound && w->s->nworkers == 0 && w->cur != &w->host;

@@ -84,7 +84,7 @@ void weft__park_setup_fences(void)
     pthread_once(&fence_once, setup_fences);
 }
 
-static void fence_park(void)
+void weft__fence_park(void)
 {
     if (weft__use_membarrier) {
         /* A full barrier runs on every running thread of the process:
@@ -333,7 +333,7 @@ void weft__park(weft__worker *w, uint64_t deadline)
     pthread_mutex_unlock(&s->idle_lock);
 
     /* 3b. */
-    fence_park();
+    weft__fence_park();
 
     /* 3c. Re-check. */
     bool wait = true;
@@ -412,7 +412,7 @@ void weft__bound_park(weft__worker *w, uint64_t deadline)
 {
     atomic_store_explicit(&w->token, 0, memory_order_relaxed);
     atomic_store_explicit(&w->sleeping, true, memory_order_relaxed);
-    fence_park();
+    weft__fence_park();
     if (!weft__work_visible(w)) {
         WEFT__STAT(w, parks, 1);
         bool hooked = weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE);

@@ -21,6 +21,11 @@ void weft__park(weft__worker *w, uint64_t deadline);
 void weft__stop_searching(weft__worker *w);
 bool weft__try_start_searching(weft__worker *w);
 
+/* The parking side's StoreLoad barrier (membarrier(2), else a seq_cst
+ * fence): pairs with weft__fence_submit. Rare callers only: a parker, a
+ * bind with no workers (task.c, "Spawns of a bound thread"). */
+void weft__fence_park(void);
+
 /* Set once, before any worker exists (park.c): the parking side uses
  * membarrier(2), so submitters need only a compiler barrier. */
 extern bool weft__use_membarrier;

@@ -117,7 +117,7 @@ weft__task *weft__take_pinned(weft__worker *w)
     w->pin_head = weft__node_next(n);
     if (!w->pin_head) {
         w->pin_tail = NULL;
-        w->placed = w->bound;
+        w->placed = weft__bound_beside(w);   /* as weft__worker_init set it */
     }
     WEFT_TSAN_ACQUIRE(n);
     w->pinned_runs++;
@@ -385,6 +385,7 @@ int weft__bound_add(weft_sched *s, weft__worker *w)
     w->index = s->nworkers + slot;
     w->bound_pos = s->nbound;
     s->bound[s->nbound++] = w;
+    atomic_store_explicit(&s->nbound_seen, s->nbound, memory_order_relaxed);   /* under bound_lock; ordered for readers by the bind's heavy fence (task.c, "Spawns of a bound thread") */
     return WEFT_OK;
 }
 
@@ -394,6 +395,7 @@ void weft__bound_remove(weft_sched *s, weft__worker *w)
     if (pos >= s->nbound || s->bound[pos] != w)
         weft__panic("bound_remove: thread %u not listed", w->index);
     weft__worker *last = s->bound[--s->nbound];
+    atomic_store_explicit(&s->nbound_seen, s->nbound, memory_order_relaxed);   /* under bound_lock; a stale larger value only sends a spawn the old way */
     s->bound[pos] = last;
     last->bound_pos = pos;
     unsigned slot = w->index - s->nworkers;

@@ -87,6 +87,7 @@
 
 #include "blocking_pool.h"
 #include "config.h"
+#include "extspawn.h"
 #include "park.h"
 #include "pin.h"
 #include "poller.h"
@@ -367,8 +368,8 @@ static void wait_idle_blocking(weft_sched *s)
 /* Is the caller, one of w's scheduler's own threads, inside a task? A
  * worker runs nothing else (its hooks aside). A bound thread runs tasks
  * only on its loop's fibers, in single-threaded mode: its own code is on
- * its host fiber (its spawns go to the global ring, never its deque, so
- * wait_until runs none inline there). The one exception, when no fiber
+ * its host fiber (its spawns carry no spawner, so wait_until runs none
+ * inline there: task.c, "Spawns of a bound thread"). The one exception, when no fiber
  * can be mapped at all (worker.c, host_runs_one), reads as "not in a
  * task": such a task's waits fail with WEFT_ENOMEM anyway. */
 static bool in_task(const weft__worker *w)
@@ -567,6 +568,8 @@ static int bind_thread(weft_sched *s, enum bind_mode mode, unsigned flags)
         atomic_store(&s->shutdown, true);   /* seq_cst: pairs with ext_inflight (destroy's wait follows) */
     w->no_help = (flags & WEFT_BIND_NO_HELP) != 0;
     pthread_mutex_unlock(&s->bound_lock);
+    if (s->nworkers == 0)
+        weft__bound_reclaim(s, w);   /* steps B2-B3 of "Spawns of a bound thread" (task.c) */
 
     w->bound_state.w = w;
     w->host.host = &w->bound_state;
@@ -618,6 +621,7 @@ void weft_sched_unbind(void)
     /* What is pinned here, and the tasks this thread started that are
      * blocked (their fibers are its own), run before it leaves. */
     weft__bound_drain(w);
+    weft__bound_port_release(w);   /* its queued items stay; workers take them as ever */
     weft__trace_detach(w);   /* its events stay for weft_trace_write */
     /* Step 1 of unbind (see Synchronization): announce, while still
      * listed, that this thread goes on using s after it leaves bound[]. */

@@ -11,10 +11,13 @@
  *                 suspend before the fiber leaves, and by no_fiber before
  *                 a failed wait returns (weft_yield and thread_sleep do
  *                 the same: wait_until.c, timer.c).
- *   a bound thread's deque and LIFO slot (no workers): owner only, and
- *                 nobody else looks at them (no workers, no stealing);
- *                 filled only by its tasks' spawns, and empty whenever its
- *                 own code runs (bound_hand_back on every host resume).
+ *   a bound thread's deque and LIFO slot (no workers): pushed and
+ *                 popped by the owner only; filled by its tasks' spawns,
+ *                 which bound_hand_back moves to the global ring on every
+ *                 host resume, and by its own code's spawns (task.c,
+ *                 "Spawns of a bound thread"), which stay there until it
+ *                 waits, unless another thread binds: that one steals them
+ *                 (the deque's steal) into the global ring.
  *   a waiter's state (weft__waiter, src/fiber/wait.h): a timed wait's
  *                 timer and its notifier race to end it with a CAS from
  *                 WEFT__WAIT_PENDING; only the winner makes it ready.
@@ -54,6 +57,7 @@
 #include "park.h"
 #include "ready.h"
 #include "suspend.h"
+#include "task.h"
 #include "timer.h"
 #include "worker.h"
 
@@ -115,8 +119,10 @@ static inline __attribute__((always_inline)) weft__fiber *next_fiber(weft__worke
  * owner, on its host fiber. */
 __attribute__((noinline)) void weft__bound_hand_back(weft__worker *w)
 {
-    if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed))   /* relaxed: only this thread writes it */
+    if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed) &&   /* relaxed: only this thread writes it */
+        !atomic_load_explicit(&w->nspill, memory_order_relaxed))   /* relaxed: a hint (task.c) */
         return;   /* the usual case: nothing left behind */
+    weft__spill_hand_back(w->s, w);   /* the oldest first */
     weft__task *t = weft__take_lifo(w);
     weft__node *batch[64];
     unsigned n;

@@ -21,6 +21,24 @@ bool weft__sched_is_idle(weft_sched *s);
  * any thread with w NULL. */
 void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t);
 
+/* Steps B2-B3 of "Spawns of a bound thread" (task.c): self has just
+ * been listed as a bound thread of s, which has no workers; what other
+ * bound threads spawned onto their own deques goes to the global ring.
+ * Callable from: bind, after it listed self (outside bound_lock). */
+void weft__bound_reclaim(weft_sched *s, weft__worker *self);
+
+/* A bound thread with no workers that found nothing else: moves up to
+ * 32 of its spilled spawns, oldest first, onto its deque and takes the
+ * newest of them; NULL if none is spilled. Out of line, so that the
+ * loop's steal, where it is asked, stays as workers run it. Callable
+ * from: owner (the loop's steal). */
+weft__task *weft__spill_take(weft__worker *w);
+/* Moves v's spilled spawns to the global ring (H4's hand-back). Callable
+ * from: v's owner. */
+void weft__spill_hand_back(weft_sched *s, weft__worker *v);
+/* Frees w's spill array. Callable from: its worker's fini. */
+void weft__spill_fini(weft_sched *s, weft__worker *w);
+
 /* Counts a spawn about to be queued, before its record is published:
  * on w (its owner, a plain store) or, w NULL, on the scheduler's outside
  * count (an RMW). Release: pairs with the acquire loads of the idle test

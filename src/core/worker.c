@@ -16,8 +16,8 @@
  *                 pops; a worker takes a batch at a time, runs the first,
  *                 puts the second in its LIFO slot if that is empty and
  *                 the rest on its deque, where others may steal them.
- *   a bound thread's deque and LIFO slot (no workers): owner only, and
- *                 nobody else looks at them (suspend.c); a bound thread
+ *   a bound thread's deque and LIFO slot (no workers): its own, taken
+ *                 by others only as suspend.c says; a bound thread
  *                 beside workers keeps none and takes one global task at
  *                 a time.
  *   The queries weft__work_queued, weft__work_visible and
@@ -71,6 +71,8 @@
 #include "pin.h"
 #include "poller.h"
 #include "steal.h"
+#include "suspend.h"
+#include "task.h"
 #include "timer.h"
 #include "worker.h"
 
@@ -295,7 +297,8 @@ bool weft__work_visible(weft__worker *w)
         return true;
     if (weft__bound_beside(w) && w->no_help)
         return false;   /* nothing but its own fibers and pins is its business */
-    if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed)))   /* relaxed: only this thread writes them */
+    if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed) ||
+                     atomic_load_explicit(&w->nspill, memory_order_relaxed)))   /* relaxed: only this thread writes the first two; nspill a hint (task.c) */
         return true;   /* a bound thread's own queues (weft__bound_runs_tasks): nobody else's work */
     return weft__work_queued(s);
 }
@@ -341,7 +344,9 @@ static weft__task *steal(weft__worker *w)
 {
     weft_sched *s = w->s;
     unsigned n = s->nworkers;
-    if (n == 0 || (n == 1 && !w->bound))
+    if (n == 0)   /* w is a bound thread: its own spilled spawns, oldest first (task.c) */
+        return weft__spill_take(w);
+    if (n == 1 && !w->bound)
         return NULL;
     uint64_t r = weft__next_rand(&w->rng);
     unsigned start = (unsigned)(r % n);

@@ -184,10 +184,6 @@ bool weft__spin_for_work(weft__worker *w, const _Atomic unsigned char *word, uns
 weft__fiber *weft__spare_fiber(weft__worker *w);
 /* weft__have_fiber's case past its loads. */
 bool weft__have_fiber_slow(weft__worker *w);
-/* A bound thread of a scheduler without workers going back to its own
- * code hands what its tasks queued to the global ring. Callable from:
- * owner, on its host fiber. */
-void weft__bound_hand_back(weft__worker *w);
 /* A wait fails for lack of a fiber: publishes what the fiber holds,
  * returns WEFT_ENOMEM. */
 int weft__no_fiber(weft__worker *w);

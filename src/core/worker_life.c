@@ -26,7 +26,7 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
     w->s = s;
     w->index = index;
     w->bound = bound;
-    w->placed = bound;
+    w->placed = bound && s->nworkers > 0;   /* beside workers: pick_bound; with none, pick_normal as a worker */
     w->track = s->track;
     atomic_init(&w->hooks, (unsigned char)weft__hooks_initial(s));
     w->rng = (s->cfg.seed ? s->cfg.seed : 0x9e3779b97f4a7c15ull) + 0x632be59bd9b4e019ull * (index + 1);
@@ -78,6 +78,7 @@ void weft__worker_fini(weft__worker *w)
     weft__deque_fini(&w->deque);
     weft_event_destroy(&w->pin_ev);
     weft__task_pool_fini(w->s, &w->pool);
+    weft__spill_fini(w->s, w);
     if (w->timers)
         weft__free_with(&w->s->cfg.allocator, w->timers, sizeof *w->timers * w->timer_cap);
     w->timers = NULL;

@@ -243,6 +243,36 @@ WT_TEST(deque, random_ops_cap2)   { random_ops(2, 200000); }
 WT_TEST(deque, random_ops_cap4)   { random_ops(4, 200000); }
 WT_TEST(deque, random_ops_cap256) { random_ops(256, 400000); }
 
+/* push_many (a bound thread's refill, src/core/task.c): as many of v[] as
+ * fit, v[0] first, at every fill level of a deque of 8; pops then take
+ * them newest first and steals oldest first, behind what was there. */
+WT_TEST(deque, push_many_fills_what_fits)
+{
+    items_init();
+    for (unsigned have = 0; have <= 8; have++) {
+        for (unsigned k = 0; k <= 10; k++) {
+            weft__deque d;
+            WT_ASSERT_EQ(weft__deque_init(&d, 8, NULL), WEFT_OK);
+            for (unsigned i = 0; i < have; i++)
+                WT_ASSERT(weft__deque_push(&d, &items[i].link));
+            weft__node *v[10];
+            for (unsigned i = 0; i < k; i++)
+                v[i] = &items[100 + i].link;
+            unsigned fit = k < 8 - have ? k : 8 - have;
+            WT_ASSERT(weft__deque_push_many(&d, v, k) == fit, "have %u k %u", have, k);
+            WT_ASSERT_EQ(weft__deque_size(&d), have + fit);
+            if (have > 0)
+                WT_ASSERT_EQ(id_of(weft__deque_steal(&d)), 0u);   /* the oldest first */
+            for (unsigned i = fit; i-- > 0;)
+                WT_ASSERT_EQ(id_of(weft__deque_pop(&d)), 100 + i);   /* newest first */
+            for (unsigned i = have; i-- > 1;)
+                WT_ASSERT_EQ(id_of(weft__deque_pop(&d)), i);
+            WT_ASSERT(weft__deque_pop(&d) == NULL);
+            weft__deque_fini(&d);
+        }
+    }
+}
+
 /* ---- the global ring, one thread -------------------------------------- */
 
 static void pop_expect(weft__inject *q, unsigned max, unsigned first, unsigned count)
