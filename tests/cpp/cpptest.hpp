@@ -16,9 +16,9 @@
  * a plain thread (std::thread; winpthreads on Windows, cpptest_os.cpp
  * says why not CreateThread); child processes running a CPP_CHILD(name)
  * body (fork on Linux; on Windows this program again, `--cpp-child
- * name`); and a
- * connected pair of descriptors weft::fd_wait can wait on (a pipe on
- * Linux, a loopback TCP pair on Windows, whose weft_fd is a SOCKET).
+ * name`); and a connected pair of descriptors weft::fd_wait can wait on
+ * (a pipe on Linux, a loopback TCP pair on Windows, whose weft_fd is a
+ * SOCKET).
  */
 #ifndef WEFT_CPPTEST_HPP
 #define WEFT_CPPTEST_HPP
