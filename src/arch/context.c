@@ -16,7 +16,7 @@ struct frame {
     uint16_t pad0;
     uint64_t r15, r14, r13, r12, rdi, rsi, rbx, rbp;
     void *stack_limit, *stack_base, *stack_dealloc;
-    uint64_t pad1;
+    void *except_list;
     void *ret;
 };
 
@@ -34,7 +34,7 @@ _Static_assert(offsetof(struct frame, rbp) == WEFT_CTX_RBP, "frame.h: rbp");
 _Static_assert(offsetof(struct frame, stack_limit) == WEFT_CTX_STACK_LIMIT, "frame.h: stack limit");
 _Static_assert(offsetof(struct frame, stack_base) == WEFT_CTX_STACK_BASE, "frame.h: stack base");
 _Static_assert(offsetof(struct frame, stack_dealloc) == WEFT_CTX_STACK_DEALLOC, "frame.h: dealloc");
-_Static_assert(offsetof(struct frame, pad1) == WEFT_CTX_PAD, "frame.h: pad");
+_Static_assert(offsetof(struct frame, except_list) == WEFT_CTX_EXCEPT_LIST, "frame.h: exception list");
 _Static_assert(offsetof(struct frame, ret) == WEFT_CTX_RET, "frame.h: ret");
 _Static_assert(WEFT_CTX_RET == WEFT_CTX_FRAME, "frame.h: frame ends at ret");
 _Static_assert(sizeof(struct frame) == WEFT_CTX_SIZE, "frame.h: size");
@@ -69,6 +69,9 @@ static void fill_frame(struct frame *f, void (*fn)(void *), void *arg, const wef
     f->stack_limit = lo;
     f->stack_base = (void *)top;
     f->stack_dealloc = lo;
+    /* An empty handler chain (EXCEPTION_CHAIN_END), as a fresh Windows
+     * fiber's: none of the thread's Wine frames lies on this stack. */
+    f->except_list = (void *)(intptr_t)-1;
 }
 
 #elif defined(__x86_64__)

@@ -33,7 +33,13 @@
  * control words. The thread information block's stack bounds (StackBase
  * at gs:0x08, StackLimit at gs:0x10, DeallocationStack at gs:0x1478)
  * describe the running stack to stack probes (__chkstk) and the
- * unwinder, so they travel with the context too. The xmm slots come
+ * unwinder, so they travel with the context too, and so does its
+ * ExceptionList (gs:0x00), as SwitchToFiber moves it: Windows x64 keeps
+ * no frames there, but Wine's dispatcher does (its own handlers, on the
+ * thread's first stack), and takes any of them below the faulting rsp
+ * for a frame of the running stack. A fiber's stack lies elsewhere, so
+ * with the thread's list in place an exception thrown in a task reached
+ * the thread's outermost Wine handler first and was never caught. The xmm slots come
  * first: the frame starts 16-aligned (its size is 8 mod 16 and the
  * switch is entered with rsp % 16 == 8), so movaps may store them. */
 #define WEFT_CTX_XMM6      0   /* xmm6..xmm15: 16 bytes each */
@@ -50,7 +56,7 @@
 #define WEFT_CTX_STACK_LIMIT   232   /* TIB StackLimit: the lowest usable byte */
 #define WEFT_CTX_STACK_BASE    240   /* TIB StackBase: one past the highest */
 #define WEFT_CTX_STACK_DEALLOC 248   /* TIB DeallocationStack: the region's base */
-#define WEFT_CTX_PAD     256
+#define WEFT_CTX_EXCEPT_LIST   256   /* TIB ExceptionList: Wine's handler chain */
 #define WEFT_CTX_RET     264   /* return address, popped by the switch */
 #define WEFT_CTX_FRAME   264   /* bytes below the return address */
 #define WEFT_CTX_SIZE    272   /* the whole frame, return address included */

@@ -8,7 +8,8 @@
  * registers), MXCSR and the x87 control word (callee-saved control
  * bits), the thread information block's StackLimit, StackBase and
  * DeallocationStack (the stack a probe or the unwinder believes it runs
- * on: it must be the one we switch to), rsp in from->sp.
+ * on: it must be the one we switch to) and ExceptionList (Wine's chain
+ * of its own handlers, which frame.h says why), rsp in from->sp.
  * Not saved: caller-saved GPRs and xmm0-5 (the caller expects them
  * clobbered), the x87 stack (empty at a call), the direction flag (clear
  * at every call by the ABI).
@@ -21,6 +22,7 @@
  */
 #include "frame.h"
 
+#define TIB_EXCEPT_LIST   0x00
 #define TIB_STACK_BASE    0x08
 #define TIB_STACK_LIMIT   0x10
 #define TIB_DEALLOC_STACK 0x1478
@@ -57,6 +59,8 @@ weft__ctx_switch:
     movq    %rax, WEFT_CTX_STACK_BASE(%rsp)
     movq    %gs:TIB_DEALLOC_STACK, %rax
     movq    %rax, WEFT_CTX_STACK_DEALLOC(%rsp)
+    movq    %gs:TIB_EXCEPT_LIST, %rax
+    movq    %rax, WEFT_CTX_EXCEPT_LIST(%rsp)
     movq    %rsp, (%rcx)                   /* from->sp: this context is now switched out */
 
     movq    (%rdx), %rsp                   /* to->sp: from here on we are the other context */
@@ -66,6 +70,8 @@ weft__ctx_switch:
     movq    %rax, %gs:TIB_STACK_BASE
     movq    WEFT_CTX_STACK_DEALLOC(%rsp), %rax
     movq    %rax, %gs:TIB_DEALLOC_STACK
+    movq    WEFT_CTX_EXCEPT_LIST(%rsp), %rax
+    movq    %rax, %gs:TIB_EXCEPT_LIST
     ldmxcsr WEFT_CTX_MXCSR(%rsp)
     fldcw   WEFT_CTX_X87CW(%rsp)
     movaps  WEFT_CTX_XMM6 + 0x00(%rsp), %xmm6

@@ -12,8 +12,8 @@
 #     DLL's export table);
 #   - find_package(weft) from a mingw consumer (tests/consumer/find_package)
 #     configures and builds, and its programs run under Wine: the static
-#     one (weft::weft), and the shared one (weft::weft_shared) with
-#     weft.dll beside it.
+#     one (weft::weft), the shared one (weft::weft_shared) with weft.dll
+#     beside it, and the C++ one (weft.hpp through weft::weft).
 # Each check prints PASS or FAIL; the last line is "N passed, N failed"
 # and the exit status is non-zero if any failed.
 #
@@ -143,6 +143,11 @@ if quiet fp-configure cmake -S "$here/find_package" -B "$b" "${generator[@]}" \
         pass "find_package: use_graph (<weft/graph.h>) runs under Wine"
     else
         fail find_package-graph "use_graph failed to run"
+    fi
+    if [[ -f $b/use_cpp.exe ]] && quiet fp-cpp "$wine" "$b/use_cpp.exe"; then
+        pass "find_package: use_cpp (<weft.hpp>, mingw's g++) runs under Wine"
+    else
+        fail find_package-cpp "use_cpp was not built or failed to run"
     fi
 else
     fail find_package "the mingw consumer did not configure or build"

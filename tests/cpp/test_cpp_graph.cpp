@@ -10,7 +10,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 using cpptest::env;
@@ -331,7 +330,7 @@ CPP_TEST(graph_built_from_threads)
         weft::graph g;
         std::atomic<int> runs{0};
         weft::task root = g.placeholder();
-        std::vector<std::thread> th;
+        std::vector<cpptest::thread> th;
         for (int k = 0; k < 4; k++)
             th.emplace_back([&] {
                 for (int i = 0; i < 100; i++)

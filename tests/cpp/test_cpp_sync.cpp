@@ -9,13 +9,15 @@
 #include "cpptest.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <numeric>
-#include <poll.h>
 #include <stdexcept>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
+
+#if !defined(_WIN32)
+#include <sys/wait.h>
+#endif
 
 using cpptest::env;
 using cpptest::WORKERS;
@@ -285,49 +287,65 @@ CPP_TEST(exceptions_thrown_again_on_the_caller)
     }
 }
 
+CPP_CHILD(exit_seven)
+{
+    std::fflush(nullptr);
+    std::_Exit(7);
+}
+
+/* A descriptor wait (a pipe; on Windows a loopback TCP pair, weft_fd
+ * being a SOCKET there), a sleep, a blocking call and wait_until, each
+ * from a task, in a valid order at every worker count; then a child's
+ * end waited on from a task (waitpid's status on Linux, the exit code on
+ * Windows). */
 CPP_TEST(waits_blocking_calls_and_sleep)
 {
     for (unsigned w : WORKERS) {
         env e(w);
-        int fds[2];
-        CHECK(pipe(fds) == 0);
+        weft_fd fds[2];
+        if (!cpptest::fd_pair(fds)) {
+            CHECK(!"fd_pair");
+            continue;
+        }
         weft::wait_group wg(2);
         short rev = 0;
         std::atomic<int> flag{0};
         int ticks = 0;
         CHECK(!e.s.spawn([&] {
-            CHECK(!weft::fd_wait(fds[0], POLLIN, &rev));
+            CHECK(!weft::fd_wait(fds[0], cpptest::poll_in, &rev));
             char c;
-            CHECK(read(fds[0], &c, 1) == 1);
+            CHECK(cpptest::fd_read1(fds[0], &c));
             flag = 2;
             wg.done();
         }));
         CHECK(!e.s.spawn([&] {
             CHECK(!weft::sleep_for(std::chrono::milliseconds(1)));
-            CHECK(!e.s.call_blocking([&] { CHECK(write(fds[1], "x", 1) == 1); }));
+            CHECK(!e.s.call_blocking([&] { CHECK(cpptest::fd_write1(fds[1], 'x')); }));
             CHECK(!weft::wait_until([&] { return ++ticks, flag.load() == 2; }));   /* the reader's work */
             wg.done();
         }));
         CHECK(!wg.wait());
-        CHECK(rev & POLLIN);
+        CHECK(rev & cpptest::poll_in);
         CHECK_EQ(flag.load(), 2);
         CHECK(ticks >= 1);
-        CHECK(weft::fd_wait_for(fds[0], POLLIN, std::chrono::milliseconds(1)) == weft::errc::etimedout);
-        CHECK(weft::fd_wait_for(-1, POLLIN, std::chrono::milliseconds(1)) == weft::errc::einval);
-        close(fds[0]);
-        close(fds[1]);
+        CHECK(weft::fd_wait_for(fds[0], cpptest::poll_in, std::chrono::milliseconds(1)) == weft::errc::etimedout);
+        CHECK(weft::fd_wait_for(-1, cpptest::poll_in, std::chrono::milliseconds(1)) == weft::errc::einval);
+        cpptest::fd_close(fds[0]);
+        cpptest::fd_close(fds[1]);
     }
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid == 0)
-        _exit(7);
-    CHECK(pid > 0);
+    cpptest::child c = cpptest::start_child("exit_seven");
+    CHECK(c.pid > 0);
     env e(2);
     int status = -1;
     weft::wait_group wg(1);
-    CHECK(!e.s.spawn([&] { CHECK(!weft::pid_wait(pid, &status)); wg.done(); }));
+    CHECK(!e.s.spawn([&] { CHECK(!weft::pid_wait(c.pid, &status)); wg.done(); }));
     CHECK(!wg.wait());
+    cpptest::close_child(c);
+#if defined(_WIN32)
+    CHECK_EQ(status, 7);
+#else
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+#endif
 }
 
 CPP_TEST_MAIN

@@ -7,14 +7,9 @@
 #include "cpptest.hpp"
 
 #include <atomic>
-#include <csignal>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
-#include <thread>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 using cpptest::env;
 using cpptest::WORKERS;
@@ -143,7 +138,7 @@ CPP_TEST(spawn_from_plain_threads)
     for (unsigned w : WORKERS) {
         env e(w);
         counts c;
-        std::vector<std::thread> th;
+        std::vector<cpptest::thread> th;
         for (int k = 0; k < 4; k++)
             th.emplace_back([&] {
                 for (int i = 0; i < 300; i++) {
@@ -264,23 +259,25 @@ CPP_TEST(error_codes)
     CHECK_EQ(weft::detail::to_ns(std::chrono::microseconds(3)), 3000);
 }
 
+static void spawn_and_throw(unsigned w)
+{
+    env e(w);
+    (void)e.s.spawn([] { throw std::runtime_error("from a spawned task"); });
+    (void)e.s.wait_idle();
+    std::fprintf(stderr, "spawn_and_throw: not ended\n");   /* not reached: status 0 */
+}
+
 /* A spawned task's exception ends the process, as a std::thread's does:
  * in a child, so that this program goes on. */
+CPP_CHILD(throw_in_spawned_task_w0) { spawn_and_throw(0); }
+CPP_CHILD(throw_in_spawned_task_w2) { spawn_and_throw(2); }
+
 CPP_TEST(spawn_exception_terminates)
 {
-    for (unsigned w : {0u, 2u}) {
-        std::fflush(nullptr);
-        pid_t pid = fork();
-        if (pid == 0) {
-            env e(w);
-            (void)e.s.spawn([] { throw std::runtime_error("from a spawned task"); });
-            (void)e.s.wait_idle();
-            _exit(0);   /* not reached */
-        }
-        CHECK(pid > 0);
-        int status = 0;
-        CHECK(waitpid(pid, &status, 0) == pid);
-        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    for (const char *name : {"throw_in_spawned_task_w0", "throw_in_spawned_task_w2"}) {
+        cpptest::child c = cpptest::start_child(name);
+        CHECK(c.pid > 0);
+        CHECK_EQ(cpptest::wait_child(c), cpptest::terminated_status);
     }
 }
 

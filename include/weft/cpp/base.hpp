@@ -6,7 +6,7 @@
  * See docs/reference/cpp.md.
  *
  * Synchronization (the block pool, the only state shared here):
- *  - pool_tls (one per thread): its free blocks; only its thread touches
+ *  - pool_tls() (one per thread): its free blocks; only its thread touches
  *    it. A fiber keeps its thread, so a task sees the same list before
  *    and after it blocks.
  *  - pool_shared::batches: batches of free blocks; under pool_shared::mu.
@@ -290,12 +290,20 @@ struct pool_local {
     }
 };
 
-inline thread_local pool_local pool_tls;
+/* A function's static, not an inline thread_local variable: for one of
+ * those, mingw-w64's g++ emits the TLS init function as a plain symbol in
+ * every file that includes this header, so a program of two such files
+ * did not link ("multiple definition of `TLS init function for ...'"). */
+inline pool_local &pool_tls() noexcept
+{
+    static thread_local pool_local l;
+    return l;
+}
 
 /* noinline: the thread-local's address is taken afresh at each call. */
 [[gnu::noinline]] inline void *pool_alloc() noexcept
 {
-    pool_local &l = pool_tls;
+    pool_local &l = pool_tls();
     if (!l.head) {
         pool_shared &g = pool_global();
         std::unique_lock<plain_lock> lk(g.mu);
@@ -319,7 +327,7 @@ inline thread_local pool_local pool_tls;
 
 [[gnu::noinline]] inline void pool_free(void *p) noexcept
 {
-    pool_local &l = pool_tls;
+    pool_local &l = pool_tls();
     pool_block *b = static_cast<pool_block *>(p);
     b->link.next = l.head;
     l.head = b;

@@ -319,9 +319,10 @@ template <class P>
 /* ---- descriptors and child processes ------------------------------------------- */
 
 /** weft_fd_wait_for: waits until fd is ready for events (poll(2)'s
- * bits); *revents (if not null) gets the ready ones. */
+ * bits; WSAPoll's on Windows); *revents (if not null) gets the ready
+ * ones. fd is a weft_fd: an int on Linux, a SOCKET whole on Windows. */
 template <class Rep, class Period>
-[[nodiscard]] inline std::error_code fd_wait_for(int fd, short events, std::chrono::duration<Rep, Period> d,
+[[nodiscard]] inline std::error_code fd_wait_for(weft_fd fd, short events, std::chrono::duration<Rep, Period> d,
                                                  short *revents = nullptr) noexcept
 {
     int rc = weft_fd_wait_for(fd, events, detail::to_ns(d));
@@ -334,7 +335,7 @@ template <class Rep, class Period>
 }
 
 /** fd_wait_for with no timeout. */
-[[nodiscard]] inline std::error_code fd_wait(int fd, short events, short *revents = nullptr) noexcept
+[[nodiscard]] inline std::error_code fd_wait(weft_fd fd, short events, short *revents = nullptr) noexcept
 {
     return fd_wait_for(fd, events, forever, revents);
 }
