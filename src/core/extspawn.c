@@ -32,7 +32,8 @@
  * stale: its port (freed with the old scheduler) is never touched again.
  *
  * Synchronization
- *   xc[], xc_victim  thread-local: only the owning thread.
+ *   xc[], xc_victim  thread-local (xc[] on the heap on Windows: see
+ *                    there): only the owning thread.
  *   port             owned by the thread whose entry names it: its queue
  *                    as global_ring.c says (single producer), its record cache
  *                    (ncache, cache[]) read and written by the owner only.
@@ -115,6 +116,7 @@
  */
 #include <stdatomic.h>
 
+#include "alloc.h"
 #include "extspawn.h"
 #include "park.h"
 #include "task.h"
@@ -180,7 +182,21 @@ typedef struct xentry {
     unsigned retry;               /* without a port: spawns until the next try for one */
 } xentry;
 
+/* The thread's entries. On Windows they live on the heap, the
+ * thread-local holding only their address: a thread made with
+ * CreateThread (an engine's job thread) runs the key's destructor
+ * (winpthreads, from a TLS callback at its exit) after mingw's emulated
+ * thread-locals may have been freed, so the destructor must not touch a
+ * thread-local: it gets the array as its argument, and frees it
+ * (tests/core/test_extspawn_win.c: heap corruption in about one run in
+ * four under Wine before). Elsewhere thread-locals are the loader's and
+ * outlive the destructors: the array is one, with no indirection on the
+ * spawn path. */
+#ifdef _WIN32
+static WEFT_TLS xentry *xc;   /* NULL until the thread's first outside spawn */
+#else
 static WEFT_TLS xentry xc[XC_ENTRIES];
+#endif
 static WEFT_TLS unsigned xc_victim;   /* the entry a miss evicts next */
 
 /* Steps 1-4 of "Giving a port back". Callable from: the entry's thread. */
@@ -214,11 +230,14 @@ static pthread_once_t xc_key_once = PTHREAD_ONCE_INIT;
 /* Thread exit: every port goes back. Another destructor may spawn again
  * after this one ran; that entry sets the key again, and the C library
  * calls this again. */
-static void xc_thread_exit(void *unused)
+static void xc_thread_exit(void *entries)
 {
-    (void)unused;
+    xentry *x = entries;   /* the thread's xc, which this must not read (above) */
     for (unsigned i = 0; i < XC_ENTRIES; i++)
-        entry_drop(&xc[i]);
+        entry_drop(&x[i]);
+#ifdef _WIN32
+    weft__free(x, XC_ENTRIES * sizeof *x);
+#endif
 }
 
 /* fork(2) (see the top): the child inherits reg_lock free, and the
@@ -249,6 +268,10 @@ static void xc_key_create(void)
 /* The entry of s it hits, else NULL. Inline: every outside spawn asks. */
 static inline xentry *entry_hit(weft_sched *s)
 {
+#ifdef _WIN32
+    if (WEFT_UNLIKELY(xc == NULL))
+        return NULL;   /* entry_new makes them */
+#endif
     uint64_t id = atomic_load_explicit(&s->xid, memory_order_relaxed);   /* see Synchronization: 0 matches no entry */
     for (unsigned i = 0; i < XC_ENTRIES; i++)
         if (xc[i].s == s && xc[i].id == id)
@@ -272,7 +295,16 @@ static void entry_claim(weft_sched *s, xentry *e)
 static __attribute__((noinline)) xentry *entry_new(weft_sched *s)
 {
     pthread_once(&xc_key_once, xc_key_create);
-    if (!xc_key_ok || pthread_setspecific(xc_key, xc) != 0)
+    if (!xc_key_ok)
+        return NULL;
+#ifdef _WIN32
+    if (xc == NULL) {
+        xc = weft__calloc(XC_ENTRIES * sizeof *xc);
+        if (xc == NULL)
+            return NULL;   /* the way of a thread without a port */
+    }
+#endif
+    if (pthread_setspecific(xc_key, xc) != 0)
         return NULL;
     uint64_t id = sched_id(s);
     xentry *e = NULL;
