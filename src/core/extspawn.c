@@ -115,9 +115,10 @@
  * outside pays nothing.
  */
 #include <stdatomic.h>
+#include <string.h>
 
-#include "alloc.h"
 #include "extspawn.h"
+#include "os.h"
 #include "park.h"
 #include "task.h"
 
@@ -189,7 +190,10 @@ typedef struct xentry {
  * thread-locals may have been freed, so the destructor must not touch a
  * thread-local: it gets the array as its argument, and frees it
  * (tests/core/test_extspawn_win.c: heap corruption in about one run in
- * four under Wine before). Elsewhere thread-locals are the loader's and
+ * four under Wine before). From the OS, not the process-wide allocator:
+ * it lives as long as the thread, past every scheduler, where a user's
+ * allocator (or a test counting its blocks) would see it outstanding.
+ * Elsewhere thread-locals are the loader's and
  * outlive the destructors: the array is one, with no indirection on the
  * spawn path. */
 #ifdef _WIN32
@@ -236,7 +240,7 @@ static void xc_thread_exit(void *entries)
     for (unsigned i = 0; i < XC_ENTRIES; i++)
         entry_drop(&x[i]);
 #ifdef _WIN32
-    weft__free(x, XC_ENTRIES * sizeof *x);
+    weft__os_free_aligned(x);
 #endif
 }
 
@@ -299,9 +303,10 @@ static __attribute__((noinline)) xentry *entry_new(weft_sched *s)
         return NULL;
 #ifdef _WIN32
     if (xc == NULL) {
-        xc = weft__calloc(XC_ENTRIES * sizeof *xc);
+        xc = weft__os_alloc_aligned(WEFT_CACHELINE, XC_ENTRIES * sizeof *xc);
         if (xc == NULL)
             return NULL;   /* the way of a thread without a port */
+        memset(xc, 0, XC_ENTRIES * sizeof *xc);
     }
 #endif
     if (pthread_setspecific(xc_key, xc) != 0)
