@@ -54,7 +54,20 @@ int wt__win_spawn(const char *args, char *buf, size_t cap, double timeout_s, boo
     si.hStdError = wr ? wr : GetStdHandle(STD_ERROR_HANDLE);
     PROCESS_INFORMATION pi;
     fflush(NULL);
-    BOOL ok = CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi);
+    /* A few tries: under Wine on a loaded machine a start failed once at
+     * once (loaded run 23), where the next would have worked. */
+    BOOL ok = FALSE;
+    DWORD err = 0;
+    for (int tries = 0; tries < 5 && !ok; tries++) {
+        if (tries)
+            Sleep(50u << tries);
+        ok = CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi);
+        if (!ok)
+            err = GetLastError();
+    }
+    if (!ok)
+        fprintf(stderr, "wtest: CreateProcess of \"%s\" failed 5 times (last error %lu)\n", cmd,
+                (unsigned long)err);
     free(cmd);
     if (wr)
         CloseHandle(wr);
