@@ -429,15 +429,22 @@ void weft__set_record_hook(weft_fn hook)
 
 /* ---- submit and spawn ------------------------------------------------------- */
 
+/* The oldest half of w's full deque (512 at most) into batch: their
+ * count. Callable from: w's owner. */
+static unsigned pop_older_half(weft__worker *w, weft__node *batch[static 512])
+{
+    unsigned half = w->deque_capacity / 2;
+    if (half > 512)
+        half = 512;
+    return weft__deque_pop_oldest(&w->deque, batch, half);
+}
+
 /* w's deque is full: move its oldest half to the global ring, then push t.
  * Callable from: w's owner. */
 static __attribute__((noinline)) void offload_and_push(weft_sched *s, weft__worker *w, weft__task *t)
 {
     weft__node *batch[512];
-    unsigned half = w->deque_capacity / 2;
-    if (half > 512)
-        half = 512;
-    unsigned n = weft__deque_pop_oldest(&w->deque, batch, half);
+    unsigned n = pop_older_half(w, batch);
     weft__inject_push_batch(&s->global, batch, n);
     WEFT__STAT(w, offloads, 1);
     if (!weft__deque_push(&w->deque, &t->node))
@@ -548,10 +555,7 @@ static void spill_count(weft__worker *w)
 static __attribute__((noinline)) void spill_and_push(weft_sched *s, weft__worker *w, weft__task *t)
 {
     weft__node *batch[512];
-    unsigned half = w->deque_capacity / 2;
-    if (half > 512)
-        half = 512;
-    unsigned n = weft__deque_pop_oldest(&w->deque, batch, half);
+    unsigned n = pop_older_half(w, batch);
     pthread_mutex_lock(&s->bound_lock);
     bool kept = spill_room(s, w, n);
     if (kept) {
