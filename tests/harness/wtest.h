@@ -214,9 +214,9 @@ int wt_run_child(void (*fn)(void *), void *arg, char *buf, size_t cap);
 
 /* Waits up to deadline_ns for child pid (a fork of this process) and
  * returns its wait status, or: WT_REAP_HUNG (killed at the deadline),
- * WT_REAP_SANITIZER (killed early: every thread of it waits on a lock of
- * the sanitizer runtime, held at the fork by another thread of this
- * process; not weft's: see wtest_child.c; a test forks again), or
+ * WT_REAP_SANITIZER (killed early: a thread of it waits, a second on,
+ * on a lock of the sanitizer runtime held at the fork by another thread
+ * of this process; not weft's: see wtest_child.c; a test forks again), or
  * WT_REAP_ERROR (waitpid failed). Not on Windows. */
 #define WT_REAP_HUNG (-1)
 #define WT_REAP_ERROR (-2)

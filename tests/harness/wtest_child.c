@@ -64,9 +64,12 @@ int wt_run_child(void (*fn)(void *), void *arg, char *buf, size_t cap)
  * and the child's next malloc of that class waits on it. That is not
  * weft's hang, and a test that forks while threads allocate cannot rule
  * it out. wt_reap tells it apart: the child is stuck in the sanitizer
- * when every one of its threads sits in a futex wait whose instruction
- * lies in the sanitizer runtime, on two looks a second apart (nobody is
- * left to wake them: the runtime's waits have no timeout). */
+ * when one of its threads sits in a futex wait whose instruction lies in
+ * the sanitizer runtime, on the same word, on two looks a second apart
+ * (nobody is left to wake it: the runtime's waits have no timeout). Its
+ * other threads may wait on that one in weft (a scheduler's start waits
+ * for its workers, seen in CI: two workers stuck in the allocator, the
+ * maker in weft's futex); the hang is still the runtime's. */
 
 /* The name of the function of this program holding code address pc, from
  * the executable's full symbol table (the sanitizer runtime is linked in
@@ -125,43 +128,78 @@ static bool in_sanitizer(uintptr_t pc)
                     strstr(name, "__lsan") || strstr(name, "__interception"));
 }
 
-/* Whether every thread of child pid waits in a futex inside the sanitizer
- * runtime (/proc/PID/task/TID/syscall: number, six arguments, sp, pc). */
-static bool stuck_in_sanitizer(pid_t pid)
+/* The futex word a thread of child pid waits on inside the sanitizer
+ * runtime (/proc/PID/task/TID/syscall: number, six arguments, sp, pc),
+ * or 0 when none does. */
+static uintptr_t sanitizer_wait_word(pid_t pid)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *d = opendir(path);
     if (!d)
-        return false;
-    bool all = true, any = false;
+        return 0;
+    uintptr_t word = 0;
     struct dirent *e;
-    while (all && (e = readdir(d)) != NULL) {
+    while (!word && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
         char file[320], line[512];
         snprintf(file, sizeof file, "/proc/%d/task/%s/syscall", (int)pid, e->d_name);
         FILE *f = fopen(file, "r");
-        if (!f || !fgets(line, sizeof line, f)) {
-            all = false;
-        } else {
-            long nr = -1;
-            unsigned long long a[8] = { 0 };
-            int got = sscanf(line, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0],
-                             &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7]);
-            all = got == 9 && nr == SYS_futex && in_sanitizer((uintptr_t)a[7]);
-            any = true;
-        }
-        if (f)
-            fclose(f);
+        if (!f)
+            continue;
+        long nr = -1;
+        unsigned long long a[8] = { 0 };
+        if (fgets(line, sizeof line, f) &&
+            sscanf(line, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2],
+                   &a[3], &a[4], &a[5], &a[6], &a[7]) == 9 &&
+            nr == SYS_futex && in_sanitizer((uintptr_t)a[7]))
+            word = (uintptr_t)a[0];
+        fclose(f);
     }
     closedir(d);
-    return all && any;
+    return word;
+}
+
+/* What each thread of a hung child is doing, on stderr: the syscall it
+ * sits in (or "running") and the function holding its instruction, so a
+ * CI log says whose hang it was. */
+static void describe_hung(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char file[320], line[512] = "";
+        snprintf(file, sizeof file, "/proc/%d/task/%s/syscall", (int)pid, e->d_name);
+        FILE *f = fopen(file, "r");
+        if (f) {
+            if (!fgets(line, sizeof line, f))
+                line[0] = 0;
+            fclose(f);
+        }
+        line[strcspn(line, "\n")] = 0;
+        long nr = -1;
+        unsigned long long a[8] = { 0 };
+        int got = sscanf(line, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1],
+                         &a[2], &a[3], &a[4], &a[5], &a[6], &a[7]);
+        char obj[512] = "";
+        const char *name = got == 9 ? symbol_at((uintptr_t)a[7], obj, sizeof obj) : NULL;
+        fprintf(stderr, "wt_reap: hung child %d thread %s: %s  [%s %s]\n", (int)pid, e->d_name,
+                line, name ? name : "?", obj);
+    }
+    closedir(d);
 }
 
 int wt_reap(pid_t pid, uint64_t deadline_ns)
 {
     uint64_t start = wt_now_ns(), until = start + deadline_ns, next_look = start + 2000000000ull;
+    uintptr_t stuck_word = 0;
     int stuck_looks = 0;
     for (;;) {
         int st = 0;
@@ -176,11 +214,15 @@ int wt_reap(pid_t pid, uint64_t deadline_ns)
             verdict = WT_REAP_HUNG;
         } else if (now >= next_look) {
             next_look = now + 1000000000ull;
-            stuck_looks = stuck_in_sanitizer(pid) ? stuck_looks + 1 : 0;
+            uintptr_t word = sanitizer_wait_word(pid);
+            stuck_looks = word && word == stuck_word ? stuck_looks + 1 : word ? 1 : 0;
+            stuck_word = word;
             if (stuck_looks == 2)
                 verdict = WT_REAP_SANITIZER;
         }
         if (verdict) {
+            if (verdict == WT_REAP_HUNG)
+                describe_hung(pid);
             kill(pid, SIGKILL);
             while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
                 ;
