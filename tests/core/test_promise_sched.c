@@ -38,7 +38,7 @@ static void pause_ns(long ns)
 
 /* ---- a spin never hides readiness -------------------------------------------- */
 
-enum { ROUNDS = 200, PID_ROUNDS = 100 };
+enum { ROUNDS = 200, PID_ROUNDS = 100 };   /* whole in release; scaled (rounds_of) */
 /* What ends the first task's wait: a pipe's byte, a child's exit, a flag
  * read by a weft_wait_until predicate. */
 enum { BY_FD, BY_PID, BY_PRED };
@@ -57,6 +57,14 @@ typedef struct spinrig {
     atomic_uint ok, bad;
     unsigned round;
 } spinrig;
+
+/* Rounds of a case: each is a whole check, so the sanitizer builds run
+ * fewer (WEFT_STRESS_SCALE), at least a tenth. */
+static unsigned rounds_of(unsigned by)
+{
+    return by == BY_PID ? (unsigned)wt_scaled(PID_ROUNDS, PID_ROUNDS / 10)
+                        : (unsigned)wt_scaled(ROUNDS, ROUNDS / 10);
+}
 
 static bool flag_pred(void *arg)
 {
@@ -105,7 +113,7 @@ static void sr_receiver(void *arg)
 static void *sr_ender(void *arg)
 {
     spinrig *r = arg;
-    unsigned rounds = r->by == BY_PID ? PID_ROUNDS : ROUNDS;
+    unsigned rounds = rounds_of(r->by);
     for (unsigned i = 0; i < rounds; i++) {
         while (atomic_load(&r->armed) != i + 1)
             sched_yield();
@@ -144,7 +152,7 @@ static void spin_case(unsigned by, bool chan)
         WT_ASSERT_EQ(pipe2(r.kid, O_CLOEXEC), 0);
         pthread_t ender;
         WT_ASSERT_EQ(pthread_create(&ender, NULL, sr_ender, &r), 0);
-        unsigned rounds = by == BY_PID ? PID_ROUNDS : ROUNDS;
+        unsigned rounds = rounds_of(by);
         for (unsigned i = 0; i < rounds; i++) {
             r.round = i;
             if (by == BY_PID) {
