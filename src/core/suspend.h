@@ -19,4 +19,14 @@ void weft__bound_hand_back(weft__worker *w);
  * single-threaded mode (src/fiber/wait.h). */
 extern const weft__host weft__core_host;
 
+/* Fibers blocked on a bound thread past which its host's spawns stop
+ * running the burst and spill instead (task.c). */
+#define WEFT__BURST_BLOCKED 32
+/* The host of a bound thread with no workers, its deque full: suspends
+ * until the loop has run the deque empty (or deque_capacity picks, or
+ * more than WEFT__BURST_BLOCKED fibers blocked); false, having done
+ * nothing, if no fiber could run the loop. Callable from: owner, on its
+ * host fiber (wait_until.c). */
+bool weft__host_drain(weft__worker *w);
+
 #endif /* WEFT_SUSPEND_H */

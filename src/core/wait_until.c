@@ -115,6 +115,37 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
     return WEFT_OK;
 }
 
+/* ---- a bound thread's burst (task.c, "Spawns of a bound thread") ------------ */
+
+typedef struct burst {
+    weft__worker *w;
+    unsigned tick_end;   /* picks after which the host goes on regardless */
+} burst;
+
+static bool burst_drained(void *arg)
+{
+    const burst *b = arg;
+    weft__worker *w = b->w;
+    return weft__deque_size(&w->deque) == 0 || (int)(w->tick - b->tick_end) >= 0 ||
+           w->blocked > WEFT__BURST_BLOCKED;
+}
+
+bool weft__host_drain(weft__worker *w)
+{
+    if (!weft__have_fiber(w))
+        return false;
+    burst b = { .w = w, .tick_end = w->tick + w->deque_capacity };
+    weft__fiber *self = w->cur;
+    weft__fstate *st = weft__fstate_of(self);
+    st->pred = burst_drained;
+    st->pred_ctx = &b;
+    st->poll_next = w->pollers;
+    w->pollers = self;
+    weft__suspend(w);
+    st->pred = NULL;
+    return true;
+}
+
 void weft_yield(void)
 {
     weft__worker *w = weft__tls_worker;
