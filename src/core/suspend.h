@@ -23,10 +23,11 @@ extern const weft__host weft__core_host;
  * running the burst and spill instead (task.c). */
 #define WEFT__BURST_BLOCKED 32
 /* The host of a bound thread with no workers, its deque full: suspends
- * until the loop has run the deque empty (or deque_capacity picks, or
- * more than WEFT__BURST_BLOCKED fibers blocked); false, having done
+ * while the thread's loop runs tasks, until the deque is empty, or
+ * `most` more tasks have completed on the thread, or more than
+ * WEFT__BURST_BLOCKED fibers are blocked there; false, having done
  * nothing, if no fiber could run the loop. Callable from: owner, on its
  * host fiber (wait_until.c). */
-bool weft__host_drain(weft__worker *w);
+bool weft__host_drain(weft__worker *w, unsigned most);
 
 #endif /* WEFT_SUSPEND_H */

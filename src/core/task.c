@@ -594,7 +594,8 @@ static __attribute__((noinline)) void spill_and_push(weft_sched *s, weft__worker
  * else, or if the loop left it full, spill_and_push. */
 static __attribute__((noinline)) void burst_full(weft_sched *s, weft__worker *w, weft__task *t)
 {
-    if (w->blocked < WEFT__BURST_BLOCKED && weft__host_drain(w) && weft__deque_push(&w->deque, &t->node))
+    if (w->blocked < WEFT__BURST_BLOCKED && weft__host_drain(w, w->deque_capacity) &&
+        weft__deque_push(&w->deque, &t->node))
         return;
     spill_and_push(s, w, t);
 }

@@ -119,25 +119,29 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
 
 typedef struct burst {
     weft__worker *w;
-    unsigned tick_end;   /* picks after which the host goes on regardless */
+    uint64_t done_end;   /* completions after which the host goes on regardless */
 } burst;
 
-static bool burst_drained(void *arg)
+/* The host may go on: its deque is empty, or the burst has run long
+ * enough, or blocked tasks hold too many fibers. */
+static bool burst_over(void *arg)
 {
     const burst *b = arg;
     weft__worker *w = b->w;
-    return weft__deque_size(&w->deque) == 0 || (int)(w->tick - b->tick_end) >= 0 ||
-           w->blocked > WEFT__BURST_BLOCKED;
+    if (atomic_load_explicit(&w->completed, memory_order_relaxed) >= b->done_end ||   /* relaxed: our own count */
+        w->blocked > WEFT__BURST_BLOCKED)
+        return true;
+    return weft__deque_size(&w->deque) == 0;
 }
 
-bool weft__host_drain(weft__worker *w)
+bool weft__host_drain(weft__worker *w, unsigned most)
 {
     if (!weft__have_fiber(w))
         return false;
-    burst b = { .w = w, .tick_end = w->tick + w->deque_capacity };
+    burst b = { .w = w, .done_end = atomic_load_explicit(&w->completed, memory_order_relaxed) + most };   /* relaxed: our own count */
     weft__fiber *self = w->cur;
     weft__fstate *st = weft__fstate_of(self);
-    st->pred = burst_drained;
+    st->pred = burst_over;
     st->pred_ctx = &b;
     st->poll_next = w->pollers;
     w->pollers = self;
