@@ -145,6 +145,8 @@ bool weft__host_drain(weft__worker *w, unsigned most)
     st->pred_ctx = &b;
     st->poll_next = w->pollers;
     w->pollers = self;
+    if (WEFT_UNLIKELY(weft__hooks(w)))
+        weft__hook_note(w, "spawn burst", NULL, 0);   /* what a trace or stall report shows the host waiting on */
     weft__suspend(w);
     st->pred = NULL;
     return true;
