@@ -45,8 +45,9 @@
  * A full deque (a burst): the host runs it, on fibers of its own
  * (burst_full, weft__host_drain): the host suspends as in
  * weft_wait_until, and the thread's loop runs the deque, newest first as
- * a worker would, until it is empty (or deque_capacity picks have
- * passed, or more than WEFT__BURST_BLOCKED fibers are blocked); then the
+ * a worker would, until it is empty (or a deque's worth of tasks have
+ * completed, or more than WEFT__BURST_BLOCKED fibers are blocked: every
+ * task it takes does one or the other); then the
  * host goes on with its spawns. A task that blocks gives the loop back
  * at once, so a task may still wait for one the caller has yet to spawn
  * (the caller's spawns go on once the deque is empty); the spawn never

@@ -1,9 +1,11 @@
 /* This file is private to weft: waiting in a task: weft_wait_until (with
- * its work-first inline runs), weft__help_until, weft__spin_until and
- * weft_yield.
+ * its work-first inline runs), weft__help_until, weft__spin_until,
+ * weft_yield, and a bound thread's spawn burst (weft__host_drain: its
+ * host waits, as in weft_wait_until, for its loop to run its full deque).
  *
  * Synchronization
- *   pollers       owner only. Fibers suspended in weft_wait_until, linked
+ *   pollers       owner only. Fibers suspended in weft_wait_until (and a
+ *                 bound thread's host in weft__host_drain), linked
  *                 through their weft__fstate.poll_next, with their pred
  *                 and pred_ctx set while listed. The loop polls them
  *                 (worker.c, poll_waiters) and moves those whose pred
