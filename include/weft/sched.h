@@ -6,7 +6,8 @@
  * primitives belongs to one: a worker (made at create) or a bound thread
  * (weft_sched_bind). Each has an id (weft_thread_id) that pinned tasks
  * name. A scheduler made with no workers (WEFT_WORKERS_NONE) runs its
- * tasks on its bound thread whenever that thread blocks.
+ * tasks on its bound thread whenever that thread blocks, or its spawns
+ * fill its queue.
  * See docs/reference/sched.md for fork(2), binding and helping, the full
  * rules of weft_sched_destroy, and thread ids.
  * Part of weft.h, the header users include; includable alone.

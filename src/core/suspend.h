@@ -19,4 +19,15 @@ void weft__bound_hand_back(weft__worker *w);
  * single-threaded mode (src/fiber/wait.h). */
 extern const weft__host weft__core_host;
 
+/* Fibers blocked on a bound thread past which its host's spawns stop
+ * running the burst and spill instead (task.c). */
+#define WEFT__BURST_BLOCKED 32
+/* The host of a bound thread with no workers, its deque full: suspends
+ * while the thread's loop runs tasks, until the deque is empty, or
+ * `most` more tasks have completed on the thread, or more than
+ * WEFT__BURST_BLOCKED fibers are blocked there; false, having done
+ * nothing, if no fiber could run the loop. Callable from: owner, on its
+ * host fiber (wait_until.c). */
+bool weft__host_drain(weft__worker *w, unsigned most);
+
 #endif /* WEFT_SUSPEND_H */

@@ -1,9 +1,11 @@
 /* This file is private to weft: waiting in a task: weft_wait_until (with
- * its work-first inline runs), weft__help_until, weft__spin_until and
- * weft_yield.
+ * its work-first inline runs), weft__help_until, weft__spin_until,
+ * weft_yield, and a bound thread's spawn burst (weft__host_drain: its
+ * host waits, as in weft_wait_until, for its loop to run its full deque).
  *
  * Synchronization
- *   pollers       owner only. Fibers suspended in weft_wait_until, linked
+ *   pollers       owner only. Fibers suspended in weft_wait_until (and a
+ *                 bound thread's host in weft__host_drain), linked
  *                 through their weft__fstate.poll_next, with their pred
  *                 and pred_ctx set while listed. The loop polls them
  *                 (worker.c, poll_waiters) and moves those whose pred
@@ -113,6 +115,43 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
         st->pred = NULL;
     }
     return WEFT_OK;
+}
+
+/* ---- a bound thread's burst (task.c, "Spawns of a bound thread") ------------ */
+
+typedef struct burst {
+    weft__worker *w;
+    uint64_t done_end;   /* completions after which the host goes on regardless */
+} burst;
+
+/* The host may go on: its deque is empty, or the burst has run long
+ * enough, or blocked tasks hold too many fibers. */
+static bool burst_over(void *arg)
+{
+    const burst *b = arg;
+    weft__worker *w = b->w;
+    if (atomic_load_explicit(&w->completed, memory_order_relaxed) >= b->done_end ||   /* relaxed: our own count */
+        w->blocked > WEFT__BURST_BLOCKED)
+        return true;
+    return weft__deque_size(&w->deque) == 0;
+}
+
+bool weft__host_drain(weft__worker *w, unsigned most)
+{
+    if (!weft__have_fiber(w))
+        return false;
+    burst b = { .w = w, .done_end = atomic_load_explicit(&w->completed, memory_order_relaxed) + most };   /* relaxed: our own count */
+    weft__fiber *self = w->cur;
+    weft__fstate *st = weft__fstate_of(self);
+    st->pred = burst_over;
+    st->pred_ctx = &b;
+    st->poll_next = w->pollers;
+    w->pollers = self;
+    if (WEFT_UNLIKELY(weft__hooks(w)))
+        weft__hook_note(w, "spawn burst", NULL, 0);   /* what a trace or stall report shows the host waiting on */
+    weft__suspend(w);
+    st->pred = NULL;
+    return true;
 }
 
 void weft_yield(void)

@@ -9,7 +9,11 @@
  * workers, a second thread that binds while the first's spawns sit on
  * its deque runs them (the first waits outside weft meanwhile), and so
  * it does with spawns made after it bound. At 0 (the thread bound), 1, 2
- * and 8 workers, bound and plain. */
+ * and 8 workers, bound and plain. With no workers, a burst longer than
+ * the thread's queue ends however its tasks behave: tasks that all wait
+ * for a gate the caller opens after the burst do not each hold a fiber,
+ * and a task that keeps re-queueing itself until the caller says stop
+ * does not keep the caller's spawns from returning. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <semaphore.h>
@@ -139,6 +143,77 @@ WT_TEST(spawn_main, burst_blocks_on_each_other, .timeout = 600)
             finish(s, w, bound);
         }
     }
+}
+
+/* ---- no workers: bursts whose tasks block or keep spawning ---------------------- */
+
+#define GATED 5000
+
+static weft_event gate;
+static atomic_int gated_in, gated_peak;
+
+/* Counts itself in, notes the most in at once, waits for the gate. */
+static void gated(void *arg)
+{
+    (void)arg;
+    int n = atomic_fetch_add(&gated_in, 1) + 1;
+    int p = atomic_load(&gated_peak);
+    while (n > p && !atomic_compare_exchange_weak(&gated_peak, &p, n))
+        ;
+    WT_ASSERT_EQ(weft_event_wait(&gate), WEFT_OK);
+    atomic_fetch_sub(&gated_in, 1);
+    atomic_fetch_add(&ran, 1);
+}
+
+WT_TEST(spawn_main, burst_behind_a_gate, .timeout = 120)
+{
+    weft_sched *s = start(0, true);
+    for (int round = 0; round < 2; round++) {
+        weft_event_init(&gate, true, false);
+        atomic_store(&ran, 0);
+        atomic_store(&gated_in, 0);
+        atomic_store(&gated_peak, 0);
+        for (int i = 0; i < GATED; i++)
+            WT_ASSERT_EQ(weft_spawn(s, gated, NULL), WEFT_OK);
+        /* A few hundred at most have started (and wait): the rest are queued. */
+        WT_ASSERT(atomic_load(&gated_peak) < 1000, "round %d: %d tasks waited at once", round,
+                  atomic_load(&gated_peak));
+        weft_event_signal(&gate);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&ran), GATED);
+        WT_ASSERT(atomic_load(&gated_peak) < 1000, "round %d: %d tasks waited at once", round,
+                  atomic_load(&gated_peak));
+        weft_event_destroy(&gate);
+    }
+    finish(s, 0, true);
+}
+
+static atomic_bool requeue_stop;
+static atomic_long requeues;
+
+/* Queues itself again until told to stop. */
+static void requeue(void *arg)
+{
+    weft_sched *s = arg;
+    atomic_fetch_add(&requeues, 1);
+    if (!atomic_load(&requeue_stop))
+        WT_ASSERT_EQ(weft_spawn(s, requeue, s), WEFT_OK);
+}
+
+WT_TEST(spawn_main, burst_beside_a_requeueing_task, .timeout = 120)
+{
+    weft_sched *s = start(0, true);
+    atomic_store(&ran, 0);
+    atomic_store(&requeue_stop, false);
+    atomic_store(&requeues, 0);
+    WT_ASSERT_EQ(weft_spawn(s, requeue, s), WEFT_OK);
+    for (long i = 0; i < BURST; i++)
+        WT_ASSERT_EQ(weft_spawn(s, count, NULL), WEFT_OK);
+    atomic_store(&requeue_stop, true);
+    WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&ran), BURST);
+    WT_ASSERT(atomic_load(&requeues) >= 1, "%ld", atomic_load(&requeues));
+    finish(s, 0, true);
 }
 
 /* ---- no workers: another bound thread runs the first one's spawns ---------------- */
