@@ -670,20 +670,17 @@ static inline weft__sfrec *weft__sfrec_of(const weft_task *t)
 {
     return &t->g->sfrecs[(uintptr_t)t->arg];
 }
-/* A subflow task's visit, after its claim: takes its record (false:
- * another visit of t has it, picked twice by conditions: t fails with
- * EBUSY, as a module whose graph runs elsewhere), empties its sub-graph
- * if it has one and calls its function. Callable from: the visit
- * (vis->cur is t). */
-bool weft__subflow_call(weft_task *t);
-/* After the task's function returned (weft__subflow_call): its
- * sub-graph, to run, if the function added to it; else NULL, and the
- * record is given back (weft__subflow_release) as a module's start of an
- * empty graph would leave it: the task is done now, with no run to start
- * (a recursion's leaves, half of its calls). Callable from: the visit
- * that holds the record. */
-weft_graph *weft__subflow_empty(weft_task *t);
-/* The visit that took t's record (weft__subflow_call) is done with it:
+/* A subflow task's visit, after its claim: takes its record, empties
+ * its sub-graph if it has one and calls its function. Returns the
+ * sub-graph to run (the record stays taken until that run ends:
+ * weft__module_end), or NULL with the record given back: the function
+ * added nothing (the task is done now, no run to start: a recursion's
+ * leaves, half of its calls) or failed the task (vis->fail); or
+ * another visit of t has the record (picked twice by conditions:
+ * vis->fail set to EBUSY, as a module whose graph runs elsewhere).
+ * Callable from: the visit (vis->cur is t). */
+weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t);
+/* The visit that took t's record (weft__subflow_visit) is done with it:
  * its run ended, or none started. Callable from: that visit,
  * weft__module_end. */
 void weft__subflow_release(weft_task *t);

@@ -80,17 +80,9 @@ bool weft__nested_start(weft__worker *w, weft__visiting *vis, weft_task *t, bool
     const bool sf = weft__is_subflow(g, t);
     weft_graph *sub;
     if (sf) {
-        if (!weft__subflow_call(t)) {
-            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
-            return false;
-        }
-        if (vis->fail) {
-            weft__subflow_release(t);   /* its function failed it (weft_task_fail): nothing runs */
-            return false;
-        }
-        sub = weft__subflow_empty(t);
+        sub = weft__subflow_visit(vis, t);
         if (!sub)
-            return false;   /* it added nothing: done now, no run to start */
+            return false;   /* it added nothing, or failed (its function, or busy: vis->fail) */
     } else {
         sub = t->arg;
     }

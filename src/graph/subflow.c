@@ -18,7 +18,7 @@
  * sub->parent is the task, the task's visit is finished by whichever
  * thread ends the sub-graph's run, and no fiber waits). A function that
  * added nothing starts no run: the visit gives the record back and goes
- * on (weft__subflow_empty). So everything that crosses a module's edge
+ * on (weft__subflow_visit). So everything that crosses a module's edge
  * crosses a subflow's: a cancel of the outer run skips the sub-graph's
  * tasks, a failure in it fails the task with the same word (a user's
  * code stays the user's at any depth), a skip skips it. A subflow task
@@ -74,7 +74,7 @@
  *            conditions picked it) fails with EBUSY instead of emptying
  *            a sub-graph that is being built or run. In a graph without
  *            condition tasks no second visit can come at once, and the
- *            take is a relaxed store (weft__subflow_call).
+ *            take is a relaxed store (weft__subflow_visit).
  *   sf_spare, sf_next, spare_chunks  under the owning graph's lock: the
  *            attach (take), the emptying (give), destroy (no run). A
  *            spare is emptied at its take under that lock alone: no task
@@ -220,7 +220,7 @@ weft_subflow *weft_subflow_current(void)
     return (weft_subflow *)(void *)weft__sfrec_of(vis->cur);
 }
 
-bool weft__subflow_call(weft_task *t)
+weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t)
 {
     weft__sfrec *rec = weft__sfrec_of(t);
     /* Only a graph with condition tasks can visit t twice at once (two
@@ -230,8 +230,10 @@ bool weft__subflow_call(weft_task *t)
      * visit (the join, sinks_left and queue chains of the runs between
      * them): a plain store, not a locked instruction per subflow task. */
     if (WEFT_UNLIKELY(t->g->has_cond)) {
-        if (atomic_exchange_explicit(&rec->busy, true, memory_order_acquire))   /* acquire: pairs with the release */
-            return false;
+        if (atomic_exchange_explicit(&rec->busy, true, memory_order_acquire)) {   /* acquire: pairs with the release */
+            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
+            return NULL;
+        }
     } else {
         atomic_store_explicit(&rec->busy, true, memory_order_relaxed);
     }
@@ -242,29 +244,27 @@ bool weft__subflow_call(weft_task *t)
     if (sub && sub->n != 0)
         weft__graph_clear(sub);
     rec->fn((weft_subflow *)(void *)rec, rec->arg);
-    return true;
-}
-
-weft_graph *weft__subflow_empty(weft_task *t)
-{
-    weft__sfrec *rec = weft__sfrec_of(t);
-    weft_graph *sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* the function's adds happened before its return */
-    if (sub && sub->n != 0)
-        return sub;   /* n read as in weft__subflow_call: the visit's own */
-    /* What a module's start of an empty graph leaves (module.c): no
-     * failure of an earlier run shows. Written only if one does:
-     * sf_dirty says so (set by the end of every run that was not OK,
-     * series.c), so that a leaf does not touch the run's lines for
-     * nothing. */
-    if (sub && WEFT_UNLIKELY(sub->sf_dirty)) {
-        weft__graph_lock(sub);
-        sub->result = WEFT_OK;
-        atomic_store_explicit(&sub->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
-        atomic_store_explicit(&sub->failed, WEFT__NO_TASK, memory_order_relaxed);
-        sub->sf_dirty = false;
-        weft__graph_unlock(sub);
+    if (!vis->fail) {
+        sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* the function's adds happened before its return */
+        if (sub && sub->n != 0)
+            return sub;   /* n read as above: the visit's own */
+        /* What a module's start of an empty graph leaves (module.c): no
+         * failure of an earlier run shows. Written only if one does:
+         * sf_dirty says so (set by the end of every run that was not OK,
+         * series.c), so that a leaf does not touch the run's lines for
+         * nothing. */
+        if (sub && WEFT_UNLIKELY(sub->sf_dirty)) {
+            weft__graph_lock(sub);
+            sub->result = WEFT_OK;
+            atomic_store_explicit(&sub->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
+            atomic_store_explicit(&sub->failed, WEFT__NO_TASK, memory_order_relaxed);
+            sub->sf_dirty = false;
+            weft__graph_unlock(sub);
+        }
     }
-    weft__subflow_release(t);
+    /* Added nothing (done now, no run to start: a recursion's leaves), or
+     * its function failed it (weft_task_fail: nothing runs). */
+    atomic_store_explicit(&rec->busy, false, memory_order_release);   /* as weft__subflow_release */
     return NULL;
 }
 
