@@ -117,7 +117,7 @@ static void blocks_resize(weft_graph *g, uint32_t shift)
 void weft__graph_small_blocks(weft_graph *g)
 {
     blocks_resize(g, WEFT__SMALL_SHIFT);
-    /* Its first arrays in its header's line of them, not three blocks
+    /* Its first arrays in its header's lines of them, not three blocks
      * of their own: a few tasks fit (graph.h). */
     g->roots = g->roots_inl;
     g->roots_cap = WEFT__INL_ROOTS;
@@ -193,8 +193,8 @@ int weft_graph_create(weft_graph **out)
     return WEFT_OK;
 }
 
-/* Is p one of g's inline arrays (a sub-graph's first roots, subflows and
- * blocks: graph.h), not to be freed? */
+/* Is p one of g's inline arrays (a sub-graph's first roots and
+ * blocks, subflow records: graph.h), not to be freed? */
 static bool is_inline(const weft_graph *g, const void *p)
 {
     uintptr_t a = (uintptr_t)p, h = (uintptr_t)g;   /* as integers: p may be another object */

@@ -72,7 +72,7 @@
  * (bshift, bmask), fixed while it holds tasks. */
 #define WEFT__SMALL_SHIFT 3
 #define WEFT__SMALL_MAX_NODES 64
-/* Its first arrays' capacities, inline in its header (one line). */
+/* Its first arrays' capacities, inline in its header (two lines). */
 #define WEFT__INL_ROOTS 8
 #define WEFT__INL_SUBFLOWS 2
 #define WEFT__INL_BLOCKS 2
@@ -327,12 +327,11 @@ struct weft_graph {
     struct weft_graph *sf_spare;    /* sub-graphs of tasks emptied away, kept for reuse */
     struct weft_graph *sf_next;     /* next in the owner's sf_spare */
     weft__chunk *spare_chunks;      /* arena chunks kept by an emptying (weft__graph_clear) */
-    uint32_t n;                     /* nodes; in the sf_* line: a subflow's leaf touches
-                                       two lines of its sub-graph (the lock's, this) */
-    /* A sub-graph's first roots, subflows and blocks arrays (graph.c,
-     * weft__graph_small_blocks): one line of the header instead of three
-     * blocks of their own; the first growth copies them out. Unused by
-     * other graphs. */
+    uint32_t n;                     /* nodes; in the sf_* line, which a visit reads */
+    /* A sub-graph's first roots, blocks and subflow records (graph.c,
+     * weft__graph_small_blocks): two lines of the header instead of
+     * three blocks of their own; the first growth copies them out.
+     * Unused by other graphs. */
     uint32_t roots_inl[WEFT__INL_ROOTS];
     weft_task *blocks_inl[WEFT__INL_BLOCKS];
     struct weft__sfrec sfrecs_inl[WEFT__INL_SUBFLOWS];
