@@ -101,9 +101,9 @@ WEFT_API weft_task *weft_graph_add_multi_cond(weft_graph *g, weft_multi_cond_fn 
 /** Adds a subflow task: at each visit fn(sf, arg) builds a sub-graph in
  * sf, which runs once fn returns; the task ends (its successors go on)
  * when that sub-graph's run ends, and fails or is skipped as it does. No
- * fiber waits for it. NULL: fn NULL, or the usual add failures (ENOMEM
- * too: the task's sub-graph is made here). Rules: reference page,
- * "Subflows".
+ * fiber waits for it. NULL: fn NULL, or the usual add failures. The
+ * sub-graph is made by fn's first add (out of memory there: that add
+ * returns NULL). Rules: reference page, "Subflows".
  * Callable from: any thread, several at once. */
 WEFT_API weft_task *weft_graph_add_subflow(weft_graph *g, weft_subflow_fn fn, void *arg);
 

@@ -589,9 +589,20 @@ void weft__attr_end_waits(weft_graph *g)
      * before child, the order modules lock in; sub->parent is read under
      * sub's lock (module.c). */
     for (uint32_t k = 0; k < g->nmodules + g->nsubflows; k++) {
-        weft_task *m = weft__graph_node(g, k < g->nmodules ? g->modules[k]
-                                                            : g->subflows[k - g->nmodules]);   /* subflow.c: the same */
-        weft_graph *sub = m->arg;
+        weft_task *m;
+        weft_graph *sub;
+        if (k < g->nmodules) {
+            m = weft__graph_node(g, g->modules[k]);
+            sub = m->arg;
+        } else {
+            /* subflow.c: the same, where a visit's add made its sub-graph
+             * (made under g's lock, which the caller holds) */
+            const weft__sfrec *rec = &g->sfrecs[k - g->nmodules];
+            m = rec->task;
+            sub = atomic_load_explicit(&((weft__sfrec *)rec)->sub, memory_order_relaxed);
+            if (!sub)
+                continue;
+        }
         weft__graph_lock(sub);
         if (weft__graph_up(sub) == m)
             weft__attr_end_waits(sub);

@@ -109,9 +109,10 @@ _Static_assert(sizeof st_skipped >= sizeof st_done && sizeof st_skipped >= sizeo
                sizeof st_skipped >= sizeof st_failed &&
                sizeof st_skipped >= sizeof st_pending, "STATE_MAX is the longest state");
 
-/* Why a module is drawn without its tasks. SHOWN: its graph is drawn
+/* Why a module is drawn without its tasks. NOT_MADE: a subflow task none
+ * of whose visits added a task has no sub-graph (0 tasks). SHOWN: its graph is drawn
  * elsewhere in the file (see "Shared graphs" above). */
-enum { DRAWN, SHOWN, NOT_CYCLE, NOT_DEEP, NOT_BUSY, NOT_LARGE };
+enum { DRAWN, SHOWN, NOT_CYCLE, NOT_DEEP, NOT_BUSY, NOT_LARGE, NOT_MADE };
 
 /* A graph drawn in this dump: where (the module task whose cluster holds
  * it, of the graph of entry `parent`), for the ids of its tasks. Entry 0
@@ -356,10 +357,22 @@ static void put_graph(dot *d, const weft_graph *g);
 
 /* Whether module task t's sub graph is drawn; if so, its lock is held
  * (DRAWN). *n: its size where known (NOT_DEEP, NOT_BUSY: not). */
-static int module_choice(dot *d, const weft_task *t, uint32_t *n)
+/* The graph module or subflow task t of g runs: a subflow's, NULL while
+ * none of its visits added a task (subflow.c: made by the first add,
+ * under g's lock, which the caller holds). */
+static weft_graph *nested_sub(const weft_graph *g, const weft_task *t)
 {
-    weft_graph *sub = t->arg;
+    if (!weft__is_subflow(g, t))
+        return t->arg;
+    return atomic_load_explicit(&weft__sfrec_of(t)->sub, memory_order_relaxed);
+}
+
+static int module_choice(dot *d, const weft_graph *g, const weft_task *t, uint32_t *n)
+{
+    weft_graph *sub = nested_sub(g, t);
     *n = 0;
+    if (!sub)
+        return NOT_MADE;
     for (unsigned k = 0; k <= d->depth; k++) {
         if (d->up[k] == sub) {
             *n = sub->n;   /* held: it is on the path */
@@ -390,7 +403,8 @@ static void put_module(dot *d, const weft_graph *g, const weft_task *t)
 {
     unsigned level = d->depth;
     uint32_t n;
-    int why = module_choice(d, t, &n);
+    int why = module_choice(d, g, t, &n);
+    weft_graph *sub = nested_sub(g, t);
     put_indent(d, 1 + level);
     put_str(d, "subgraph cluster_");
     put_id(d, level, t->index);
@@ -409,7 +423,7 @@ static void put_module(dot *d, const weft_graph *g, const weft_task *t)
     case NOT_LARGE: put_str(d, " (too many to draw)"); break;
     case SHOWN:
         put_str(d, " (drawn in cluster_");
-        const drawn *at = &d->drawn[drawn_find(d, t->arg)];
+        const drawn *at = &d->drawn[drawn_find(d, sub)];
         put_drawn_id(d, at->parent, at->task);
         put_str(d, ")");
         break;
@@ -420,7 +434,6 @@ static void put_module(dot *d, const weft_graph *g, const weft_task *t)
     if (why == SHOWN) {
         /* Dotted lines to the roots where the graph is drawn, as a drawn
          * module has to its own (those declared there only). */
-        weft_graph *sub = t->arg;
         uint32_t e = drawn_find(d, sub);
         for (uint32_t r = 0; r < sub->nroots; r++) {
             if (sub->roots[r] >= d->drawn[e].n)
@@ -434,10 +447,9 @@ static void put_module(dot *d, const weft_graph *g, const weft_task *t)
         }
         weft__graph_unlock(sub);
     }
-    if (why == DRAWN && !drawn_add(d, t->arg, d->at[level], t->index))
-        weft__graph_unlock(t->arg);   /* the dump starts over (d->full) */
+    if (why == DRAWN && !drawn_add(d, sub, d->at[level], t->index))
+        weft__graph_unlock(sub);   /* the dump starts over (d->full) */
     else if (why == DRAWN) {
-        weft_graph *sub = t->arg;
         d->path[level] = t->index;
         d->up[level + 1] = sub;
         d->at[level + 1] = d->ndrawn - 1;

@@ -117,11 +117,11 @@ static void blocks_resize(weft_graph *g, uint32_t shift)
 void weft__graph_small_blocks(weft_graph *g)
 {
     blocks_resize(g, WEFT__SMALL_SHIFT);
-    /* Its first arrays in its header's line of them, not three blocks
+    /* Its first arrays in its header's lines of them, not three blocks
      * of their own: a few tasks fit (graph.h). */
     g->roots = g->roots_inl;
     g->roots_cap = WEFT__INL_ROOTS;
-    g->subflows = g->subflows_inl;
+    g->sfrecs = g->sfrecs_inl;
     g->subflows_cap = WEFT__INL_SUBFLOWS;
     g->blocks = g->blocks_inl;
     g->blocks_cap = WEFT__INL_BLOCKS;
@@ -186,7 +186,6 @@ int weft_graph_create(weft_graph **out)
     atomic_init(&g->fail_err, 0);
     atomic_init(&g->failed, WEFT__NO_TASK);
     atomic_init(&g->listed, false);
-    atomic_init(&g->sf_busy, false);
     g->bshift = WEFT__BLOCK_SHIFT;
     g->bmask = WEFT__BLOCK_NODES - 1;
     g->result = WEFT_OK;
@@ -194,8 +193,8 @@ int weft_graph_create(weft_graph **out)
     return WEFT_OK;
 }
 
-/* Is p one of g's inline arrays (a sub-graph's first roots, subflows and
- * blocks: graph.h), not to be freed? */
+/* Is p one of g's inline arrays (a sub-graph's first roots and
+ * blocks, subflow records: graph.h), not to be freed? */
 static bool is_inline(const weft_graph *g, const void *p)
 {
     uintptr_t a = (uintptr_t)p, h = (uintptr_t)g;   /* as integers: p may be another object */
@@ -322,7 +321,8 @@ void weft__graph_free(weft_graph *g)
     /* A subflow task's sub-graph is the task's: freed with it, as are
      * the spare ones (subflow.c). */
     for (uint32_t k = 0; k < g->nsubflows; k++)
-        weft__graph_free(weft__graph_node(g, g->subflows[k])->arg);
+        if (g->sfrecs[k].sub)   /* made by a visit's first add (subflow.c) */
+            weft__graph_free(g->sfrecs[k].sub);
     for (weft_graph *sub = g->sf_spare, *next; sub; sub = next) {
         next = sub->sf_next;
         weft__graph_free(sub);
@@ -351,8 +351,8 @@ void weft__graph_free(weft_graph *g)
     }
     if (g->modules)
         weft__free(g->modules, sizeof *g->modules * g->modules_cap);
-    if (g->subflows && !is_inline(g, g->subflows))
-        weft__free(g->subflows, sizeof *g->subflows * g->subflows_cap);
+    if (g->sfrecs && !is_inline(g, g->sfrecs))
+        weft__free(g->sfrecs, sizeof *g->sfrecs * g->subflows_cap);
     weft__attr_free(g);   /* task attributes (attr.c) */
     header_retire(g);
     /* malloc keeps what is freed for its own reuse, and pages freed
@@ -372,7 +372,8 @@ static void clear_tasks(weft_graph *g)
      * subflow task gets back the first one's sub-graph, and a build of the
      * same shape finds each sub-graph (and its own spares) where it was. */
     for (uint32_t k = g->nsubflows; k-- > 0;)
-        weft__subflow_give(g, weft__graph_node(g, g->subflows[k])->arg);
+        if (g->sfrecs[k].sub)   /* under g's lock, or a spare's owner's: no visit holds it */
+            weft__subflow_give(g, atomic_load_explicit(&g->sfrecs[k].sub, memory_order_relaxed));
     if (g->names)
         for (uint32_t i = 0; i < g->names_cap; i++) {
             name_free(g->names[i]);
@@ -452,7 +453,7 @@ static inline __attribute__((always_inline)) int add_node(weft_graph *g, weft_fn
     if (!u32_reserve(g, &g->roots, &g->roots_cap, g->nroots, 16) ||
         (WEFT_UNLIKELY(rare) &&
          ((module && !u32_reserve(g, &g->modules, &g->modules_cap, g->nmodules, 4)) ||
-          (subflow && !u32_reserve(g, &g->subflows, &g->subflows_cap, g->nsubflows, 4))))) {
+          (subflow && g->nsubflows == g->subflows_cap && !weft__subflow_grow(g))))) {
         rc = WEFT_ENOMEM;
         goto out;
     }
@@ -477,18 +478,6 @@ static inline __attribute__((always_inline)) int add_node(weft_graph *g, weft_fn
         memcpy(x, extra, extra_size);   /* under the lock: no run reads it before */
         arg = x;
     }
-    if (WEFT_UNLIKELY(rare) && subflow) {
-        /* The last that can fail. arg holds the task's function and its
-         * arg (subflow.c); the task's arg is its own sub-graph. */
-        weft_graph *sub = weft__subflow_take(g);
-        if (!sub) {
-            rc = WEFT_ENOMEM;
-            goto out;
-        }
-        sub->sf_fn = ((const weft__sf_init *)arg)->fn;
-        sub->sf_arg = ((const weft__sf_init *)arg)->arg;
-        arg = sub;
-    }
     weft_task *t = weft__graph_node(g, i);
     t->link.next = (weft__node *)WEFT__NODE_HOOK;   /* a hook record (core runs it as weft__node_entry) */
     t->fn = fn;
@@ -509,9 +498,17 @@ static inline __attribute__((always_inline)) int add_node(weft_graph *g, weft_fn
             g->has_module = g->has_nested = true;
         }
         if (subflow) {
-            g->subflows[g->nsubflows++] = i;
+            /* arg holds the task's function and its arg (subflow.c); the
+             * task's arg is its record's place. No sub-graph yet: the
+             * visit's first add takes one. */
+            weft__sfrec *rec = &g->sfrecs[g->nsubflows];
+            rec->task = t;
+            rec->fn = ((const weft__sf_init *)arg)->fn;
+            rec->arg = ((const weft__sf_init *)arg)->arg;
+            atomic_init(&rec->sub, NULL);
+            atomic_init(&rec->busy, false);
+            t->arg = (void *)(uintptr_t)g->nsubflows++;
             g->has_subflow = g->has_nested = true;
-            ((weft_graph *)arg)->sf_task = t;
         }
     }
     atomic_init(&t->done, WEFT__NO_EPOCH);

@@ -72,9 +72,9 @@
  * (bshift, bmask), fixed while it holds tasks. */
 #define WEFT__SMALL_SHIFT 3
 #define WEFT__SMALL_MAX_NODES 64
-/* Its first arrays' capacities, inline in its header (one line). */
+/* Its first arrays' capacities, inline in its header (two lines). */
 #define WEFT__INL_ROOTS 8
-#define WEFT__INL_SUBFLOWS 4
+#define WEFT__INL_SUBFLOWS 2
 #define WEFT__INL_BLOCKS 2
 
 /* ---- a node's ctl word ---------------------------------------------------
@@ -157,6 +157,21 @@ struct weft_task {
 };
 
 _Static_assert(sizeof(struct weft_task) == 64, "a graph node is one cache line");
+
+/* A subflow task's record (subflow.c): in its graph's sfrecs array, the
+ * task's arg holding its place there. Its sub-graph is made (or taken
+ * from the graph's spares) by the first add of a visit's function, not
+ * by the task's add: a recursion's leaves (half of its calls) add
+ * nothing and never touch a sub-graph. A record only moves (the array
+ * grows) while its graph is built, never while it runs, and the
+ * function's sf is its record: valid while the function runs. */
+typedef struct weft__sfrec {
+    weft_task *task;                /* the subflow task */
+    weft_subflow_fn fn;             /* the user's function and arg */
+    void *arg;
+    _Atomic(struct weft_graph *) sub;   /* NULL until a visit's function first adds */
+    atomic_bool busy;               /* a visit of task is building or running its sub-graph */
+} weft__sfrec;
 
 /* A condition task's edges out are weak; nothing else changes a kind
  * bit, so a relaxed load of ctl is enough. */
@@ -298,7 +313,7 @@ struct weft_graph {
     uint32_t nmodules, modules_cap;
     bool has_subflow;               /* a subflow task is in it (subflow.c) */
     bool has_nested;                /* has_module || has_subflow: one test in the visit */
-    uint32_t *subflows;             /* indices of its subflow tasks */
+    struct weft__sfrec *sfrecs;     /* its subflow tasks' records, in add order (subflow.c) */
     uint32_t nsubflows, subflows_cap;
     /* subflow.c: g as a subflow task's sub-graph. Written by the add that
      * makes it and by the task's visit (sf_up), read by the visit. */
@@ -306,22 +321,20 @@ struct weft_graph {
     void *sf_arg;
     weft_task *sf_task;             /* the subflow task (of another graph) owning g */
     weft_task *sf_up;               /* during a join's run: sf_task (cancel crosses it) */
-    atomic_bool sf_busy;            /* a visit of sf_task is building or running g */
     bool sf_dirty;                  /* the last run ended with a failure or not OK
                                        (series.c, under lock): a visit that builds
                                        nothing clears what it left (subflow.c) */
     struct weft_graph *sf_spare;    /* sub-graphs of tasks emptied away, kept for reuse */
     struct weft_graph *sf_next;     /* next in the owner's sf_spare */
     weft__chunk *spare_chunks;      /* arena chunks kept by an emptying (weft__graph_clear) */
-    uint32_t n;                     /* nodes; in the sf_* line: a subflow's leaf touches
-                                       two lines of its sub-graph (the lock's, this) */
-    /* A sub-graph's first roots, subflows and blocks arrays (graph.c,
-     * weft__graph_small_blocks): one line of the header instead of three
-     * blocks of their own; the first growth copies them out. Unused by
-     * other graphs. */
+    uint32_t n;                     /* nodes; in the sf_* line, which a visit reads */
+    /* A sub-graph's first roots, blocks and subflow records (graph.c,
+     * weft__graph_small_blocks): two lines of the header instead of
+     * three blocks of their own; the first growth copies them out.
+     * Unused by other graphs. */
     uint32_t roots_inl[WEFT__INL_ROOTS];
-    uint32_t subflows_inl[WEFT__INL_SUBFLOWS];
     weft_task *blocks_inl[WEFT__INL_BLOCKS];
+    struct weft__sfrec sfrecs_inl[WEFT__INL_SUBFLOWS];
     uint64_t checked_in;            /* run_lock.c: the module check that found g and every
                                        graph under it sound (0 = none), so that one
                                        check looks at a shared graph once */
@@ -475,7 +488,7 @@ static inline bool weft__is_module(const weft_graph *g, const weft_task *t)
  * of this one. true: started (the task's visit finishes when that run
  * ends: weft__module_end); false: *rc says why not (OK: nothing to run,
  * the task is done now; else it fails with *rc). */
-bool weft__module_start(weft__worker *w, weft_task *m, int *rc);
+bool weft__module_start(weft__worker *w, weft_task *m, weft_graph *sub, int *rc);
 /* A module or subflow task's visit, after its claim (ran, not failed
  * before its start): a subflow's function builds its sub-graph first
  * (subflow.c); then the graph's run starts as part of this one. true:
@@ -639,7 +652,7 @@ void weft__graph_free(weft_graph *g);
 
 /* subflow.c */
 /* The function of every subflow task (never called: it marks them);
- * the task's arg is its sub-graph. */
+ * the task's arg is its record's place (weft__sfrec_of). */
 void weft__subflow_mark(void *sub);
 static inline bool weft__is_subflow(const weft_graph *g, const weft_task *t)
 {
@@ -651,20 +664,25 @@ static inline bool weft__is_nested(const weft_graph *g, const weft_task *t)
 {
     return weft__is_module(g, t) || weft__is_subflow(g, t);
 }
-/* A subflow task's visit, after its claim: takes its sub-graph (false:
- * another visit of t has it, picked twice by conditions: t fails with
- * EBUSY, as a module whose graph runs elsewhere), empties it and calls
- * its function. Callable from: the visit (vis->cur is t). */
-bool weft__subflow_call(weft_task *t);
-/* After the task's function returned (weft__subflow_call): if it added
- * nothing, sub is given back (weft__subflow_release) as a module's start
- * of an empty graph would leave it, and true: the task is done now,
- * with no run to start (a recursion's leaves, half of its calls).
- * Callable from: the visit that holds sub. */
-bool weft__subflow_empty(weft_graph *sub);
-/* The visit that took sub (weft__subflow_call) is done with it: its run
- * ended, or none started. Callable from: that visit, weft__module_end. */
-void weft__subflow_release(weft_graph *sub);
+/* t's record (subflow t of its graph). */
+static inline weft__sfrec *weft__sfrec_of(const weft_task *t)
+{
+    return &t->g->sfrecs[(uintptr_t)t->arg];
+}
+/* A subflow task's visit, after its claim: takes its record, empties
+ * its sub-graph if it has one and calls its function. Returns the
+ * sub-graph to run (the record stays taken until that run ends:
+ * weft__module_end), or NULL with the record given back: the function
+ * added nothing (the task is done now, no run to start: a recursion's
+ * leaves, half of its calls) or failed the task (vis->fail); or
+ * another visit of t has the record (picked twice by conditions:
+ * vis->fail set to EBUSY, as a module whose graph runs elsewhere).
+ * Callable from: the visit (vis->cur is t). */
+weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t);
+/* The visit that took t's record (weft__subflow_visit) is done with it:
+ * its run ended, or none started. Callable from: that visit,
+ * weft__module_end. */
+void weft__subflow_release(weft_task *t);
 /* run.c: the function of every multi-condition task (a weft_cond_fn);
  * the task's arg is a weft__mcond in the graph's arena. */
 int weft__mcond_call(void *mc);
@@ -676,6 +694,9 @@ typedef struct weft__sf_init {
     weft_subflow_fn fn;
     void *arg;
 } weft__sf_init;
+/* Room for one more subflow record in g, whose sfrecs are full. false:
+ * out of memory, nothing changed. Caller holds g's lock, no run. */
+bool weft__subflow_grow(weft_graph *g);
 /* Makes a sub-graph for a subflow task of g: from g's spare list, else
  * new. NULL: out of memory. Caller holds g's lock. */
 weft_graph *weft__subflow_take(weft_graph *g);

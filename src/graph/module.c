@@ -78,17 +78,13 @@ bool weft__nested_start(weft__worker *w, weft__visiting *vis, weft_task *t, bool
 {
     weft_graph *g = t->g;
     const bool sf = weft__is_subflow(g, t);
+    weft_graph *sub;
     if (sf) {
-        if (!weft__subflow_call(t)) {
-            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
-            return false;
-        }
-        if (vis->fail) {
-            weft__subflow_release(t->arg);   /* its function failed it (weft_task_fail): nothing runs */
-            return false;
-        }
-        if (weft__subflow_empty(t->arg))
-            return false;   /* it added nothing: done now, no run to start */
+        sub = weft__subflow_visit(vis, t);
+        if (!sub)
+            return false;   /* it added nothing, or failed (its function, or busy: vis->fail) */
+    } else {
+        sub = t->arg;
     }
     /* Its graph's run is counted as one of this one's records while it
      * runs (with condition tasks), before it can end. */
@@ -97,7 +93,7 @@ bool weft__nested_start(weft__worker *w, weft__visiting *vis, weft_task *t, bool
     int rc;
     if (WEFT_UNLIKELY(vis->unit != NULL))
         weft__attr_module_unit(vis, t, true);   /* attr.c: a unit stays held while its graph runs */
-    if (weft__module_start(w, t, &rc)) {
+    if (weft__module_start(w, t, sub, &rc)) {
         if (hooked)
             weft__hook_task_end(w);
         return true;
@@ -105,7 +101,7 @@ bool weft__nested_start(weft__worker *w, weft__visiting *vis, weft_task *t, bool
     if (WEFT_UNLIKELY(weft__has_attr(t)))
         weft__attr_module_unit(vis, t, false);   /* not started: given back by the visit */
     if (sf)
-        weft__subflow_release(t->arg);
+        weft__subflow_release(t);
     if (g->has_cond)
         atomic_fetch_sub_explicit(&g->pending, 1, memory_order_relaxed);   /* this record's own unit keeps it above 0 */
     if (rc != WEFT_OK)
@@ -113,9 +109,9 @@ bool weft__nested_start(weft__worker *w, weft__visiting *vis, weft_task *t, bool
     return false;
 }
 
-bool weft__module_start(weft__worker *w, weft_task *m, int *rc)
+bool weft__module_start(weft__worker *w, weft_task *m, weft_graph *sub, int *rc)
 {
-    weft_graph *g = m->g, *sub = m->arg;
+    weft_graph *g = m->g;
     /* Checked at the outer run's start; built on since (sub is not
      * running, so that is allowed): checked again, a no-op if not. */
     *rc = weft__graph_lock_checked(sub, m);
@@ -144,7 +140,7 @@ void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
 {
     weft_task *m = weft__run_finish_up(sub, rc);   /* parent cleared; sub's own waiters woken */
     if (sub->sf_fn)
-        weft__subflow_release(sub);   /* a subflow's sub-graph: its task's, valid while m's run is in flight */
+        weft__subflow_release(m);   /* a subflow's sub-graph: its task's record, valid while m's run is in flight */
     /* The task carries sub's failure word, not its result: a user's code
      * (result WEFT_EFAILED) reaches the outer graph as the user's. */
     uint64_t end = fail != 0 ? fail : rc == WEFT_ECANCELED ? WEFT__FAIL_SKIPPED : 0;

@@ -156,7 +156,9 @@ int weft__graph_lock_checked(weft_graph *g, weft_task *m)
         weft__graph_lock(g);
         if (atomic_load_explicit(&g->run, memory_order_relaxed) & 1u)   /* under lock */
             return WEFT_EBUSY;   /* a graph runs once at a time */
-        int rc = weft__graph_check(g);
+        /* Nothing changed that a check looks at (most module and
+         * subflow starts): no call. */
+        int rc = g->cyclic || g->need_dedup || g->need_order ? weft__graph_check(g) : WEFT_OK;
         if (rc != WEFT_OK || WEFT_LIKELY(!g->has_module))
             return rc;
         if (m)

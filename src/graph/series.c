@@ -67,7 +67,8 @@ static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t fai
     }
     /* Claim every waiter (they cannot leave until woken) and give each the
      * result in its own frame: once woken, a waiter must not read g. */
-    weft__waiter *list = weft__waitq_claim_all(&g->waiters, NULL);
+    weft__waiter *list = weft__waitq_empty(&g->waiters) ? NULL   /* most runs (every subflow's): no call */
+                                                         : weft__waitq_claim_all(&g->waiters, NULL);
     for (weft__waiter *x = list; x; x = x->next)
         x->data = (uintptr_t)(intptr_t)rc;
     uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */

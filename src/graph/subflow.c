@@ -3,32 +3,40 @@
  * on) and multi-condition tasks (a condition that picks several
  * successors).
  *
- * A subflow task owns a graph of its own, its sub-graph (the task's arg,
- * made when the task is added). Each visit of the task empties the
- * sub-graph and calls the task's function with it; the function adds
- * tasks and edges; when it returns, the visit starts the sub-graph's run
- * exactly as a module task starts its graph's (module.c: sub->parent is
- * the task, the task's visit is finished by whichever thread ends the
- * sub-graph's run, and no fiber waits). A function that added nothing
- * (a recursion's leaf: half of its calls) starts no run: the visit gives
- * the sub-graph back and goes on (weft__subflow_empty). So everything that crosses a
- * module's edge crosses a subflow's: a cancel of the outer run skips the
- * sub-graph's tasks, a failure in it fails the task with the same word
- * (a user's code stays the user's at any depth), a skip skips it. A
- * subflow task in a sub-graph nests: its own sub-graph hangs off it.
+ * A subflow task has a record in its graph (weft__sfrec, graph.h: its
+ * function, arg and sub-graph; the task's arg is its place in the
+ * graph's sfrecs array), and the function's sf is that record. Its
+ * sub-graph is a graph of its own, made (or taken from the graph's
+ * spares) by the first add of a visit's function (sub_attach), not by
+ * the task's add: a function that adds nothing (a recursion's leaf: half
+ * of its calls) never touches a sub-graph, at its add or its visit, and
+ * a recursion's memory holds sub-graphs for its inner calls only. Once
+ * made, the record keeps it for the task's later visits. Each visit
+ * empties the sub-graph it has and calls the task's function; the
+ * function adds tasks and edges; when it returns, the visit starts the
+ * sub-graph's run exactly as a module task starts its graph's (module.c:
+ * sub->parent is the task, the task's visit is finished by whichever
+ * thread ends the sub-graph's run, and no fiber waits). A function that
+ * added nothing starts no run: the visit gives the record back and goes
+ * on (weft__subflow_visit). So everything that crosses a module's edge
+ * crosses a subflow's: a cancel of the outer run skips the sub-graph's
+ * tasks, a failure in it fails the task with the same word (a user's
+ * code stays the user's at any depth), a skip skips it. A subflow task
+ * in a sub-graph nests: its own sub-graph hangs off its record.
  *
  * An explicit join (weft_subflow_join) runs the sub-graph as a run of
  * its own from the task's function, with sub->sf_up set to the task so
  * that cancels (claim, weft__module_cancelled) and weft_graph_wait's
  * refusal (weft__runs_within) see through it as through parent, and waits
- * for it on the function's fiber; then empties it.
+ * for it on the function's fiber; then empties it. A record with no
+ * sub-graph joins at once: nothing was added.
  *
  * Memory. Emptying keeps what the sub-graph had: its node blocks, its
  * arrays, its arena chunks (spare_chunks), and the sub-graphs of the
- * subflow tasks it held (sf_spare, handed to the next subflow task added
- * to it). So a subflow that builds the same shape at every visit
- * allocates at its first visit only; names and attributes set on its
- * tasks are the exception (freed at each emptying, made again).
+ * subflow tasks it held (sf_spare, handed to the next subflow task of it
+ * whose function adds). So a subflow that builds the same shape at every
+ * visit allocates at its first visit only; names and attributes set on
+ * its tasks are the exception (freed at each emptying, made again).
  *
  * A multi-condition task is a condition task (WEFT__CTL_COND: its edges
  * are weak) whose fn is run.c's weft__mcond_call and whose arg is a
@@ -38,30 +46,39 @@
  * path tests nothing more for it.
  *
  * Synchronization
- *   sf_fn, sf_arg, sf_task  written by the add that makes the task,
- *            under the outer graph's lock, before any run can read them
- *            (the run's start publishes them).
+ *   record   task, fn, arg written by the add that makes the task, under
+ *            the outer graph's lock, before any run can read them (the
+ *            run's start publishes them); the array moves only while the
+ *            outer graph is built, never while it runs.
+ *   rec->sub  NULL until a visit's function (or a thread adding for it)
+ *            first adds: sub_attach stores it (release) under the outer
+ *            graph's lock, once; adds and the visit load it (acquire).
+ *            Read under that lock by a DOT dump, a cancel (attr.c) and
+ *            the outer graph's emptying and destroy (no run then).
+ *   sf_fn, sf_arg, sf_task  written by sub_attach before the store of
+ *            rec->sub; sf_task cleared by the give to the spares.
  *   sf_up    written under the sub-graph's lock by the join, before and
  *            after its run; read by that run's visits as parent is.
  *   sf_dirty  set under the lock by the end of a run of g that was not
  *            OK (series.c), cleared under it by an empty visit; read
- *            without it by the visit holding sf_busy, which that run's
- *            end (before the release of sf_busy, or on the joining
- *            fiber) happened before.
- *   n        read without the lock by the visit holding sf_busy (is
- *            there anything to empty, to run?): only that visit writes
- *            it (the function's adds, the emptyings), others only read.
- *   sf_busy  a visit of the task holds the sub-graph, from before the
- *            emptying to the end of its run: an exchange (acquire) takes
- *            it, a store (release) gives it back, so a second visit of the
- *            same task at once (two conditions picked it) fails with EBUSY
- *            instead of emptying a sub-graph that is being built or run.
- *            In a graph without condition tasks no second visit can come
- *            at once, and the take is a relaxed store (weft__subflow_call).
+ *            without it by the visit holding busy, which that run's end
+ *            (before the release of busy, or on the joining fiber)
+ *            happened before.
+ *   n        read without the lock by the visit holding busy (is there
+ *            anything to empty, to run?): only that visit writes it (the
+ *            function's adds, the emptyings), others only read.
+ *   busy     (the record's) a visit of the task holds the record, from
+ *            before the emptying to the end of its sub-graph's run: an
+ *            exchange (acquire) takes it, a store (release) gives it
+ *            back, so a second visit of the same task at once (two
+ *            conditions picked it) fails with EBUSY instead of emptying
+ *            a sub-graph that is being built or run. In a graph without
+ *            condition tasks no second visit can come at once, and the
+ *            take is a relaxed store (weft__subflow_visit).
  *   sf_spare, sf_next, spare_chunks  under the owning graph's lock: the
- *            add (take), the emptying (give), destroy (no run). A spare
- *            is emptied at its take under that lock alone: no task holds
- *            it, so nothing else can reach it.
+ *            attach (take), the emptying (give), destroy (no run). A
+ *            spare is emptied at its take under that lock alone: no task
+ *            holds it, so nothing else can reach it.
  *   A sub-graph is emptied only with no run of it in flight: at the
  *   task's visit (its last run ended before the task's last visit did)
  *   and after a join's wait. Its lock orders the emptying against a DOT
@@ -73,7 +90,7 @@
 
 void weft__subflow_mark(void *sub)
 {
-    (void)sub;   /* never called: the visit calls the task's function with its sub-graph */
+    (void)sub;   /* never called: the visit calls the task's function with its record */
 }
 
 /* ---- adding ----------------------------------------------------------------- */
@@ -97,6 +114,24 @@ weft_task *weft_graph_add_multi_cond(weft_graph *g, weft_multi_cond_fn fn, void 
     weft_fn as_fn;
     memcpy(&as_fn, &call, sizeof as_fn);   /* stored as a weft_fn, called back as a condition (run.c) */
     return weft__graph_add_node_x(g, as_fn, NULL, WEFT__CTL_COND, &mc, sizeof mc, &t) == WEFT_OK ? t : NULL;
+}
+
+bool weft__subflow_grow(weft_graph *g)
+{
+    uint32_t n = g->subflows_cap ? g->subflows_cap * 2 : 4;
+    if (n <= g->nsubflows)
+        return false;   /* past 2^32 records */
+    weft__sfrec *nn = weft__alloc(sizeof *nn * n);
+    if (!nn)
+        return false;
+    if (g->sfrecs) {
+        memcpy(nn, g->sfrecs, sizeof *nn * g->nsubflows);   /* no run: plain copies of the atomics are fine */
+        if (g->sfrecs != g->sfrecs_inl)
+            weft__free(g->sfrecs, sizeof *nn * g->subflows_cap);
+    }
+    g->sfrecs = nn;
+    g->subflows_cap = n;
+    return true;
 }
 
 weft_graph *weft__subflow_take(weft_graph *g)
@@ -123,24 +158,58 @@ void weft__subflow_give(weft_graph *g, weft_graph *sub)
 
 /* ---- the subflow's calls ------------------------------------------------------ */
 
+/* The task's sub-graph for an add, taken at the visit's first add (from
+ * the outer graph's spares, else made) and kept by the record from then
+ * on. NULL: out of memory. Under the outer graph's lock: adds from other
+ * threads race only here, and a DOT dump or a cancel of the outer graph
+ * reads the record's sub-graph under that lock. */
+static __attribute__((noinline)) weft_graph *sub_attach(weft__sfrec *rec)
+{
+    weft_graph *g = rec->task->g;
+    weft__graph_lock(g);
+    weft_graph *sub = atomic_load_explicit(&rec->sub, memory_order_relaxed);   /* under lock */
+    if (!sub) {
+        sub = weft__subflow_take(g);
+        if (sub) {
+            sub->sf_fn = rec->fn;
+            sub->sf_arg = rec->arg;
+            sub->sf_task = rec->task;
+            atomic_store_explicit(&rec->sub, sub, memory_order_release);   /* release: pairs with the adds' acquire */
+        }
+    }
+    weft__graph_unlock(g);
+    return sub;
+}
+
+static inline weft_graph *sub_for_add(weft_subflow *sf)
+{
+    weft__sfrec *rec = (weft__sfrec *)(void *)sf;
+    weft_graph *sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* acquire: pairs with sub_attach */
+    return WEFT_LIKELY(sub != NULL) ? sub : sub_attach(rec);
+}
+
 weft_task *weft_subflow_add(weft_subflow *sf, weft_fn fn, void *arg)
 {
-    return sf ? weft_graph_add((weft_graph *)sf, fn, arg) : NULL;
+    weft_graph *sub = sf ? sub_for_add(sf) : NULL;
+    return sub ? weft_graph_add(sub, fn, arg) : NULL;
 }
 
 weft_task *weft_subflow_add_cond(weft_subflow *sf, weft_cond_fn fn, void *arg)
 {
-    return sf ? weft_graph_add_cond((weft_graph *)sf, fn, arg) : NULL;
+    weft_graph *sub = sf && fn ? sub_for_add(sf) : NULL;
+    return sub ? weft_graph_add_cond(sub, fn, arg) : NULL;
 }
 
 weft_task *weft_subflow_add_multi_cond(weft_subflow *sf, weft_multi_cond_fn fn, void *arg)
 {
-    return sf ? weft_graph_add_multi_cond((weft_graph *)sf, fn, arg) : NULL;
+    weft_graph *sub = sf && fn ? sub_for_add(sf) : NULL;
+    return sub ? weft_graph_add_multi_cond(sub, fn, arg) : NULL;
 }
 
 weft_task *weft_subflow_add_subflow(weft_subflow *sf, weft_subflow_fn fn, void *arg)
 {
-    return sf ? weft_graph_add_subflow((weft_graph *)sf, fn, arg) : NULL;
+    weft_graph *sub = sf && fn ? sub_for_add(sf) : NULL;
+    return sub ? weft_graph_add_subflow(sub, fn, arg) : NULL;
 }
 
 weft_subflow *weft_subflow_current(void)
@@ -148,12 +217,12 @@ weft_subflow *weft_subflow_current(void)
     weft__visiting *vis = weft__visiting_fn();
     if (!vis || !weft__is_subflow(vis->g, vis->cur))
         return NULL;
-    return vis->cur->arg;
+    return (weft_subflow *)(void *)weft__sfrec_of(vis->cur);
 }
 
-bool weft__subflow_call(weft_task *t)
+weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t)
 {
-    weft_graph *sub = t->arg;
+    weft__sfrec *rec = weft__sfrec_of(t);
     /* Only a graph with condition tasks can visit t twice at once (two
      * picks of it): there the exchange tells the second it is busy.
      * Elsewhere each run visits t once, runs of one graph do not
@@ -161,56 +230,61 @@ bool weft__subflow_call(weft_task *t)
      * visit (the join, sinks_left and queue chains of the runs between
      * them): a plain store, not a locked instruction per subflow task. */
     if (WEFT_UNLIKELY(t->g->has_cond)) {
-        if (atomic_exchange_explicit(&sub->sf_busy, true, memory_order_acquire))   /* acquire: pairs with the release */
-            return false;
+        if (atomic_exchange_explicit(&rec->busy, true, memory_order_acquire)) {   /* acquire: pairs with the release */
+            vis->fail = weft__fail_weft(WEFT_EBUSY);   /* another visit of t has it */
+            return NULL;
+        }
     } else {
-        atomic_store_explicit(&sub->sf_busy, true, memory_order_relaxed);
+        atomic_store_explicit(&rec->busy, true, memory_order_relaxed);
     }
-    /* The last visit's sub-graph: its run has ended. Empty already when
-     * the task was just added (its take emptied it) or built nothing:
-     * n is read without the lock, as only the visit holding sf_busy
-     * writes it (its adds, its emptyings). */
-    if (sub->n != 0)
+    /* The last visit's sub-graph, if one added: its run has ended. n is
+     * read without the lock, as only the visit holding busy writes it
+     * (its adds, its emptyings). */
+    weft_graph *sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* acquire: an add from another thread made it */
+    if (sub && sub->n != 0)
         weft__graph_clear(sub);
-    sub->sf_fn((weft_subflow *)sub, sub->sf_arg);
-    return true;
-}
-
-bool weft__subflow_empty(weft_graph *sub)
-{
-    if (sub->n != 0)
-        return false;   /* read as in weft__subflow_call: the visit's own */
-    /* What a module's start of an empty graph leaves (module.c): no
-     * failure of an earlier run shows. Written only if one does:
-     * sf_dirty says so (set by the end of every run that was not OK,
-     * series.c), in the line the visit reads anyway, so that a leaf does
-     * not touch the run's lines for nothing. */
-    if (WEFT_UNLIKELY(sub->sf_dirty)) {
-        weft__graph_lock(sub);
-        sub->result = WEFT_OK;
-        atomic_store_explicit(&sub->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
-        atomic_store_explicit(&sub->failed, WEFT__NO_TASK, memory_order_relaxed);
-        sub->sf_dirty = false;
-        weft__graph_unlock(sub);
+    rec->fn((weft_subflow *)(void *)rec, rec->arg);
+    if (!vis->fail) {
+        sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* the function's adds happened before its return */
+        if (sub && sub->n != 0)
+            return sub;   /* n read as above: the visit's own */
+        /* What a module's start of an empty graph leaves (module.c): no
+         * failure of an earlier run shows. Written only if one does:
+         * sf_dirty says so (set by the end of every run that was not OK,
+         * series.c), so that a leaf does not touch the run's lines for
+         * nothing. */
+        if (sub && WEFT_UNLIKELY(sub->sf_dirty)) {
+            weft__graph_lock(sub);
+            sub->result = WEFT_OK;
+            atomic_store_explicit(&sub->fail_err, 0, memory_order_relaxed);   /* under lock, no run in flight */
+            atomic_store_explicit(&sub->failed, WEFT__NO_TASK, memory_order_relaxed);
+            sub->sf_dirty = false;
+            weft__graph_unlock(sub);
+        }
     }
-    weft__subflow_release(sub);
-    return true;
+    /* Added nothing (done now, no run to start: a recursion's leaves), or
+     * its function failed it (weft_task_fail: nothing runs). */
+    atomic_store_explicit(&rec->busy, false, memory_order_release);   /* as weft__subflow_release */
+    return NULL;
 }
 
-void weft__subflow_release(weft_graph *sub)
+void weft__subflow_release(weft_task *t)
 {
-    atomic_store_explicit(&sub->sf_busy, false, memory_order_release);   /* the next visit sees this one's writes */
+    atomic_store_explicit(&weft__sfrec_of(t)->busy, false, memory_order_release);   /* the next visit sees this one's writes */
 }
 
 int weft_subflow_join(weft_subflow *sf)
 {
-    weft_graph *sub = (weft_graph *)sf;
-    if (!sub)
+    weft__sfrec *rec = (weft__sfrec *)(void *)sf;
+    if (!rec)
         return WEFT_EINVAL;
-    WEFT__GRAPH_CHECK(sub, "weft_subflow_join");
     weft__visiting *vis = weft__visiting_fn();
-    if (!vis || vis->cur == NULL || vis->cur != sub->sf_task)
+    if (!vis || vis->cur == NULL || vis->cur != rec->task)
         return WEFT_EINVAL;   /* only the task's own function joins its sub-graph */
+    weft_graph *sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* as an add's */
+    if (!sub)
+        return WEFT_OK;   /* nothing added yet: empty */
+    WEFT__GRAPH_CHECK(sub, "weft_subflow_join");
     weft__graph_lock(sub);
     bool empty = sub->n == 0;
     if (!empty)
