@@ -388,17 +388,27 @@ public:
 
     /** Runs it on s until the first stage stops and every token before
      * has passed every stage (weft_pipeline_run). Tokens count from 0 at
-     * every run. Callable from: any thread (a task's fiber waits). */
+     * every run. EBUSY, changing nothing, while a run() is in flight.
+     * Callable from: any thread (a task's fiber waits). */
     [[nodiscard]] std::error_code run(scheduler_ref s)
     {
         if (err_)
             return error();
+        /* A run() refused because another is in flight (from a stage of
+         * it, or another thread) changes nothing: the exception state
+         * below is that run's. */
+        if (running_.exchange(true, std::memory_order_acquire))
+            return make_error_code(errc::ebusy);
         thrown_.store(false, std::memory_order_relaxed);   /* no stage runs now; the run's start publishes it */
         ex_ = nullptr;
         int rc = weft_pipeline_run(s.get(), pl_);
+        std::exception_ptr ex = ex_;   /* before the next run() may reset it */
+        running_.store(false, std::memory_order_release);
 #if WEFT_CPP_EXCEPTIONS
-        if (ex_ && rc == WEFT_OK)
-            std::rethrow_exception(ex_);
+        if (ex && rc == WEFT_OK)
+            std::rethrow_exception(ex);
+#else
+        (void)ex;
 #endif
         return to_error(rc);
     }
@@ -439,6 +449,7 @@ private:
     weft_pipeline *pl_ = nullptr;
     int err_ = WEFT_OK;
     std::atomic<bool> thrown_{false};
+    std::atomic<bool> running_{false};   /* a run() of this object is in flight */
     std::exception_ptr ex_;
 };
 
