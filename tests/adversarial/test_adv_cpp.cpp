@@ -10,13 +10,14 @@
 //                      predecessors: empty, EINVAL, nothing run; get()
 //                      rethrows what the callable threw; wait_for polls
 //   group_cancel       a task_group cancelled with members still queued
-//                      (no workers): join says ECANCELED, none ran, spawn
-//                      is refused until then
+//                      (no workers): join says ECANCELED, none ran, their
+//                      callables were destroyed, spawn is refused until then
 #include <weft.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -135,13 +136,15 @@ static void group_cancel()
     {
         weft::task_group g(e.s);
         CHECK(!g.error());
+        auto held = std::make_shared<int>(1);   // each member's capture holds it
         for (int i = 0; i < 20; i++)
-            CHECK(!g.spawn([&] { ran++; }));
+            CHECK(!g.spawn([&ran, held] { ran += *held; }));
         g.cancel();
         CHECK(g.cancelled());
         CHECK(g.spawn([&] { ran++; }) == weft::errc::ecanceled);
         CHECK(g.join() == weft::errc::ecanceled);
         CHECK(ran.load() == 0);
+        CHECK(held.use_count() == 1);   // the skipped members' callables are gone
         CHECK(!g.cancelled());
         CHECK(!g.spawn([&] { ran++; }));
     }   // the destructor joins

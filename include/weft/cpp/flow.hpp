@@ -480,6 +480,8 @@ public:
         static_assert(std::is_invocable_v<D &>, "weft: a group member takes no arguments");
         if (err_)
             return error();
+        if (cancelled_.load(std::memory_order_acquire))
+            return make_error_code(errc::ecanceled);
         struct member {
             task_group *g;
             D f;
@@ -495,16 +497,21 @@ public:
                 } else {
                     m = static_cast<member *>(arg);
                 }
+                /* Skipped after a cancel here, not by weft_group_cancel,
+                 * which would never call us: the callable is released
+                 * (destroyed) either way. */
+                if (!m->g->cancelled_.load(std::memory_order_acquire)) {
 #if WEFT_CPP_EXCEPTIONS
-                try {
-                    m->f();
-                } catch (...) {
-                    if (!m->g->thrown_.exchange(true, std::memory_order_acq_rel))   /* the first wins; join()'s return orders ex_ */
-                        m->g->ex_ = std::current_exception();
-                }
+                    try {
+                        m->f();
+                    } catch (...) {
+                        if (!m->g->thrown_.exchange(true, std::memory_order_acq_rel))   /* the first wins; join()'s return orders ex_ */
+                            m->g->ex_ = std::current_exception();
+                    }
 #else
-                m->f();
+                    m->f();
 #endif
+                }
                 detail::release<member>(arg);
             }
         };
@@ -525,6 +532,8 @@ public:
         if (err_)
             return error();
         int rc = weft_group_join(&gr_);
+        if (rc == WEFT_OK && cancelled_.exchange(false, std::memory_order_acq_rel))
+            rc = WEFT_ECANCELED;   /* the join clears the mark, as weft_group_join's */
 #if WEFT_CPP_EXCEPTIONS
         if (thrown_.load(std::memory_order_acquire) && rc != WEFT_ENOMEM) {   /* the join already ordered every member before */
             std::exception_ptr e = ex_;
@@ -535,18 +544,24 @@ public:
 #endif
         return to_error(rc);
     }
-    /** weft_group_cancel, weft_group_cancelled. */
+    /** As weft_group_cancel and weft_group_cancelled: members not yet
+     * started are skipped (their callables destroyed, never called),
+     * spawns refused until the next join. */
     void cancel() noexcept
     {
         if (!err_)
-            weft_group_cancel(&gr_);
+            cancelled_.store(true, std::memory_order_release);
     }
-    bool cancelled() const noexcept { return !err_ && weft_group_cancelled(&gr_); }
+    bool cancelled() const noexcept
+    {
+        return !err_ && (cancelled_.load(std::memory_order_acquire) || weft_group_cancelled(&gr_));
+    }
     weft_group *native_handle() noexcept { return &gr_; }
 
 private:
     weft_group gr_;
     int err_;
+    std::atomic<bool> cancelled_{false};   /* cancel() since the last join */
     std::atomic<bool> thrown_{false};
     std::exception_ptr ex_;
 };
