@@ -5,7 +5,8 @@
  *   spawn_bad      each WEFT_EINVAL of weft_proc_spawn (NULLs, argv[0]
  *                  NULL, a kind out of range, FD -1, PATH NULL, pgroup -2)
  *                  and each WEFT_ENOEXEC (not found, not executable, a cwd
- *                  or stdin file that cannot be opened): no child is left
+ *                  or stdin file that cannot be opened): no child is left;
+ *                  run_for with timeout 0 kills and reaps its child
  *   run_for        exit codes; stdout to a file with stderr 2>&1 and stdin
  *                  from /dev/null; a timeout kills the child's whole new
  *                  group (its grandchild too) and reaps it; from a task,
@@ -94,6 +95,13 @@ WT_TEST(adv_proc, spawn_bad)
     b.stdio[0] = (weft_proc_redirect){ .kind = WEFT_PROC_INHERIT };
     b.stdio[1] = (weft_proc_redirect){ .kind = WEFT_PROC_PATH, .path = "/proc/weft-adv/x" };
     WT_ASSERT_EQ(weft_proc_spawn(s, &b, &pid, &pidfd), WEFT_ENOEXEC);
+    WT_ASSERT(no_children());
+
+    /* Timeout 0: started, looked at once, killed and reaped. */
+    const char *sleeper[] = { "sleep", "1000", NULL };
+    b = (weft_proc_spec){ .argv = sleeper };
+    int st0 = -1;
+    WT_ASSERT_EQ(weft_proc_run_for(s, &b, &st0, 0), WEFT_ETIMEDOUT);
     WT_ASSERT(no_children());
 
     /* pidfd: a descriptor (or -1), close-on-exec; the child reaped by a wait. */
