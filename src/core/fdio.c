@@ -44,6 +44,10 @@ static int seam_fd(weft_fd fd)
     return fd < 0 || (weft_fd)(int)fd != fd ? -1 : (int)fd;
 }
 
+/* How often a one-shot wait beside a parked fiber looks whether fd was
+ * forgotten (ctx_wait). */
+#define FDIO_RECHECK_NS 1000000000ull
+
 /* One call's waits on one side of fd. */
 typedef struct io_ctx {
     weft__worker *w;       /* NULL: a plain thread, waits in ppoll */
@@ -103,9 +107,25 @@ static int ctx_wait(io_ctx *c)
             return WEFT_ESHUTDOWN;
     }
     if (rc == WEFT_EBUSY) {   /* no record for us: a one-shot wait this time */
-        rc = weft__fd_wait_until(c->fd, ev, 1, c->deadline, "fd", (const void *)(intptr_t)c->fd);
+        /* Another fiber parks on the record: a forget (weft_fd_close) ends
+         * its wait, not this one, which waits on a duplicate of fd. So the
+         * one-shot wait looks at the record's word every RECHECK_NS: a
+         * changed word means fd was forgotten, and the call ends ECLOSED
+         * (a second late at most, not at once). */
+        uint32_t word = c->r ? weft__fd_word(c->r) : 0;
+        uint64_t until = c->deadline;
+        if (c->r) {
+            uint64_t soon = weft__now_ns() + FDIO_RECHECK_NS;
+            if (!until || soon < until)
+                until = soon;
+        }
+        rc = weft__fd_wait_until(c->fd, ev, 1, until, "fd", (const void *)(intptr_t)c->fd);
         if (rc > 0)   /* NVAL: closed during the wait (Windows: weft_fd_close woke the poller) */
             return rc & WEFT__OS_NVAL ? WEFT_ECLOSED : 1;
+        if (c->r && weft__fd_word(c->r) != word)
+            return WEFT_ECLOSED;   /* forgotten while this call waited */
+        if (rc == WEFT_ETIMEDOUT && until != c->deadline)
+            return 1;   /* a recheck, not the call's timeout: try again */
     }
     return rc;
 }
