@@ -439,8 +439,19 @@ static void *fork_thread(void *arg)
     return NULL;
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define ADV_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ADV_TSAN 1
+#endif
+#endif
+
 WT_TEST(adv_proc, fork_child)
 {
+#ifdef ADV_TSAN
+    WT_SKIP("under TSAN: no threads in a child of a multi-threaded fork");
+#endif
     WT_ASSERT_EQ(weft_signal_block(WEFT_SIG(SIGUSR1)), WEFT_OK);
     WT_FOR_WORKERS(w, 1, 2, 8) {
         fjob j;
