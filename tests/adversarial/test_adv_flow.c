@@ -32,7 +32,10 @@
  *   sem_spawn        weft_spawn_opts.sem: a pinned task with a semaphore
  *                    is refused and nothing queued; a count-1 semaphore
  *                    runs 16 tasks one at a time, in spawn order, each
- *                    blocking while it holds the unit */
+ *                    blocking while it holds the unit
+ *   sem_timeout_ahead  a timed acquire and a spawned task wait on one
+ *                    semaphore: the acquire times out, the unit released
+ *                    afterwards runs the task, which gives it back */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -650,5 +653,52 @@ WT_TEST(adv_flow, sem_spawn)
         weft_sem_release(&sem);
         adv_sched_end(s, w);
         weft_sem_destroy(&sem);
+    }
+}
+
+/* A fiber's timed acquire ahead of a spawned task in the semaphore's FIFO
+ * times out and leaves: the unit released afterwards goes to the task. */
+typedef struct semto {
+    weft_sem sem;
+    atomic_long rc;
+    weft_event done;
+    atomic_long ran;
+} semto;
+
+static void timed_acquirer(void *arg)
+{
+    semto *t = arg;
+    atomic_store(&t->rc, weft_sem_acquire_for(&t->sem, 2000000));
+    weft_event_signal(&t->done);
+}
+
+static void sem_job(void *arg)
+{
+    semto *t = arg;
+    atomic_fetch_add(&t->ran, 1);
+}
+
+WT_TEST(adv_flow, sem_timeout_ahead)
+{
+    WT_FOR_WORKERS(w, 1, 2, 8) {
+        weft_sched *s = adv_sched(w);
+        semto t;
+        memset(&t, 0, sizeof t);
+        weft_sem_init(&t.sem, 0);
+        weft_event_init(&t.done, true, false);
+        atomic_store(&t.rc, 1);
+        WT_ASSERT_EQ(weft_spawn(s, timed_acquirer, &t), WEFT_OK);
+        weft_spawn_opts o = { .sem = &t.sem };
+        WT_ASSERT_EQ(weft_spawn_ex(s, sem_job, &t, &o), WEFT_OK);
+        WT_ASSERT_EQ(weft_event_wait(&t.done), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&t.rc), WEFT_ETIMEDOUT);
+        WT_ASSERT_EQ(atomic_load(&t.ran), 0);
+        weft_sem_release(&t.sem);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
+        WT_ASSERT_EQ(atomic_load(&t.ran), 1);
+        WT_ASSERT(weft_sem_try_acquire(&t.sem));   /* the task gave it back */
+        adv_sched_end(s, w);
+        weft_sem_destroy(&t.sem);
+        weft_event_destroy(&t.done);
     }
 }
