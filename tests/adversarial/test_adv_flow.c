@@ -35,11 +35,15 @@
  *                    blocking while it holds the unit
  *   sem_timeout_ahead  a timed acquire and a spawned task wait on one
  *                    semaphore: the acquire times out, the unit released
- *                    afterwards runs the task, which gives it back */
+ *                    afterwards runs the task, which gives it back
+ *   shutdown_refusals  while destroy waits for a blocked task, a plain
+ *                    thread's async spawn, group spawn, pipeline run,
+ *                    blocking call and process spawn: ESHUTDOWN */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "adv_util.h"
 
@@ -700,5 +704,86 @@ WT_TEST(adv_flow, sem_timeout_ahead)
         adv_sched_end(s, w);
         weft_sem_destroy(&t.sem);
         weft_event_destroy(&t.done);
+    }
+}
+
+/* While weft_sched_destroy waits for a blocked task, a plain thread's new
+ * work is refused with ESHUTDOWN and nothing of it runs. */
+typedef struct shut {
+    weft_sched *s;
+    weft_event gate;
+    weft_group gr;
+    weft_pipeline *pl;
+    atomic_long ran;
+    long rc[6];
+    long spawned;   /* plain spawns that went in before destroy began */
+} shut;
+
+static void shut_blocker(void *arg)
+{
+    shut *x = arg;
+    weft_event_wait(&x->gate);
+}
+
+static void shut_count(void *arg)
+{
+    atomic_fetch_add(&((shut *)arg)->ran, 1);
+}
+
+static void *shut_async(void *arg)
+{
+    shut_count(arg);
+    return NULL;
+}
+
+static void shut_stage(weft_pipe *pf, void *arg)
+{
+    shut_count(arg);
+    weft_pipe_stop(pf);
+}
+
+static void *shut_thread(void *arg)
+{
+    shut *x = arg;
+    /* Destroy has begun once a plain spawn is refused (bounded). */
+    int tries = 0;
+    int rc;
+    while ((rc = weft_spawn(x->s, shut_count, x)) == WEFT_OK && tries++ < 20000)
+        usleep(1000);
+    x->rc[0] = rc;
+    x->spawned = tries;
+    weft_async *h = NULL;
+    x->rc[1] = weft_async_spawn(x->s, shut_async, x, NULL, 0, &h);
+    x->rc[2] = weft_group_spawn(&x->gr, shut_count, x);
+    x->rc[3] = weft_pipeline_run(x->s, x->pl);
+    x->rc[4] = weft_call_blocking(x->s, shut_count, x);
+    const char *argv[] = { "true", NULL };
+    weft_proc_spec sp = { .argv = argv };
+    int pid = 0;
+    x->rc[5] = weft_proc_spawn(x->s, &sp, &pid, NULL);
+    weft_event_signal(&x->gate);
+    return NULL;
+}
+
+WT_TEST(adv_flow, shutdown_refusals)
+{
+    WT_FOR_WORKERS(w, 1, 2, 8) {
+        shut x;
+        memset(&x, 0, sizeof x);
+        x.s = adv_sched(w);
+        weft_event_init(&x.gate, true, false);
+        WT_ASSERT_EQ(weft_group_init(&x.gr, x.s), WEFT_OK);
+        weft_pipe_stage st[1] = { { WEFT_PIPE_SERIAL, shut_stage, &x } };
+        WT_ASSERT_EQ(weft_pipeline_create(1, st, 1, &x.pl), WEFT_OK);
+        WT_ASSERT_EQ(weft_spawn(x.s, shut_blocker, &x), WEFT_OK);
+        pthread_t t;
+        WT_ASSERT_EQ(pthread_create(&t, NULL, shut_thread, &x), 0);
+        WT_ASSERT_EQ(weft_sched_destroy(x.s), WEFT_OK);
+        WT_ASSERT_EQ(pthread_join(t, NULL), 0);
+        for (int i = 0; i < 6; i++)
+            WT_ASSERT(x.rc[i] == WEFT_ESHUTDOWN, "w %u call %d: %ld", w, i, x.rc[i]);
+        WT_ASSERT_EQ(atomic_load(&x.ran), x.spawned);   /* those ran; none refused did */
+        WT_ASSERT_EQ(weft_pipeline_destroy(x.pl), WEFT_OK);
+        weft_event_destroy(&x.gate);
     }
 }
