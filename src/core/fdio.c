@@ -44,6 +44,10 @@ static int seam_fd(weft_fd fd)
     return fd < 0 || (weft_fd)(int)fd != fd ? -1 : (int)fd;
 }
 
+/* How often a one-shot wait beside a parked fiber looks whether fd was
+ * forgotten (ctx_wait). */
+#define FDIO_RECHECK_NS 1000000000ull
+
 /* One call's waits on one side of fd. */
 typedef struct io_ctx {
     weft__worker *w;       /* NULL: a plain thread, waits in ppoll */
@@ -103,9 +107,25 @@ static int ctx_wait(io_ctx *c)
             return WEFT_ESHUTDOWN;
     }
     if (rc == WEFT_EBUSY) {   /* no record for us: a one-shot wait this time */
-        rc = weft__fd_wait_until(c->fd, ev, 1, c->deadline, "fd", (const void *)(intptr_t)c->fd);
+        /* Another fiber parks on the record: a forget (weft_fd_close) ends
+         * its wait, not this one, which waits on a duplicate of fd. So the
+         * one-shot wait looks at the record's word every RECHECK_NS: a
+         * changed word means fd was forgotten, and the call ends ECLOSED
+         * (a second late at most, not at once). */
+        uint32_t word = c->r ? weft__fd_word(c->r) : 0;
+        uint64_t until = c->deadline;
+        if (c->r) {
+            uint64_t soon = weft__now_ns() + FDIO_RECHECK_NS;
+            if (!until || soon < until)
+                until = soon;
+        }
+        rc = weft__fd_wait_until(c->fd, ev, 1, until, "fd", (const void *)(intptr_t)c->fd);
         if (rc > 0)   /* NVAL: closed during the wait (Windows: weft_fd_close woke the poller) */
             return rc & WEFT__OS_NVAL ? WEFT_ECLOSED : 1;
+        if (c->r && weft__fd_word(c->r) != word)
+            return WEFT_ECLOSED;   /* forgotten while this call waited */
+        if (rc == WEFT_ETIMEDOUT && until != c->deadline)
+            return 1;   /* a recheck, not the call's timeout: try again */
     }
     return rc;
 }
@@ -205,7 +225,7 @@ weft_fd weft_fd_accept_for(weft_fd user_fd, uint64_t timeout_ns)
         return WEFT_EINVAL;
     io_ctx c;
     ctx_begin(&c, fd, WEFT__FD_READ, timeout_ns);
-    bool last = false;
+    int end = 0;   /* after a timeout or shutdown: what to return at the next EAGAIN */
     for (;;) {
         ctx_snap(&c);
         int a = weft__os_accept(fd);
@@ -219,8 +239,8 @@ weft_fd weft_fd_accept_for(weft_fd user_fd, uint64_t timeout_ns)
             continue;
         if (a != -EAGAIN)
             return io_error(-a);
-        if (last)
-            return WEFT_ETIMEDOUT;
+        if (end)
+            return end;
         int rc = ctx_wait(&c);
         if (rc == 1)
             continue;
@@ -228,7 +248,7 @@ weft_fd weft_fd_accept_for(weft_fd user_fd, uint64_t timeout_ns)
             return rc;
         if (c.look_only)
             return rc;
-        last = true;
+        end = rc;   /* ready when the timeout fired (or destroy began) counts as ready */
         c.look_only = rc == WEFT_ESHUTDOWN;
     }
 }
@@ -247,7 +267,7 @@ int weft_fd_connect_for(weft_fd user_fd, const struct sockaddr *addr, size_t add
         return io_error(-rc);
     io_ctx c;
     ctx_begin(&c, fd, WEFT__FD_WRITE, timeout_ns);
-    for (bool last = false;; ) {
+    for (int end = 0;; ) {   /* end: after a timeout or shutdown, what to return if not ready */
         ctx_snap(&c);
         int now = weft__fd_thread_wait(fd, WEFT__OS_OUT, 0, 0);
         if (now == WEFT_EINVAL)
@@ -258,8 +278,8 @@ int weft_fd_connect_for(weft_fd user_fd, const struct sockaddr *addr, size_t add
                 return WEFT_OK;
             return io_error(e < 0 ? -e : e);
         }
-        if (last)
-            return WEFT_ETIMEDOUT;
+        if (end)
+            return end;
         int w = ctx_wait(&c);
         if (w == 1)
             continue;
@@ -267,7 +287,7 @@ int weft_fd_connect_for(weft_fd user_fd, const struct sockaddr *addr, size_t add
             return w;
         if (c.look_only)
             return w;
-        last = true;
+        end = w;
         c.look_only = w == WEFT_ESHUTDOWN;
     }
 }
@@ -314,6 +334,7 @@ ptrdiff_t weft_fd_reader_read_line_for(weft_fd_reader *r, const char **line, uin
     r->start += r->taken;   /* the last line returned is the caller's no more */
     r->taken = 0;
     uint64_t deadline = weft__deadline(timeout_ns);
+    bool tried = false;   /* the first read is made whatever the clock says (timeout 0 included) */
     for (;;) {
         size_t have = r->end - r->start;
         const char *nl = memchr(r->buf + r->start, '\n', have);
@@ -334,9 +355,10 @@ ptrdiff_t weft_fd_reader_read_line_for(weft_fd_reader *r, const char **line, uin
         if (deadline) {
             uint64_t now = weft__now_ns();
             left = deadline > now ? deadline - now : 0;
-            if (left == 0)
+            if (left == 0 && tried)
                 return WEFT_ETIMEDOUT;
         }
+        tried = true;
         ptrdiff_t got = weft_fd_read_for(r->fd, r->buf + r->end, r->cap - r->end, left);
         if (got < 0)
             return got;

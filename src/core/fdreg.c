@@ -250,6 +250,11 @@ void weft__fd_note_short(weft__fdrec *r, uint64_t seq)
         atomic_store_explicit(&sd->drained, seq + 1, memory_order_relaxed);
 }
 
+uint32_t weft__fd_word(weft__fdrec *r)
+{
+    return atomic_load_explicit(&r->word, memory_order_seq_cst);   /* seq_cst: after the caller's wait, against forget's CAS */
+}
+
 bool weft__fd_drained(weft__fdrec *r, uint64_t seq)
 {
     return atomic_load_explicit(&r->side[WEFT__FD_READ].drained, memory_order_relaxed) == seq + 1;

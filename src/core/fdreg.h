@@ -58,6 +58,10 @@ void weft__fd_note_short(weft__fdrec *r, uint64_t seq);
 /* Did a read begun at edge count seq come back short, with no edge since:
  * would a read now say EAGAIN? Callable from: any thread. */
 bool weft__fd_drained(weft__fdrec *r, uint64_t seq);
+/* r's registration word (its generation and state): a forget changes it,
+ * so a waiter that saw one value and then sees another knows fd was
+ * forgotten (or closed) meanwhile. Callable from: any thread. */
+uint32_t weft__fd_word(weft__fdrec *r);
 /* An event of a record (data has WEFT__FD_TAG): counts the edge and makes
  * the parked fibers of its sides ready. Callable from: any worker. */
 void weft__fd_event(weft__poller *p, uint64_t data, unsigned events);

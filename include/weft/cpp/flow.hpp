@@ -388,17 +388,27 @@ public:
 
     /** Runs it on s until the first stage stops and every token before
      * has passed every stage (weft_pipeline_run). Tokens count from 0 at
-     * every run. Callable from: any thread (a task's fiber waits). */
+     * every run. EBUSY, changing nothing, while a run() is in flight.
+     * Callable from: any thread (a task's fiber waits). */
     [[nodiscard]] std::error_code run(scheduler_ref s)
     {
         if (err_)
             return error();
+        /* A run() refused because another is in flight (from a stage of
+         * it, or another thread) changes nothing: the exception state
+         * below is that run's. */
+        if (running_.exchange(true, std::memory_order_acquire))
+            return make_error_code(errc::ebusy);
         thrown_.store(false, std::memory_order_relaxed);   /* no stage runs now; the run's start publishes it */
         ex_ = nullptr;
         int rc = weft_pipeline_run(s.get(), pl_);
+        std::exception_ptr ex = ex_;   /* before the next run() may reset it */
+        running_.store(false, std::memory_order_release);
 #if WEFT_CPP_EXCEPTIONS
-        if (ex_ && rc == WEFT_OK)
-            std::rethrow_exception(ex_);
+        if (ex && rc == WEFT_OK)
+            std::rethrow_exception(ex);
+#else
+        (void)ex;
 #endif
         return to_error(rc);
     }
@@ -439,6 +449,7 @@ private:
     weft_pipeline *pl_ = nullptr;
     int err_ = WEFT_OK;
     std::atomic<bool> thrown_{false};
+    std::atomic<bool> running_{false};   /* a run() of this object is in flight */
     std::exception_ptr ex_;
 };
 
@@ -469,6 +480,8 @@ public:
         static_assert(std::is_invocable_v<D &>, "weft: a group member takes no arguments");
         if (err_)
             return error();
+        if (cancelled_.load(std::memory_order_acquire))
+            return make_error_code(errc::ecanceled);
         struct member {
             task_group *g;
             D f;
@@ -484,16 +497,21 @@ public:
                 } else {
                     m = static_cast<member *>(arg);
                 }
+                /* Skipped after a cancel here, not by weft_group_cancel,
+                 * which would never call us: the callable is released
+                 * (destroyed) either way. */
+                if (!m->g->cancelled_.load(std::memory_order_acquire)) {
 #if WEFT_CPP_EXCEPTIONS
-                try {
-                    m->f();
-                } catch (...) {
-                    if (!m->g->thrown_.exchange(true, std::memory_order_acq_rel))   /* the first wins; join()'s return orders ex_ */
-                        m->g->ex_ = std::current_exception();
-                }
+                    try {
+                        m->f();
+                    } catch (...) {
+                        if (!m->g->thrown_.exchange(true, std::memory_order_acq_rel))   /* the first wins; join()'s return orders ex_ */
+                            m->g->ex_ = std::current_exception();
+                    }
 #else
-                m->f();
+                    m->f();
 #endif
+                }
                 detail::release<member>(arg);
             }
         };
@@ -514,6 +532,8 @@ public:
         if (err_)
             return error();
         int rc = weft_group_join(&gr_);
+        if (rc == WEFT_OK && cancelled_.exchange(false, std::memory_order_acq_rel))
+            rc = WEFT_ECANCELED;   /* the join clears the mark, as weft_group_join's */
 #if WEFT_CPP_EXCEPTIONS
         if (thrown_.load(std::memory_order_acquire) && rc != WEFT_ENOMEM) {   /* the join already ordered every member before */
             std::exception_ptr e = ex_;
@@ -524,18 +544,24 @@ public:
 #endif
         return to_error(rc);
     }
-    /** weft_group_cancel, weft_group_cancelled. */
+    /** As weft_group_cancel and weft_group_cancelled: members not yet
+     * started are skipped (their callables destroyed, never called),
+     * spawns refused until the next join. */
     void cancel() noexcept
     {
         if (!err_)
-            weft_group_cancel(&gr_);
+            cancelled_.store(true, std::memory_order_release);
     }
-    bool cancelled() const noexcept { return !err_ && weft_group_cancelled(&gr_); }
+    bool cancelled() const noexcept
+    {
+        return !err_ && (cancelled_.load(std::memory_order_acquire) || weft_group_cancelled(&gr_));
+    }
     weft_group *native_handle() noexcept { return &gr_; }
 
 private:
     weft_group gr_;
     int err_;
+    std::atomic<bool> cancelled_{false};   /* cancel() since the last join */
     std::atomic<bool> thrown_{false};
     std::exception_ptr ex_;
 };
