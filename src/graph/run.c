@@ -411,8 +411,8 @@ int weft__mcond_call(void *arg)
     int keep = -1;
     for (size_t i = 0; i < k; i++) {
         int p = picks[i];
-        if (p < 0 || (uint32_t)p >= t->nsucc)
-            continue;
+        if (p < 0 || (size_t)p >= cap)
+            continue;   /* only the first WEFT_MULTI_COND_MAX can be picked */
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++)
             seen = picks[j] == p;
