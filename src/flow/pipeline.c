@@ -332,19 +332,3 @@ void weft_pipe_stop(weft_pipe *pf)
     if (pf->stage == 0)
         pf->stop = true;
 }
-
-/* ---- a pipeline as a task of a graph -------------------------------------- */
-
-static void graph_task(void *arg)
-{
-    int rc = weft_pipeline_run(weft_sched_current(), arg);
-    if (rc != WEFT_OK)
-        (void)weft_task_fail(rc);
-}
-
-weft_task *weft_graph_add_pipeline(weft_graph *g, weft_pipeline *pl)
-{
-    if (!g || !pl)
-        return NULL;
-    return weft_graph_add(g, graph_task, pl);
-}

@@ -189,3 +189,25 @@ bool weft__runs_within(const weft_graph *g, const weft_graph *x)
     }
     return false;
 }
+
+/* ---- a pipeline as a task of a graph ------------------------------------------ */
+
+/* A pipeline task runs its pipeline through the public call, as any task
+ * could, and fails with weft's own code when the run is refused (EBUSY:
+ * running elsewhere), as a module whose graph runs elsewhere does: a
+ * user's weft_task_fail would make the wait say WEFT_EFAILED. Here, not
+ * in src/flow, since only the graph room may write a task's failure. */
+static void pipeline_task(void *arg)
+{
+    int rc = weft_pipeline_run(weft_sched_current(), arg);
+    weft__visiting *vis = weft__visiting_fn();
+    if (rc != WEFT_OK && vis)
+        vis->fail = weft__fail_weft(rc);
+}
+
+weft_task *weft_graph_add_pipeline(weft_graph *g, weft_pipeline *pl)
+{
+    if (!g || !pl)
+        return NULL;
+    return weft_graph_add(g, pipeline_task, pl);
+}

@@ -411,14 +411,7 @@ WT_TEST(adv_flow, pipe_twice)
         WT_ASSERT(t.a && t.b);
         WT_ASSERT_EQ(weft_graph_run(s, g), WEFT_OK);
         int rc = weft_graph_wait(g);
-#if 0   /* bug: src/flow/pipeline.c graph_task fails the task with
-         * weft_task_fail(rc), a user's code, so the wait returns
-         * WEFT_EFAILED, where flow.md ("fails with WEFT_EBUSY, as a module
-         * does") and graph.md (weft's own failure: its code) say EBUSY */
-        WT_ASSERT_EQ(rc, WEFT_EBUSY);
-#else
-        WT_ASSERT(rc == WEFT_EBUSY || rc == WEFT_EFAILED, "wait %d", rc);
-#endif
+        WT_ASSERT_EQ(rc, WEFT_EBUSY);   /* weft's own failure: its code */
         WT_ASSERT_EQ(weft_graph_fail_code(g), WEFT_EBUSY);
         WT_ASSERT(weft_graph_failed_task(g) == t.a || weft_graph_failed_task(g) == t.b);
         WT_ASSERT_EQ(atomic_load(&t.tokens), 5);
