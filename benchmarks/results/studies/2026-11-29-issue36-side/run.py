@@ -11,7 +11,7 @@ import os, subprocess, sys, time
 BIN, OUT, REPS, ROWS = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 ROUNDS = "5"   # timed rounds per process (after one untimed)
 CELLS = {   # row: (N per round, [(cell, program, extra args)])
-    "rw": ("10000", [("weft", "w_rw", []), ("taskflow", "tf_rw", []), ("scheduling", "sc_rw", []),
+    "rw": ("10000", [("weft", "w_rw", []), ("weft_bound", "w_rw", ["bound"]), ("taskflow", "tf_rw", []), ("scheduling", "sc_rw", []),
                      ("enkiTS", "en_rw", []), ("oneTBB", "tbb_rw", []), ("OpenMP", "omp_rw", [])]),
     "pin": ("5000", [("weft", "w_pin", []), ("enkiTS", "en_pin", []), ("enkiTS_C", "en_pin_c", [])]),
     "spawn": ("1000000", [("weft_bound", "w_spawn", ["bound"]), ("weft_plain", "w_spawn", ["plain"]),
@@ -19,7 +19,7 @@ CELLS = {   # row: (N per round, [(cell, program, extra args)])
                           ("marl", "marl_spawn", []), ("taskflow", "tf_spawn", []),
                           ("scheduling", "sc_spawn", []), ("oneTBB", "tbb_spawn", []),
                           ("OpenMP", "omp_spawn", [])]),
-    "cond": ("1000000", [("weft", "w_cond", []), ("taskflow", "tf_cond", []), ("oneTBB", "tbb_cond", [])]),
+    "cond": ("1000000", [("weft", "w_cond", []), ("weft_bound", "w_cond", ["bound"]), ("taskflow", "tf_cond", []), ("oneTBB", "tbb_cond", [])]),
 }
 PP = [("weft_event", ["w_pp", "e"]), ("weft_channel", ["w_pp", "c"]), ("marl_event", ["marl_pp", "e"])]
 PP_N, PP_PROCS = "100000", 20

@@ -2,7 +2,7 @@
 """summarize.py RUN.tsv...: the tables of README.md from run.py's lines.
 Rows rw, pin, spawn, cond: per thread count, each cell's median of the
 process medians, their range and count, and the ratio peer / weft (> 1:
-weft ahead); spawn gives it against weft with the main thread bound (one
+weft ahead); rw, spawn and cond give it against weft with the main thread bound (one
 of the T threads, as enkiTS's thread 0 and the OpenMP and oneTBB
 waiters) and never bound (T workers, as Taskflow's, scheduling's and
 marl's). Row pp: median, worst and worst / median of the 20 processes.
@@ -12,7 +12,8 @@ import collections, statistics, sys
 
 UNIT = {"rw": "ns per cycle", "pin": "ns per round trip", "spawn": "ns per task (spawn + wait)",
         "cond": "ns per iteration", "pp": "s per process (10^5 round trips)"}
-BASE = {"rw": ["weft"], "pin": ["weft"], "spawn": ["weft_bound", "weft_plain"], "cond": ["weft"]}
+BASE = {"rw": ["weft", "weft_bound"], "pin": ["weft"], "spawn": ["weft_bound", "weft_plain"],
+        "cond": ["weft", "weft_bound"]}
 d = collections.defaultdict(list)
 load = collections.defaultdict(list)
 idle = []
@@ -48,6 +49,9 @@ for row in ("rw", "pin", "spawn", "cond"):
             m = statistics.median(v)
             ratios = []
             for b in base:
+                if (row, b, t) not in d:
+                    ratios.append("")
+                    continue
                 bm = statistics.median(d[(row, b, t)])
                 ratios.append("" if c in base else "%.2fx" % (m / bm))
             ld = load[(row, c, t)]

@@ -1,7 +1,10 @@
 /* Row 4, weft: a condition-task loop as a graph, init -> body -> cond,
  * cond -0-> body, cond -1-> done; N iterations a run, one
  * weft_graph_run + weft_graph_wait per round from the main thread (never
- * bound); T workers. ns per iteration. */
+ * bound); T workers. ns per iteration.
+ *   w_cond T N R [bound]: the main thread bound and T-1 workers, as
+ *   w_rw. */
+#include <string.h>
 #include <weft.h>
 #include "kit.h"
 
@@ -17,9 +20,11 @@ int main(int argc, char **argv)
     n = N;
     weft_config c;
     weft_config_init(&c);
-    c.workers = (unsigned)T;
+    int bound = argc > 4 && strcmp(argv[4], "bound") == 0;
+    unsigned w = bound ? (unsigned)T - 1 : (unsigned)T;
+    c.workers = w ? w : WEFT_WORKERS_NONE;
     weft_sched *s;
-    if (weft_sched_create(&s, &c) != WEFT_OK)
+    if (weft_sched_create(&s, &c) != WEFT_OK || (bound && weft_sched_bind(s) != WEFT_OK))
         kit_wrong("create");
     weft_graph *g;
     weft_graph_create(&g);
@@ -42,6 +47,8 @@ int main(int argc, char **argv)
         kit_wrong("count");
     printf("weft_cond T=%d %.2f\n", T, kit_median(ns, R));
     weft_graph_destroy(g);
+    if (bound)
+        weft_sched_unbind();
     weft_sched_destroy(s);
     return 0;
 }

@@ -1,6 +1,10 @@
 /* Row 1, weft: a 32-task chain graph (each task adds one to a counter),
  * N weft_graph_run + weft_graph_wait cycles per round from the main
- * thread, never bound; T workers. ns per cycle. */
+ * thread, never bound; T workers. ns per cycle.
+ *   w_rw T N R [bound]: bound, the main thread bound (weft_sched_bind)
+ *   and T-1 workers (WEFT_WORKERS_NONE at T=1): it runs tasks while it
+ *   waits, as oneTBB's and enkiTS's main thread do. */
+#include <string.h>
 #include <weft.h>
 #include "kit.h"
 
@@ -11,9 +15,11 @@ int main(int argc, char **argv)
     KIT_ARGS(argc, argv, T, N, R);
     weft_config c;
     weft_config_init(&c);
-    c.workers = (unsigned)T;
+    int bound = argc > 4 && strcmp(argv[4], "bound") == 0;
+    unsigned w = bound ? (unsigned)T - 1 : (unsigned)T;
+    c.workers = w ? w : WEFT_WORKERS_NONE;
     weft_sched *s;
-    if (weft_sched_create(&s, &c) != WEFT_OK)
+    if (weft_sched_create(&s, &c) != WEFT_OK || (bound && weft_sched_bind(s) != WEFT_OK))
         kit_wrong("create");
     long cnt = 0;
     weft_graph *g;
@@ -40,6 +46,8 @@ int main(int argc, char **argv)
         kit_wrong("count");
     printf("weft_rw T=%d %.1f\n", T, kit_median(ns, R));
     weft_graph_destroy(g);
+    if (bound)
+        weft_sched_unbind();
     weft_sched_destroy(s);
     return 0;
 }
