@@ -191,10 +191,14 @@ void weft__wake_worker(weft_sched *s, weft__worker *w)
     weft__fence_submit();                   /* StoreLoad: the inbox push before in_idle's load */
     if (WEFT_UNLIKELY(weft__bound_beside(w))) {
         /* Asleep on its own futex (weft__bound_park), never in the set. */
-        if (atomic_load_explicit(&w->sleeping, memory_order_relaxed)) {
-            atomic_store_explicit(&w->token, 1, memory_order_release);   /* release: pairs with the acquire load in weft__bound_park */
+        /* Only the waker that gives the token (0 -> 1) makes the system
+         * call: the token stays 1 until the thread parks again, so a second
+         * wake before then (a pin's push and its pin_ev signal readying the
+         * thread's host, or two pins) finds it given and has nobody to wake
+         * (a pinned round trip made ~2 futex wakes a trip, most to nobody). */
+        if (atomic_load_explicit(&w->sleeping, memory_order_relaxed) &&
+            atomic_exchange_explicit(&w->token, 1, memory_order_release) == 0)   /* release: pairs with the acquire load in weft__bound_park */
             weft__os_word_wake(&w->token, 1);
-        }
         return;
     }
     if (!atomic_load_explicit(&w->in_idle, memory_order_relaxed))
