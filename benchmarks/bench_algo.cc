@@ -24,7 +24,9 @@
 // blocked_range; parallel_sort); weft (called from the benchmark thread,
 // which takes a share beside <threads> - 1 workers, as in
 // bench_parallel); weft_elem (the scan's element form: the operator
-// called per element); weft_stable (the stable merge sort, scratch
+// called per element); weft_cpp (sort only: weft.hpp's parallel_sort,
+// whose comparison, std::less, inlines as std::sort's and oneTBB's do);
+// weft_stable (the stable merge sort, scratch
 // passed by the caller); and "_task" forms, called from a task of a
 // scheduler of <threads> workers. Every case is checked against seq
 // before it is timed (transform and sort exactly; weft's scan is the same
@@ -53,7 +55,7 @@
 #include <thread>
 #include <vector>
 
-#include "weft.h"
+#include "weft.hpp"
 
 namespace {
 
@@ -329,6 +331,11 @@ void register_all()
         };
         add(g + "weft", false, bench_sort, qs(t - 1));
         add(g + "weft_task", false, bench_sort, qs(t), t);
+        auto cs = [](unsigned w) {
+            return [w](Data &d) { check(weft::parallel_sort(weft::scheduler_ref(sched_for(w)), d.work.begin(), d.work.end()).value()); };
+        };
+        add(g + "weft_cpp", false, bench_sort, cs(t - 1));
+        add(g + "weft_cpp_task", false, bench_sort, cs(t), t);
         add(g + "weft_stable", false, bench_sort, ms(t - 1));
         add(g + "weft_stable_task", false, bench_sort, ms(t), t);
     }
