@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <numeric>
@@ -45,9 +46,20 @@ CPP_TEST(transform_forms)
     }
 }
 
+namespace {
+struct mat2 {
+    unsigned long long a[4];
+    static mat2 mul(const mat2 &x, const mat2 &y)
+    {
+        return mat2{{x.a[0] * y.a[0] + x.a[1] * y.a[2], x.a[0] * y.a[1] + x.a[1] * y.a[3],
+                     x.a[2] * y.a[0] + x.a[3] * y.a[2], x.a[2] * y.a[1] + x.a[3] * y.a[3]}};
+    }
+};
+} // namespace
+
 CPP_TEST(scans_match_sequential_and_are_deterministic)
 {
-    std::vector<double> first_fp;
+    std::vector<double> first_fp, first_fp_g;
     for (unsigned w : WORKERS) {
         env e(w);
         std::vector<long> in(20011);
@@ -81,6 +93,20 @@ CPP_TEST(scans_match_sequential_and_are_deterministic)
         if (first_fp.empty())
             first_fp = fo;
         CHECK(std::memcmp(first_fp.data(), fo.data(), fo.size() * sizeof(double)) == 0);
+        /* Blocks long enough for a block's sum to fold in quarters. */
+        CHECK(!weft::parallel_inclusive_scan(e.s, fp.begin(), fp.end(), fo.begin(), [](double a, double b) { return a + b; }, 0.0, 1000));
+        if (first_fp_g.empty())
+            first_fp_g = fo;
+        CHECK(std::memcmp(first_fp_g.data(), fo.data(), fo.size() * sizeof(double)) == 0);
+        CHECK(std::fabs(fo.back() - std::accumulate(fp.begin(), fp.end(), 0.0)) < 1e-9);
+        /* An associative op that does not commute (2x2 integer matrices,
+         * wrapping): the quarters must be folded in order. */
+        std::vector<mat2> m(12345), mo(m.size()), mw(m.size());
+        for (std::size_t i = 0; i < m.size(); i++)
+            m[i] = (i * 2654435761u >> 7) & 1 ? mat2{{1, 1 + i % 7, 0, 1}} : mat2{{1, 0, 1 + i % 5, 1}};   /* det 1: products never vanish */
+        std::partial_sum(m.begin(), m.end(), mw.begin(), mat2::mul);
+        CHECK(!weft::parallel_inclusive_scan(e.s, m.begin(), m.end(), mo.begin(), mat2::mul, mat2{{1, 0, 0, 1}}, 700));
+        CHECK(std::equal(mo.begin(), mo.end(), mw.begin(), [](const mat2 &a, const mat2 &b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
     }
 }
 
