@@ -24,7 +24,12 @@
 // blocked_range; parallel_sort); weft (called from the benchmark thread,
 // which takes a share beside <threads> - 1 workers, as in
 // bench_parallel); weft_elem (the scan's element form: the operator
-// called per element); weft_stable (the stable merge sort, scratch
+// called per element); weft_oneblock (the scan as one block, grain =
+// count: its final pass alone, what the determinism's second fold costs
+// shows beside weft); weft_cpp (weft.hpp's parallel_inclusive_scan with
+// std::plus, and parallel_sort with std::less: the operator inlined, as
+// in std::sort and oneTBB);
+// weft_stable (the stable merge sort, scratch
 // passed by the caller); and "_task" forms, called from a task of a
 // scheduler of <threads> workers. Every case is checked against seq
 // before it is timed (transform and sort exactly; weft's scan is the same
@@ -53,7 +58,7 @@
 #include <thread>
 #include <vector>
 
-#include "weft.h"
+#include "weft.hpp"
 
 namespace {
 
@@ -306,6 +311,18 @@ void register_all()
         };
         add(g + "weft", false, bench_scan, range_scan(t - 1));
         add(g + "weft_task", false, bench_scan, range_scan(t), t);
+        auto cpp_scan = [](unsigned w) {
+            return [w](Data &d) {
+                check(weft::parallel_inclusive_scan(weft::scheduler_ref(sched_for(w)), d.x.begin(), d.x.end(), d.y.begin(),
+                                                    std::plus<>()).value());
+            };
+        };
+        add(g + "weft_cpp", false, bench_scan, cpp_scan(t - 1));
+        add(g + "weft_cpp_task", false, bench_scan, cpp_scan(t), t);
+        add(g + "weft_oneblock", false, bench_scan, [t](Data &d) {
+            double sum, zero = 0;
+            check(weft_parallel_scan(sched_for(t - 1), 0, kN, kN, &sum, sizeof sum, &zero, scan_body, add_double, &d));
+        });
         add(g + "weft_elem", false, bench_scan, [t](Data &d) {
             double zero = 0;
             check(weft_parallel_scan_inclusive(sched_for(t - 1), d.y.data(), d.x.data(), kN, 8, 0, &zero,
@@ -329,6 +346,11 @@ void register_all()
         };
         add(g + "weft", false, bench_sort, qs(t - 1));
         add(g + "weft_task", false, bench_sort, qs(t), t);
+        auto cs = [](unsigned w) {
+            return [w](Data &d) { check(weft::parallel_sort(weft::scheduler_ref(sched_for(w)), d.work.begin(), d.work.end()).value()); };
+        };
+        add(g + "weft_cpp", false, bench_sort, cs(t - 1));
+        add(g + "weft_cpp_task", false, bench_sort, cs(t), t);
         add(g + "weft_stable", false, bench_sort, ms(t - 1));
         add(g + "weft_stable_task", false, bench_sort, ms(t), t);
     }

@@ -303,7 +303,8 @@ static bool loop_finished(void *ctx)
 
 /* A thread outside the scheduler (no weft worker at all, or one of
  * another scheduler's). With no workers it runs every chunk itself, in
- * order. With a CPU spare for it (fewer
+ * order, and so a loop of one chunk with a CPU spare for it. With a CPU
+ * spare for it (fewer
  * workers than CPUs), it runs a share of the chunks, 1/(workers + 1) of
  * them, from the front (the first one its own from the start), while
  * the workers take the rest as a root piece; helpers queued after the
@@ -315,10 +316,14 @@ static int loop_outside(weft__loop *l, size_t nchunks)
 {
     weft_sched *s = l->s;
     unsigned nw = weft__sched_workers(s);
-    if (nw == 0) {
+    if (nw == 0 || (nchunks == 1 && weft__sched_spare_cpu(s))) {
         /* Nobody else would run the chunks: the caller runs them itself,
          * in order (so here a chunk must not wait for a later one; a
-         * bound thread runs them as tasks instead). The check an external
+         * bound thread runs them as tasks instead). A single chunk, with
+         * a CPU spare for the caller, is run here too: there is nothing
+         * to share, and handing it to a worker would only add the wake
+         * of one (tens of microseconds, more on a loaded machine) while
+         * the caller waits. The check an external
          * spawn makes: refused once destroy has begun. Nothing below
          * touches s, so destroy may go on. */
         if (weft__sched_closing(s))   /* seq_cst, as every access to shutdown; pairs with destroy's store */

@@ -33,7 +33,12 @@
  *      has block 0) thus reads its input once.
  *   2. The caller puts in place, in order, the prefixes the first pass
  *      did not reach (every sum is known by then).
- *   3. Second pass, over the blocks whose outputs are not written yet.
+ *   3. Second pass, over the blocks whose outputs are not written yet,
+ *      listed in order by the caller in step 2 and run as a loop of
+ *      their own: a loop over every block would leave the done ones'
+ *      chunks empty, and a thread holding those (an outside caller's
+ *      share is the loop's front, the blocks it wrote in the first pass)
+ *      idle while another writes the rest alone.
  * The input is read twice only where blocks ran ahead of their prefix.
  *
  * A block never waits for another, so blocks may block on one another in
@@ -56,7 +61,8 @@
  *          that load leaves the block to the second pass, never to both.
  *   slots  a block's sum, written by its first pass; its prefix, by the
  *          block before it or by the caller in step 2; its running sum,
- *          by whoever writes its outputs; done, by the same. The caller
+ *          by whoever writes its outputs; done, by the same; left, by
+ *          the caller in step 2. The caller
  *          reads them after the first loop's wait, which carries every
  *          chunk's writes, and the second loop's queueing publishes what
  *          the caller wrote.
@@ -145,6 +151,7 @@ int weft_parallel_find(weft_sched *s, size_t begin, size_t end, size_t grain,
 struct slot_head {
     atomic_int ready;            /* the block's prefix is in place (step 2 done for it) */
     bool done;                   /* the block's outputs are written */
+    size_t left;                 /* step 3's chunk k writes the outputs of block slot k's left */
 };
 
 struct scan {
@@ -263,13 +270,14 @@ static void first_pass(size_t b, size_t e, void *p)
     }
 }
 
-/* Step 3 for the blocks [b, e) the first pass left. */
+/* Step 3 for chunks [b, e): the blocks the first pass left, numbered
+ * in order (a chunk per left block, so that they split evenly between
+ * the threads however the first pass left them). */
 static void second_pass(size_t b, size_t e, void *p)
 {
     struct scan *c = p;
     for (size_t k = b; k < e; k++)
-        if (!head(c, k)->done)
-            block_final(c, k);
+        block_final(c, head(c, k)->left);
 }
 
 /* Fixes c's blocks from the length and the grain: grain-sized blocks,
@@ -310,16 +318,18 @@ static int scan_run(weft_sched *s, struct scan *c, void *sum)
     if (rc == WEFT_OK) {
         /* Every block's sum is in place now (the loop's wait carries
          * them): the prefixes the first pass did not reach, in order. */
-        bool left = false;
+        size_t left = 0;
         for (size_t k = 0; k < c->nblocks; k++) {
             /* A block may have missed a prefix put in place after it
-             * looked: it is left too, its prefix already there. */
-            left |= !head(c, k)->done;
+             * looked: it is left too, its prefix already there. The
+             * left ones are listed in order, the j-th in slot j (j <= k:
+             * that slot's own fields were read already). */
+            if (!head(c, k)->done)
+                head(c, left++)->left = k;
             if (k + 1 < c->nblocks && !atomic_load_explicit(&head(c, k + 1)->ready, memory_order_relaxed))   /* relaxed: the loop's wait ordered every store */
                 next_prefix(c, k);
         }
-        if (left)
-            weft__run_all(s, c->nblocks, second_pass, c);   /* outputs are being written: may not fail */
+        weft__run_all(s, left, second_pass, c);   /* outputs are being written: may not fail */
         if (sum)   /* the last block's running sum: the last output's value */
             memmove(sum, val(c, c->nblocks - 1, RUN), c->size);
     }

@@ -89,12 +89,31 @@ static inline int cmp_at(const sorter *q, unsigned char *base, size_t i, size_t 
     return q->cmp(at(q, base, i), at(q, base, j), q->arg);
 }
 
-/* Sorts base[0, n) by insertion, stably, in place: for short runs. */
+/* Sorts base[0, n) by insertion, stably, in place: for short runs. An
+ * element of up to 64 bytes is held aside while the greater ones before
+ * it shift up one place each (a copy each, not a swap); a larger one
+ * moves by adjacent swaps. */
 static void sort_small(const sorter *q, unsigned char *base, size_t n)
 {
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && cmp_at(q, base, j - 1, j) > 0; j--)
-            weft__elem_swap(at(q, base, j - 1), at(q, base, j), q->size);   /* adjacent swaps: stable */
+    size_t sz = q->size;
+    if (sz > 64) {
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = i; j > 0 && cmp_at(q, base, j - 1, j) > 0; j--)
+                weft__elem_swap(at(q, base, j - 1), at(q, base, j), sz);   /* adjacent swaps: stable */
+        return;
+    }
+    _Alignas(16) unsigned char held[64];
+    for (size_t i = 1; i < n; i++) {
+        unsigned char *p = at(q, base, i);
+        if (q->cmp(p - sz, p, q->arg) <= 0)
+            continue;   /* already in place: the common case near the end of a sort */
+        weft__elem_copy(held, p, sz);
+        do {
+            weft__elem_copy(p, p - sz, sz);
+            p -= sz;
+        } while (p > base && q->cmp(p - sz, held, q->arg) > 0);   /* equal ones stay before: stable */
+        weft__elem_copy(p, held, sz);
+    }
 }
 
 /* The index of the median of elements i, j, k. */
@@ -110,10 +129,22 @@ static size_t median3(const sorter *q, unsigned char *base, size_t i, size_t j, 
     return cmp_at(q, base, j, k) < 0 ? k : j;
 }
 
+/* Elements a side of the block partition classifies at a time. */
+#define SORT_BLOCK 64
+
 /* Splits base[0, n) (n >= 2) around a pivot: returns p with [0, p) no
  * greater than it, base[p] the pivot, (p, n) no less. Elements equal to
- * the pivot stop both scans and are swapped, so a run of equal keys
- * splits in the middle rather than to one side. */
+ * the pivot count as misplaced on both sides and are swapped, so a run of
+ * equal keys splits in the middle rather than to one side.
+ *
+ * A comparison through a pointer cannot be inlined, and a branch on its
+ * result is a coin toss on random keys: the scans below never branch on
+ * one. While the unknown zone [l, r) holds two blocks, each side
+ * classifies SORT_BLOCK elements of its end, noting the offsets of the
+ * misplaced ones without a branch, then as many pairs as both sides have
+ * are swapped; a side whose block has no misplaced element left moves
+ * on. What is left (at most two blocks) takes the classic scans, with the
+ * pivot at 0 and the elements already placed as their sentinels. */
 static size_t split(const sorter *q, unsigned char *base, size_t n)
 {
     size_t m = n / 2, last = n - 1, piv;
@@ -125,14 +156,45 @@ static size_t split(const sorter *q, unsigned char *base, size_t n)
         piv = median3(q, base, 0, m, last);
     }
     weft__elem_swap(base, at(q, base, piv), q->size);   /* the pivot waits at 0 */
-    size_t i = 0, j = n;
+    size_t l = 1, r = n, nl = 0, nr = 0, sl = 0, sr = 0;
+    unsigned char offl[SORT_BLOCK], offr[SORT_BLOCK];
+    while (r - l >= 2 * SORT_BLOCK) {
+        if (nl == 0) {
+            sl = 0;
+            for (size_t k = 0; k < SORT_BLOCK; k++) {
+                offl[nl] = (unsigned char)k;
+                nl += q->cmp(at(q, base, l + k), base, q->arg) >= 0;
+            }
+        }
+        if (nr == 0) {
+            sr = 0;
+            for (size_t k = 0; k < SORT_BLOCK; k++) {
+                offr[nr] = (unsigned char)k;
+                nr += q->cmp(at(q, base, r - 1 - k), base, q->arg) <= 0;
+            }
+        }
+        size_t k = nl < nr ? nl : nr;
+        for (size_t x = 0; x < k; x++)
+            weft__elem_swap(at(q, base, l + offl[sl + x]), at(q, base, r - 1 - offr[sr + x]), q->size);
+        nl -= k;
+        nr -= k;
+        sl += k;
+        sr += k;
+        if (nl == 0)
+            l += SORT_BLOCK;   /* this block holds no element greater than the pivot now */
+        if (nr == 0)
+            r -= SORT_BLOCK;
+    }
+    /* The rest: [1, l) is no greater than the pivot, [r, n) no less (a
+     * block with misplaced elements still noted is scanned again). */
+    size_t i = l - 1, j = r;
     for (;;) {
         do
             i++;
         while (i < n && cmp_at(q, base, i, 0) < 0);
         do
             j--;
-        while (cmp_at(q, base, j, 0) > 0);   /* stops at 0 at the latest: the pivot */
+        while (cmp_at(q, base, j, 0) > 0);   /* stops at l - 1 at the latest: placed, or the pivot */
         if (i >= j)
             break;
         weft__elem_swap(at(q, base, i), at(q, base, j), q->size);

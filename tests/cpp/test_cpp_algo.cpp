@@ -2,17 +2,21 @@
  * reads it: transform (out of place, in place, a deque), inclusive and
  * exclusive scans (with and without init, in place, floating point the
  * same at every worker count), sorts (unstable and stable by a comparator,
- * on vectors and plain arrays), find_if (the first match, none), exceptions
+ * on vectors and plain arrays; the unstable one on a deque, on strings,
+ * on every input shape, long enough to split in parallel, with a comparator
+ * that throws deep in a split), find_if (the first match, none), exceptions
  * thrown again on the caller, and an algorithm called from tasks that
  * block on each other; at 0, 1, 2 and 8 workers. */
 #include "cpptest.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 using cpptest::env;
@@ -42,9 +46,20 @@ CPP_TEST(transform_forms)
     }
 }
 
+namespace {
+struct mat2 {
+    unsigned long long a[4];
+    static mat2 mul(const mat2 &x, const mat2 &y)
+    {
+        return mat2{{x.a[0] * y.a[0] + x.a[1] * y.a[2], x.a[0] * y.a[1] + x.a[1] * y.a[3],
+                     x.a[2] * y.a[0] + x.a[3] * y.a[2], x.a[2] * y.a[1] + x.a[3] * y.a[3]}};
+    }
+};
+} // namespace
+
 CPP_TEST(scans_match_sequential_and_are_deterministic)
 {
-    std::vector<double> first_fp;
+    std::vector<double> first_fp, first_fp_g;
     for (unsigned w : WORKERS) {
         env e(w);
         std::vector<long> in(20011);
@@ -78,6 +93,20 @@ CPP_TEST(scans_match_sequential_and_are_deterministic)
         if (first_fp.empty())
             first_fp = fo;
         CHECK(std::memcmp(first_fp.data(), fo.data(), fo.size() * sizeof(double)) == 0);
+        /* Blocks long enough for a block's sum to fold in quarters. */
+        CHECK(!weft::parallel_inclusive_scan(e.s, fp.begin(), fp.end(), fo.begin(), [](double a, double b) { return a + b; }, 0.0, 1000));
+        if (first_fp_g.empty())
+            first_fp_g = fo;
+        CHECK(std::memcmp(first_fp_g.data(), fo.data(), fo.size() * sizeof(double)) == 0);
+        CHECK(std::fabs(fo.back() - std::accumulate(fp.begin(), fp.end(), 0.0)) < 1e-9);
+        /* An associative op that does not commute (2x2 integer matrices,
+         * wrapping): the quarters must be folded in order. */
+        std::vector<mat2> m(12345), mo(m.size()), mw(m.size());
+        for (std::size_t i = 0; i < m.size(); i++)
+            m[i] = (i * 2654435761u >> 7) & 1 ? mat2{{1, 1 + i % 7, 0, 1}} : mat2{{1, 0, 1 + i % 5, 1}};   /* det 1: products never vanish */
+        std::partial_sum(m.begin(), m.end(), mw.begin(), mat2::mul);
+        CHECK(!weft::parallel_inclusive_scan(e.s, m.begin(), m.end(), mo.begin(), mat2::mul, mat2{{1, 0, 0, 1}}, 700));
+        CHECK(std::equal(mo.begin(), mo.end(), mw.begin(), [](const mat2 &a, const mat2 &b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
     }
 }
 
@@ -111,7 +140,7 @@ CPP_TEST(sorts_and_find_if)
             stable = stable && (r[i - 1].key < r[i].key || (r[i - 1].key == r[i].key && r[i - 1].seq < r[i].seq));
         CHECK(stable);
 
-        int arr[] = {5, 3, 9, 1};   /* pointers; a deque does not compile */
+        int arr[] = {5, 3, 9, 1};   /* pointers */
         CHECK(!weft::parallel_sort(e.s, arr, arr + 4));
         CHECK(arr[0] == 1 && arr[3] == 9);
         CHECK(weft::parallel_sort(e.s, arr + 4, arr) == weft::errc::einval);
@@ -124,6 +153,89 @@ CPP_TEST(sorts_and_find_if)
         CHECK_EQ(it - f.begin(), 77777);
         CHECK(!weft::parallel_find_if(e.s, f.begin(), f.end(), [](int y) { return y == 2; }, it));
         CHECK(it == f.end());
+    }
+}
+
+/* Input shapes a quicksort's pivots and splits can trip on. */
+static std::vector<long> shaped(int shape, std::size_t n)
+{
+    std::vector<long> v(n);
+    unsigned long long x = 88172645463325252ull;
+    for (std::size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        long r = static_cast<long>(x >> 1);
+        switch (shape) {
+        case 0: v[i] = r; break;                                              /* random */
+        case 1: v[i] = static_cast<long>(i); break;                          /* sorted */
+        case 2: v[i] = static_cast<long>(n - i); break;                      /* reversed */
+        case 3: v[i] = 7; break;                                              /* all equal */
+        case 4: v[i] = r % 3; break;                                          /* three keys */
+        case 5: v[i] = static_cast<long>(i < n / 2 ? i : n - i); break;      /* organ pipe */
+        default: v[i] = i % 100 == 0 ? r : static_cast<long>(i); break;     /* nearly sorted */
+        }
+    }
+    return v;
+}
+
+CPP_TEST(sort_shapes_sizes_and_iterators)
+{
+    const std::size_t sizes[] = {0, 1, 2, 3, 31, 33, 127, 129, 1000, 16383, 16384, 70001, 300000};
+    for (unsigned w : WORKERS) {
+        env e(w);
+        bool ok = true;
+        for (int shape = 0; shape < 7; shape++)
+            for (std::size_t n : sizes) {
+                std::vector<long> v = shaped(shape, n), want = v;
+                std::sort(want.begin(), want.end());
+                ok = ok && !weft::parallel_sort(e.s, v.begin(), v.end());
+                ok = ok && v == want;
+                std::sort(want.begin(), want.end(), std::greater<>());
+                ok = ok && !weft::parallel_sort(e.s, v.data(), v.data() + v.size(), std::greater<>());
+                ok = ok && v == want;
+            }
+        CHECK(ok);
+        /* Any random access iterator, any swappable element. */
+        std::vector<long> src = shaped(0, 40000);
+        std::deque<long> dq(src.begin(), src.end());
+        CHECK(!weft::parallel_sort(e.s, dq.begin(), dq.end()));
+        CHECK(std::is_sorted(dq.begin(), dq.end()));
+        std::vector<std::string> str(20000);
+        for (std::size_t i = 0; i < str.size(); i++)
+            str[i] = "key-" + std::to_string(src[i] % 5000) + std::string(i % 40, 'x');   /* past the small-string buffer */
+        std::vector<std::string> swant = str;
+        std::sort(swant.begin(), swant.end());
+        CHECK(!weft::parallel_sort(e.s, str.begin(), str.end()));
+        CHECK(str == swant);
+    }
+}
+
+CPP_TEST(sort_exception_deep_in_a_split)
+{
+    for (unsigned w : WORKERS) {
+        env e(w);
+        std::vector<long> v = shaped(0, 200000);
+        std::atomic<long> calls{0};
+        bool caught = false;
+        try {
+            /* Past the first splits, so the throw comes from a chunk. */
+            (void)weft::parallel_sort(e.s, v.begin(), v.end(), [&](long a, long b) {
+                if (calls.fetch_add(1, std::memory_order_relaxed) == 1500000)
+                    throw std::runtime_error("deep");
+                return a < b;
+            });
+        } catch (const std::runtime_error &) {
+            caught = true;
+        }
+        CHECK(caught);
+        /* The contents are then as std::sort leaves them after a throw:
+         * each element one of the input's (a leaf may have lost one it
+         * held aside to a copy of another). */
+        std::vector<long> want = shaped(0, 200000);
+        std::sort(want.begin(), want.end());
+        CHECK(v.size() == want.size());
+        CHECK(std::all_of(v.begin(), v.end(), [&](long y) { return std::binary_search(want.begin(), want.end(), y); }));
     }
 }
 

@@ -242,6 +242,20 @@ WT_TEST(parallel, plain_caller_takes_a_share_when_a_cpu_is_spare, .timeout = 120
     }
 }
 
+/* A loop of one chunk, from a plain thread with a CPU spare for it, runs
+ * on that thread: nothing to share, no worker to wake. */
+WT_TEST(parallel, plain_caller_runs_a_single_chunk_itself, .timeout = 60)
+{
+    if (cpus_here() < 2)
+        return;   /* no CPU spare for the caller: the chunk goes to the worker */
+    weft_sched *s = make_sched(1);
+    atomic_store(&on_caller, 0);
+    for (int r = 0; r < 10; r++)
+        check_cover_counted(s, 100 + (size_t)r, 1000);   /* grain over the range: one chunk */
+    WT_ASSERT_EQ(atomic_load(&on_caller), 10);
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
 /* The caller's share is slow: its first chunk holds the caller until a
  * worker has run a chunk of the share (a helper, from the back). Without
  * helpers the caller would wait here until the deadline. */

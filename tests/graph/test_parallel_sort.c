@@ -3,7 +3,8 @@
  * 10^6) sorted equal to a sequential reference, from a plain thread, a
  * task and a bound thread at 0, 1, 2 and 8 workers; keys with many
  * duplicates, sorted and reversed and constant inputs; elements of 4, 8
- * and 24 bytes; the stable sort's order of equal keys, with and without
+ * and 24 bytes, and of 100 (past what is copied as a word or held aside),
+ * random, few keys and reversed; the stable sort's order of equal keys, with and without
  * the caller's scratch; a scratch that cannot be had leaving the input
  * untouched (ENOMEM); a comparison that blocks on an event another task
  * sets; bad input. */
@@ -259,6 +260,62 @@ WT_TEST(parallel_sort, stable_sort_without_scratch_changes_nothing, .timeout = 3
     }
     free(o.u);
     free(o.copy);
+}
+
+/* ---- elements over 64 bytes ------------------------------------------------- */
+
+/* 100 bytes: a key, the element's original place, and a filler derived
+ * from both (so a torn or mixed-up element shows). Past the 64 bytes an
+ * insertion sort holds aside, and no word-sized copy. */
+struct big {
+    uint64_t key, place;
+    unsigned char fill[84];
+};
+
+static int cmp_big(const void *a, const void *b, void *arg)
+{
+    (void)arg;
+    const struct big *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static void check_big(weft_sched *s, void *ctx)
+{
+    (void)ctx;
+    size_t n = 40000;
+    struct big *v = malloc(n * sizeof *v);
+    unsigned char *seen = calloc(n, 1);
+    WT_ASSERT(v && seen);
+    for (int shape = 0; shape < 3; shape++) {   /* random keys, few keys, reversed */
+        uint64_t seed = 77;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = rng_next(&seed);
+            v[i].key = shape == 0 ? r : shape == 1 ? r % 5 : (uint64_t)(n - i);
+            v[i].place = i;
+            memset(v[i].fill, (int)((v[i].key ^ i) & 0xff), sizeof v[i].fill);
+        }
+        WT_ASSERT_EQ(weft_parallel_sort(s, v, n, sizeof *v, cmp_big, NULL), WEFT_OK);
+        memset(seen, 0, n);
+        for (size_t i = 0; i < n; i++) {
+            WT_ASSERT(i == 0 || v[i - 1].key <= v[i].key, "shape %d, element %zu out of order", shape, i);
+            WT_ASSERT(v[i].place < n && !seen[v[i].place], "shape %d: not a permutation", shape);
+            seen[v[i].place] = 1;
+            unsigned char f = (unsigned char)((v[i].key ^ v[i].place) & 0xff);
+            WT_ASSERT(v[i].fill[0] == f && v[i].fill[83] == f, "shape %d: element %zu torn", shape, i);
+        }
+    }
+    free(seen);
+    free(v);
+}
+
+WT_TEST(parallel_sort, elements_over_64_bytes, .timeout = 300)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = make_sched(w);
+        for (int k = 0; k < CALL_KINDS; k++)
+            run_as(s, (enum caller)k, check_big, NULL);
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
 }
 
 WT_TEST(parallel_sort, bad_input, .timeout = 60)

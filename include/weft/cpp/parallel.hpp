@@ -16,6 +16,7 @@
 #include "base.hpp"
 #include "sched.hpp"
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <iterator>
@@ -265,6 +266,9 @@ struct first_exception {
 # define WEFT_CPP_CATCH_(c)
 #endif
 
+/* A block at least four times this long folds its sum in quarters. */
+constexpr std::size_t scan_quarter_min = 16;
+
 template <class It, class Out, class Op, class T>
 struct scan_ctx : first_exception {
     scan_ctx(It f, Out o, Op *p, const T *i, bool incl) noexcept : first(f), out(o), op(p), init(i), inclusive(incl) {}
@@ -287,6 +291,30 @@ struct scan_ctx : first_exception {
             acc.has = true;
         }
         It in = c->first + static_cast<diff_t<It>>(b);
+        if (!final && e - b >= 4 * scan_quarter_min) {
+            /* Only the block's sum is wanted: four consecutive quarters
+             * folded side by side, then in order (op is associative), so
+             * the fold is four chains, not one: as many ops, a quarter of
+             * the latency. The block's bounds fix the grouping, so the
+             * sum is still the same at every worker count. */
+            auto &op = *c->op;
+            auto q = static_cast<diff_t<It>>((e - b) / 4);
+            It i1 = in + q, i2 = i1 + q, i3 = i2 + q, end = c->first + static_cast<diff_t<It>>(e);
+            T a0(*in), a1(*i1), a2(*i2), a3(*i3);
+            for (diff_t<It> k = 1; k < q; k++) {
+                a0 = T(op(a0, T(in[k])));
+                a1 = T(op(a1, T(i1[k])));
+                a2 = T(op(a2, T(i2[k])));
+                a3 = T(op(a3, T(i3[k])));
+            }
+            for (It t = i3 + q; t != end; ++t)
+                a3 = T(op(a3, T(*t)));
+            T all(op(T(op(a0, a1)), T(op(a2, a3))));
+            acc.v = acc.has ? T(op(acc.v, all)) : all;
+            acc.has = true;
+            std::memcpy(sum, &acc, sizeof acc);
+            return;
+        }
         Out o = c->out + static_cast<diff_t<Out>>(b);
         for (std::size_t i = b; i < e; i++, ++in, ++o) {
             T x(*in);   /* read before an in-place write */
@@ -353,6 +381,226 @@ struct sort_ctx : first_exception {
         return 0;
     }
 };
+
+/* The unstable sort, here rather than in C so that comp inlines: the C
+ * call's comparison is a pointer, a call per comparison. The same plan
+ * as weft_parallel_sort (src/parallel/sort.c says why each part): a
+ * quicksort whose splits never branch on a comparison (each side notes
+ * the offsets of its misplaced elements a block at a time, then pairs
+ * are swapped), the two sides of a long range run as a loop of two
+ * chunks, and a caller outside s starts flat, cutting the input into
+ * twice as many pieces as threads before one loop runs them. Ranges
+ * below qsort_par_min, and any past 2 log2 n splits, end in std::sort
+ * (itself n log n at worst). */
+constexpr std::size_t qsort_par_min = 16384, qsort_small = 32, qsort_flat_max = 64;
+constexpr unsigned qsort_block = 64, qsort_par_depth = 24;
+
+template <class It, class Comp>
+inline It median3(It a, It b, It c, Comp &comp)
+{
+    if (comp(*a, *b)) {
+        if (comp(*b, *c))
+            return b;
+        return comp(*a, *c) ? c : a;
+    }
+    if (comp(*a, *c))
+        return a;
+    return comp(*b, *c) ? c : b;
+}
+
+/* Splits [f, f + n) (n >= 2) around a pivot: returns p with [0, p) not
+ * after it, f[p] the pivot, (p, n) not before; equal elements are
+ * misplaced on both sides, so equal keys split in the middle. */
+template <class It, class Comp>
+inline std::size_t qsort_split(It f, std::size_t n, Comp &comp)
+{
+    using D = diff_t<It>;
+    auto at = [f](std::size_t i) { return f + static_cast<D>(i); };
+    std::size_t m = n / 2, last = n - 1;
+    It piv;
+    if (n >= 128) {
+        std::size_t d = n / 8;
+        piv = median3(median3(f, at(d), at(2 * d), comp), median3(at(m - d), at(m), at(m + d), comp),
+                      median3(at(last - 2 * d), at(last - d), at(last), comp), comp);
+    } else {
+        piv = median3(f, at(m), at(last), comp);
+    }
+    std::iter_swap(f, piv);   /* the pivot waits at 0, unmoved until the end */
+    const auto &pv = *f;
+    std::size_t l = 1, r = n, nl = 0, nr = 0, sl = 0, sr = 0;
+    unsigned char offl[qsort_block], offr[qsort_block];
+    while (r - l >= 2 * qsort_block) {
+        if (nl == 0) {
+            sl = 0;
+            It x = at(l);
+            for (unsigned k = 0; k < qsort_block; k++, ++x) {
+                offl[nl] = static_cast<unsigned char>(k);
+                nl += !comp(*x, pv);
+            }
+        }
+        if (nr == 0) {
+            sr = 0;
+            It x = at(r - 1);
+            for (unsigned k = 0; k < qsort_block; k++, --x) {
+                offr[nr] = static_cast<unsigned char>(k);
+                nr += !comp(pv, *x);
+            }
+        }
+        std::size_t k = nl < nr ? nl : nr;
+        for (std::size_t i = 0; i < k; i++)
+            std::iter_swap(at(l + offl[sl + i]), at(r - 1 - offr[sr + i]));
+        nl -= k;
+        nr -= k;
+        sl += k;
+        sr += k;
+        if (nl == 0)
+            l += qsort_block;
+        if (nr == 0)
+            r -= qsort_block;
+    }
+    std::size_t i = l - 1, j = r;   /* the rest: [1, l) and [r, n) are placed, the sentinels */
+    for (;;) {
+        do
+            i++;
+        while (i < n && comp(*at(i), pv));
+        do
+            j--;
+        while (comp(pv, *at(j)));
+        if (i >= j)
+            break;
+        std::iter_swap(at(i), at(j));
+    }
+    std::iter_swap(f, at(j));
+    return j;
+}
+
+template <class It, class Comp>
+inline void qsort_seq(It f, std::size_t n, unsigned depth, Comp &comp)
+{
+    while (n > qsort_small && depth > 0) {
+        depth--;
+        std::size_t p = qsort_split(f, n, comp);
+        It hi = f + static_cast<diff_t<It>>(p + 1);
+        if (p < n - p - 1) {   /* recurse into the shorter side: log2 n frames */
+            qsort_seq(f, p, depth, comp);
+            f = hi;
+            n = n - p - 1;
+        } else {
+            qsort_seq(hi, n - p - 1, depth, comp);
+            n = p;
+        }
+    }
+    std::sort(f, f + static_cast<diff_t<It>>(n), comp);
+}
+
+template <class It, class Comp>
+struct qsort_ctx : first_exception {
+    qsort_ctx(weft_sched *sc, Comp *c) noexcept : s(sc), comp(c) {}
+    weft_sched *s;
+    Comp *comp;
+    /* Pieces of a range, run as one loop: a split's two sides (on the
+     * stack of each nested split: kept small), or the flat start's. */
+    template <std::size_t N>
+    struct pieces {
+        qsort_ctx *c;
+        std::size_t count;
+        It base[N];
+        std::size_t n[N];
+        unsigned depth[N], par;
+    };
+
+    template <std::size_t N>
+    static void chunk(std::size_t b, std::size_t e, void *arg) noexcept
+    {
+        auto *pc = static_cast<pieces<N> *>(arg);
+        qsort_ctx *c = pc->c;
+        if (c->stopped())
+            return;
+        WEFT_CPP_TRY_
+        for (std::size_t k = b; k < e; k++) {
+            if (weft_sched_current() != c->s)   /* an outside thread runs no nested loop's other chunks */
+                qsort_seq(pc->base[k], pc->n[k], pc->depth[k], *c->comp);
+            else
+                c->par(pc->base[k], pc->n[k], pc->depth[k], pc->par);
+        }
+        WEFT_CPP_CATCH_(*c)
+    }
+    template <std::size_t N>
+    void run(pieces<N> &pc)
+    {
+        if (pc.count == 1 || weft_parallel_for(s, 0, pc.count, 1, &chunk<N>, &pc) != WEFT_OK)
+            chunk<N>(0, pc.count, &pc);   /* one piece, or no loop to be had: here */
+    }
+    void par(It f, std::size_t n, unsigned depth, unsigned par_left)
+    {
+        if (n < qsort_par_min || depth == 0 || par_left == 0) {
+            qsort_seq(f, n, depth, *comp);
+            return;
+        }
+        std::size_t p = qsort_split(f, n, *comp);
+        pieces<2> pc;
+        pc.c = this;
+        pc.count = 2;
+        pc.base[0] = f;
+        pc.base[1] = f + static_cast<diff_t<It>>(p + 1);
+        pc.n[0] = p;
+        pc.n[1] = n - p - 1;
+        pc.depth[0] = pc.depth[1] = depth - 1;
+        pc.par = par_left - 1;
+        run(pc);
+    }
+    /* An outside caller beside workers: splits the largest piece until
+     * there are twice as many as threads, then one loop runs them. */
+    void flat(It f, std::size_t n, unsigned depth)
+    {
+        pieces<qsort_flat_max> pc;
+        pc.c = this;
+        pc.count = 1;
+        pc.base[0] = f;
+        pc.n[0] = n;
+        pc.depth[0] = depth;
+        pc.par = qsort_par_depth;
+        std::size_t want = 2 * (std::size_t(weft_sched_workers(s)) + 1);
+        if (want > qsort_flat_max)
+            want = qsort_flat_max;
+        while (pc.count < want) {
+            std::size_t big = 0;
+            for (std::size_t k = 1; k < pc.count; k++)
+                if (pc.n[k] > pc.n[big])
+                    big = k;
+            if (pc.n[big] < qsort_par_min || pc.depth[big] == 0)
+                break;
+            std::size_t p = qsort_split(pc.base[big], pc.n[big], *comp);
+            pc.base[pc.count] = pc.base[big] + static_cast<diff_t<It>>(p + 1);
+            pc.n[pc.count] = pc.n[big] - p - 1;
+            pc.n[big] = p;
+            pc.depth[pc.count] = --pc.depth[big];
+            pc.count++;
+        }
+        run(pc);
+    }
+};
+
+template <class It, class Comp>
+inline std::error_code quick_sort(scheduler_ref s, It first, It last, Comp &comp)
+{
+    static_assert(random_access_v<It>, "weft::parallel_sort takes random access iterators");
+    std::size_t n;
+    if (!s || !count_of(first, last, n))
+        return make_error_code(errc::einval);
+    if (n < 2)
+        return {};
+    unsigned depth = 0;
+    for (std::size_t k = n; k >>= 1;)
+        depth += 2;
+    qsort_ctx<It, Comp> c(s.get(), &comp);
+    if (n >= qsort_par_min && weft_sched_workers(s.get()) > 0 && weft_sched_current() != s.get())
+        c.flat(first, n, depth);
+    else
+        c.par(first, n, depth, qsort_par_depth);
+    c.rethrow();
+    return {};
+}
 
 template <class It, class Comp>
 inline std::error_code sort(scheduler_ref s, It first, It last, Comp &comp, bool stable)
@@ -450,15 +698,17 @@ template <class It, class Out, class T, class Op>
 }
 
 /** Sorts [first, last) by comp(a, b) (a before b; default <), in place
- * (weft_parallel_sort: equal elements in no set order). The elements
- * must be one array (pointers, std::vector or std::array iterators: a
- * static_assert says so) of a trivially copyable type (moved as bytes). comp's exception is
- * thrown again here (the order is then unspecified).
+ * (weft_parallel_sort's plan, comp inlined: equal elements in no set
+ * order), over any random access iterators whose elements swap
+ * (std::iter_swap). Returns OK, or EINVAL (a reversed range, s empty).
+ * comp's exception is thrown again here (the range then holds elements
+ * of the input in no set order, some perhaps twice, as std::sort leaves
+ * it after a throw).
  * Callable from: any thread (a task's fiber waits). */
 template <class It, class Comp = std::less<>>
 [[nodiscard]] inline std::error_code parallel_sort(scheduler_ref s, It first, It last, Comp &&comp = Comp())
 {
-    return detail::sort(s, first, last, comp, false);
+    return detail::quick_sort(s, first, last, comp);
 }
 
 /** parallel_sort, stably (equal elements keep their order): weft's merge
