@@ -56,6 +56,9 @@
  *              names; a stale one costs a read, never a lost wake-up.
  *   live list  pollers with records, for weft_fd_forget from any thread:
  *              under live_lock.
+ *   thread waits  plain threads' waits on a descriptor (io.c): listed
+ *              under live_lock, so that a forget of their descriptor
+ *              posts their wake handle.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -96,6 +99,7 @@ struct weft__fdrec {
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static weft__poller *live_head;  /* under live_lock */
+static weft__fd_twait *twait_head;  /* under live_lock */
 
 /* fork(2): live_lock is process-wide, and a thread the child does not have
  * (a scheduler made or destroyed, a weft_fd_close) could hold it at the
@@ -406,6 +410,28 @@ void weft__fd_forget_all(int fd)
     pthread_mutex_lock(&live_lock);
     for (weft__poller *p = live_head; p; p = weft__poller_fds(p)->next_live)
         forget(p, fd);
+    for (weft__fd_twait *tw = twait_head; tw; tw = tw->next)
+        if (tw->fd == fd)
+            weft__os_wake_post(tw->wake);   /* its poll ends WOKEN: the call says ECLOSED */
+    pthread_mutex_unlock(&live_lock);
+}
+
+void weft__fd_twait_add(weft__fd_twait *tw)
+{
+    pthread_mutex_lock(&live_lock);
+    tw->next = twait_head;
+    twait_head = tw;
+    pthread_mutex_unlock(&live_lock);
+}
+
+void weft__fd_twait_remove(weft__fd_twait *tw)
+{
+    pthread_mutex_lock(&live_lock);
+    weft__fd_twait **pp = &twait_head;
+    while (*pp && *pp != tw)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = tw->next;
     pthread_mutex_unlock(&live_lock);
 }
 

@@ -68,6 +68,16 @@ void weft__fd_event(weft__poller *p, uint64_t data, unsigned events);
 /* Ends fd's registration in every poller: its waits return WEFT_ECLOSED.
  * Callable from: any thread. */
 void weft__fd_forget_all(int fd);
+/* A plain thread's wait on fd (io.c, weft__fd_thread_wait), listed while
+ * it waits so that weft__fd_forget_all(fd) ends it at once: it posts
+ * wake, which the thread's poll watches beside fd. */
+typedef struct weft__fd_twait {
+    int fd, wake;
+    struct weft__fd_twait *next;   /* under the list's lock */
+} weft__fd_twait;
+/* Lists / unlists tw. Callable from: any thread (tw's own). */
+void weft__fd_twait_add(weft__fd_twait *tw);
+void weft__fd_twait_remove(weft__fd_twait *tw);
 /* Wakes the thread sleeping in each live poller, so that its next round
  * sees a socket closed meanwhile (Windows: WSAPoll does not). Callable
  * from: any thread. */

@@ -39,10 +39,24 @@
 /* ---- a thread's wait: ppoll --------------------------------------------------- */
 
 /* ppoll until deadline (0 = none; timeout_ns 0 = look once): the events,
- * WEFT_ETIMEDOUT or WEFT_EINVAL (POLLNVAL: fd not open). EINTR resumes
- * with the time left. Callable from: any thread. */
+ * WEFT_ETIMEDOUT, WEFT_EINVAL (POLLNVAL: fd not open) or WEFT_ECLOSED
+ * (weft_fd_forget or weft_fd_close of fd meanwhile). EINTR resumes with
+ * the time left. A wait that may sleep is listed with fdreg.c for its
+ * descriptor, with a wake handle of its own that a forget posts (the
+ * kernel ends no poll when another thread closes the descriptor); with no
+ * handle to be had (no descriptors left, or none on this OS: Windows,
+ * where weft_fd_close's closesocket ends the poll) it waits unlisted.
+ * Callable from: any thread. */
 int weft__fd_thread_wait(int fd, short events, uint64_t timeout_ns, uint64_t deadline)
 {
+    weft__fd_twait tw = { .fd = fd, .wake = timeout_ns ? weft__os_wake_open() : -1 };
+    if (tw.wake == fd) {   /* given fd's number: fd was not open (POLLNVAL) */
+        weft__os_wake_close(tw.wake);
+        return WEFT_EINVAL;
+    }
+    if (tw.wake >= 0)
+        weft__fd_twait_add(&tw);
+    int rc;
     for (;;) {
         uint64_t wait_ns = WEFT__OS_FOREVER;
         if (timeout_ns == 0) {
@@ -51,16 +65,31 @@ int weft__fd_thread_wait(int fd, short events, uint64_t timeout_ns, uint64_t dea
             uint64_t now = weft__now_ns();
             wait_ns = deadline > now ? deadline - now : 0;
         }
-        int n = weft__os_fd_poll(fd, (unsigned)(unsigned short)events, wait_ns);
-        if (n > 0)
-            return n & WEFT__OS_NVAL ? WEFT_EINVAL : n;
-        if (n == 0)
-            return WEFT_ETIMEDOUT;
-        if (n != -EINTR)
-            return n == -ENOMEM ? WEFT_ENOMEM : WEFT_EINVAL;
-        if (timeout_ns == 0)
-            continue;
+        unsigned ev = (unsigned)(unsigned short)events;
+        int n = tw.wake >= 0 ? weft__os_fd_poll_or_wake(fd, ev, tw.wake, wait_ns)
+                             : weft__os_fd_poll(fd, ev, wait_ns);
+        if (n == WEFT__OS_WOKEN) {
+            rc = WEFT_ECLOSED;
+            break;
+        }
+        if (n > 0) {
+            rc = n & WEFT__OS_NVAL ? WEFT_EINVAL : n;
+            break;
+        }
+        if (n == 0) {
+            rc = WEFT_ETIMEDOUT;
+            break;
+        }
+        if (n != -EINTR) {
+            rc = n == -ENOMEM ? WEFT_ENOMEM : WEFT_EINVAL;
+            break;
+        }
     }
+    if (tw.wake >= 0) {
+        weft__fd_twait_remove(&tw);
+        weft__os_wake_close(tw.wake);
+    }
+    return rc;
 }
 
 /* ---- weft_fd_wait_for ------------------------------------------------------------------ */
@@ -142,7 +171,8 @@ static int wait_fd(int fd, short events, uint64_t timeout_ns, const char *what, 
 {
     if (fd < 0 || (events & ~ASKABLE) || !(events & ASKABLE))
         return WEFT_EINVAL;
-    return weft__fd_wait_until(fd, events, timeout_ns, weft__deadline(timeout_ns), what, obj);
+    int rc = weft__fd_wait_until(fd, events, timeout_ns, weft__deadline(timeout_ns), what, obj);
+    return rc == WEFT_ECLOSED ? WEFT_EINVAL : rc;   /* weft_fd_wait_for's word for a forget (io.h) */
 }
 
 _Static_assert(WEFT_POLLRDHUP == WEFT__OS_RDHUP, "weft.h's RDHUP is the seam's");

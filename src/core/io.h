@@ -13,7 +13,8 @@ extern atomic_bool weft__no_pidfd;
  * worker, or a bound thread with no workers); NULL: it waits itself. */
 weft__worker *weft__fd_fiber_waiter(void);
 /* A thread's wait: ppoll until deadline (0 = none; timeout_ns 0: look
- * once). The events, WEFT_ETIMEDOUT or WEFT_EINVAL (fd not open). */
+ * once). The events, WEFT_ETIMEDOUT, WEFT_EINVAL (fd not open) or
+ * WEFT_ECLOSED (fd forgotten or closed by weft meanwhile). */
 int weft__fd_thread_wait(int fd, short events, uint64_t timeout_ns, uint64_t deadline);
 /* weft_fd_wait_for past its argument checks, with its deadline: the
  * persistent registration's park if fd has one, else a one-shot one.

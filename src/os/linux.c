@@ -303,6 +303,40 @@ int weft__os_fd_poll(int fd, unsigned events, uint64_t timeout_ns)
     return n == 0 ? 0 : -errno;
 }
 
+int weft__os_wake_open(void)
+{
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+int weft__os_fd_poll_or_wake(int fd, unsigned events, int wake, uint64_t timeout_ns)
+{
+    struct pollfd pfd[2] = { { .fd = fd, .events = (short)events }, { .fd = wake, .events = POLLIN } };
+    struct timespec ts, *tp = NULL;
+    if (timeout_ns != WEFT__OS_FOREVER) {
+        ts = timespec_of(timeout_ns);
+        tp = &ts;
+    }
+    int n = ppoll(pfd, 2, tp, NULL);
+    if (n > 0 && pfd[1].revents)
+        return WEFT__OS_WOKEN;   /* the handle stays readable: one wait per handle */
+    if (n > 0)
+        return (int)(unsigned short)pfd[0].revents;
+    return n == 0 ? 0 : -errno;
+}
+
+void weft__os_wake_post(int wake)
+{
+    uint64_t one = 1;
+    ssize_t rc = write(wake, &one, sizeof one);   /* EAGAIN (counter full) still leaves it readable */
+    (void)rc;
+}
+
+void weft__os_wake_close(int wake)
+{
+    close(wake);
+}
+
 void weft__os_close(int fd)
 {
     close(fd);

@@ -212,6 +212,19 @@ enum {
  * caller goes on with the time left). Callable from: any thread. */
 int weft__os_fd_poll(int fd, unsigned events, uint64_t timeout_ns);
 
+/* A thread's wait that another thread can end: weft__os_wake_open makes
+ * a wake handle (on Linux an eventfd), or -errno (-ENOSYS: none on this
+ * OS; the caller waits with weft__os_fd_poll); weft__os_fd_poll_or_wake
+ * is weft__os_fd_poll that also ends, with WEFT__OS_WOKEN, once
+ * weft__os_wake_post(wake) was called (at any time since the open);
+ * weft__os_wake_close frees it. Callable from: any thread (the poll: the
+ * handle's one waiter). */
+#define WEFT__OS_WOKEN 0x10000000
+int  weft__os_wake_open(void);
+int  weft__os_fd_poll_or_wake(int fd, unsigned events, int wake, uint64_t timeout_ns);
+void weft__os_wake_post(int wake);
+void weft__os_wake_close(int wake);
+
 /* Closes a descriptor weft opened (a process handle). Callable from: any
  * thread. */
 void weft__os_close(int fd);

@@ -197,6 +197,29 @@ int weft__os_fd_poll(int fd, unsigned events, uint64_t timeout_ns)
     }
 }
 
+/* No wake handles here: a thread's wait is ended by weft_fd_close's
+ * closesocket (WSAPoll reports the socket gone), not by a forget. */
+int weft__os_wake_open(void)
+{
+    return -ENOSYS;
+}
+
+int weft__os_fd_poll_or_wake(int fd, unsigned events, int wake, uint64_t timeout_ns)
+{
+    (void)wake;
+    return weft__os_fd_poll(fd, events, timeout_ns);
+}
+
+void weft__os_wake_post(int wake)
+{
+    (void)wake;
+}
+
+void weft__os_wake_close(int wake)
+{
+    (void)wake;
+}
+
 /* ---- the poller ------------------------------------------------------------------ */
 
 typedef struct reg {

@@ -30,8 +30,9 @@
  *   close_two_waiters  two tasks read one pipe: weft_fd_close ends both
  *                  with ECLOSED (the second, waiting the one-shot way,
  *                  within a second)
- *   forget_plain_thread  a plain thread's read: weft_fd_forget should end
- *                  it with ECLOSED (skipped: a known bug) */
+ *   forget_plain_thread  a plain thread's read (wait) asleep in poll:
+ *                  weft_fd_forget and weft_fd_close end it with ECLOSED
+ *                  (EINVAL) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -570,6 +571,7 @@ WT_TEST(adv_io, close_two_waiters)
 
 typedef struct plain_wait {
     int fd;
+    bool wait_only;   /* weft_fd_wait_for, not weft_fd_read_for */
     atomic_int tid;
     atomic_long rc;
 } plain_wait;
@@ -579,7 +581,9 @@ static void *plain_reader(void *arg)
     plain_wait *x = arg;
     atomic_store(&x->tid, (int)gettid());
     char b;
-    atomic_store(&x->rc, weft_fd_read_for(x->fd, &b, 1, 20ull * 1000000000));
+    const uint64_t limit = 20ull * 1000000000;
+    atomic_store(&x->rc, x->wait_only ? weft_fd_wait_for(x->fd, POLLIN, limit)
+                                      : weft_fd_read_for(x->fd, &b, 1, limit));
     return NULL;
 }
 
@@ -597,19 +601,14 @@ static bool in_poll(int tid)
     return nr == SYS_ppoll || nr == SYS_poll;
 }
 
-WT_TEST(adv_io, forget_plain_thread)
+/* weft_fd_forget and weft_fd_close: "the waits on it in progress return
+ * WEFT_ECLOSED" (weft_fd_wait_for's: WEFT_EINVAL); here the wait is a
+ * plain thread's, asleep in poll when the other thread forgets. */
+static void plain_case(bool wait_only, bool by_close)
 {
-    /* weft_fd_forget: "the waits on it in progress return WEFT_ECLOSED";
-     * here the wait is a plain thread's. */
-#if 1   /* bug: a plain (or helping bound) thread's call waits in ppoll on fd
-         * itself (src/core/io.c weft__fd_thread_wait), which neither
-         * weft_fd_forget nor weft_fd_close wakes: the read below ends at its
-         * own timeout (ETIMEDOUT after 20 s), not ECLOSED */
-    WT_SKIP("known bug: weft_fd_forget/close do not end a plain thread's wait");
-#endif
     int p[2];
     pipe_nb(p);
-    plain_wait x = { .fd = p[0] };
+    plain_wait x = { .fd = p[0], .wait_only = wait_only };
     atomic_store(&x.rc, 1);
     pthread_t t;
     WT_ASSERT_EQ(pthread_create(&t, NULL, plain_reader, &x), 0);
@@ -620,10 +619,21 @@ WT_TEST(adv_io, forget_plain_thread)
         pthread_join(t, NULL);
         WT_SKIP("the reader never showed as asleep in poll");
     }
-    WT_ASSERT_EQ(weft_fd_forget(p[0]), WEFT_OK);
+    WT_ASSERT_EQ(by_close ? weft_fd_close(p[0]) : weft_fd_forget(p[0]), WEFT_OK);
     WT_ASSERT_EQ(pthread_join(t, NULL), 0);
-    WT_ASSERT(atomic_load(&x.rc) == WEFT_ECLOSED, "a plain thread's wait ended with %ld",
-              atomic_load(&x.rc));
-    close(p[0]);
+    long want = wait_only ? WEFT_EINVAL : WEFT_ECLOSED;
+    WT_ASSERT(atomic_load(&x.rc) == want, "a plain thread's %s ended with %ld after %s",
+              wait_only ? "weft_fd_wait_for" : "weft_fd_read_for", atomic_load(&x.rc),
+              by_close ? "weft_fd_close" : "weft_fd_forget");
+    if (!by_close)
+        close(p[0]);
     close(p[1]);
+}
+
+WT_TEST(adv_io, forget_plain_thread)
+{
+    plain_case(false, false);
+    plain_case(false, true);
+    plain_case(true, false);
+    plain_case(true, true);
 }
