@@ -53,13 +53,15 @@ WEFT_API int  weft_async_spawn(weft_sched *s, weft_async_fn fn, void *arg,
 /** Has h's function returned? Callable from: any thread. */
 WEFT_API bool weft_async_done(const weft_async *h);
 
-/** Waits until h's function has returned. Returns WEFT_OK, or WEFT_ENOMEM
- * at once from a task whose worker has no fiber to go on with.
+/** Waits until h's function has returned. Returns WEFT_OK, WEFT_ENOMEM
+ * at once from a task whose worker has no fiber to go on with, or
+ * WEFT_ENOTBOUND when h runs on a scheduler with no workers and the
+ * caller is neither its bound thread nor its task (nobody would run h).
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_async_wait(weft_async *h);
 
 /** As weft_async_wait, for at most timeout_ns (relative, monotonic; 0
- * only polls): WEFT_OK, WEFT_ETIMEDOUT or WEFT_ENOMEM.
+ * only polls): WEFT_OK, WEFT_ETIMEDOUT, WEFT_ENOMEM or WEFT_ENOTBOUND.
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_async_wait_for(weft_async *h, uint64_t timeout_ns);
 
@@ -110,7 +112,8 @@ WEFT_API int  weft_pipeline_create(size_t lines, const weft_pipe_stage *stages, 
  * token before that one has passed every stage; returns once they have.
  * Tokens are numbered from 0 at every run. Returns WEFT_OK; WEFT_EINVAL:
  * s or pl NULL; WEFT_EBUSY: pl is running; WEFT_ESHUTDOWN: s is being
- * destroyed and the caller is not one of its threads.
+ * destroyed and the caller is not one of its threads; WEFT_ENOTBOUND: s
+ * has no workers and the caller is neither its bound thread nor its task.
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_pipeline_run(weft_sched *s, weft_pipeline *pl);
 
@@ -172,8 +175,10 @@ WEFT_API int  weft_group_spawn(weft_group *gr, weft_fn fn, void *arg);
  * a cancel); a task first runs its own queued children that no thread has
  * taken yet (its members, and tasks it spawned otherwise), as
  * weft_wait_until does. Returns WEFT_OK, WEFT_ECANCELED when gr was cancelled since its
- * init or last join (the join clears it), or WEFT_ENOMEM at once from a
- * task whose worker has no fiber to go on with.
+ * init or last join (the join clears it), WEFT_ENOMEM at once from a
+ * task whose worker has no fiber to go on with, or WEFT_ENOTBOUND when
+ * members are left, gr's scheduler has no workers and the caller is
+ * neither its bound thread nor its task (nobody would run them).
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API int  weft_group_join(weft_group *gr);
 

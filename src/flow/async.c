@@ -270,6 +270,8 @@ int weft_async_wait(weft_async *h)
 {
     if (weft_async_done(h))
         return WEFT_OK;
+    if (weft__sched_unserved_here(h->s))
+        return WEFT_ENOTBOUND;   /* nobody here would run it (core_api.h) */
     return weft_event_wait(&h->done);
 }
 
@@ -277,5 +279,7 @@ int weft_async_wait_for(weft_async *h, uint64_t timeout_ns)
 {
     if (weft_async_done(h))
         return WEFT_OK;
+    if (weft__sched_unserved_here(h->s))
+        return WEFT_ENOTBOUND;   /* nobody here would run it (core_api.h) */
     return weft_event_wait_for(&h->done, timeout_ns);
 }

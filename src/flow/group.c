@@ -131,6 +131,8 @@ int weft_group_join(weft_group *gr)
 {
     group_impl *g = impl(gr);
     weft__worker *w = weft__tls_worker;
+    if (atomic_load_explicit(&g->left, memory_order_acquire) != 0 && weft__sched_unserved_here(g->s))
+        return WEFT_ENOTBOUND;   /* members left and nobody here would run them (core_api.h) */
     if (w && weft__worker_sched(w) == g->s && !weft__worker_is_bound(w))
         (void)weft__help_until(w, all_ended, g);
     int rc = weft_waitgroup_wait(&g->wg);

@@ -267,6 +267,8 @@ int weft_pipeline_run(weft_sched *s, weft_pipeline *pl)
 {
     if (!s || !pl)
         return WEFT_EINVAL;
+    if (weft__sched_unserved_here(s))
+        return WEFT_ENOTBOUND;   /* nobody here would run it (core_api.h) */
     bool idle = false;
     if (!atomic_compare_exchange_strong_explicit(&pl->running, &idle, true, memory_order_acquire,
                                                  memory_order_relaxed))   /* acquire: the last run's writes */

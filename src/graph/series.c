@@ -368,8 +368,7 @@ static int graph_wait(weft_graph *g, uint64_t timeout_ns)
      * its own would sleep until then, forever if none is bound. Refused
      * as weft_sched_wait_idle refuses, whatever other threads do; a look
      * (timeout 0) too, so that a poll loop there gets told once. */
-    weft_sched *s = g->sched;   /* under lock: set by the run's start */
-    if (weft__sched_workers(s) == 0 && !(w && weft__worker_sched(w) == s)) {
+    if (weft__sched_unserved_here(g->sched)) {   /* g->sched under lock: set by the run's start */
         weft__graph_unlock(g);
         return WEFT_ENOTBOUND;
     }

@@ -780,3 +780,76 @@ WT_TEST(adv_flow, shutdown_refusals)
         weft_event_destroy(&x.gate);
     }
 }
+
+/* ---- nobody to run them: waits from outside a scheduler with no workers ---- */
+
+static void *nb_value(void *arg) { return arg; }
+static void nb_member(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+static void nb_first(weft_pipe *pf, void *arg)
+{
+    if (weft_pipe_token(pf) == 3)
+        weft_pipe_stop(pf);
+    else
+        atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+typedef struct nb_case {
+    weft_sched *s;
+    weft_async *h;
+    weft_group *gr;
+    weft_pipeline *pl;
+} nb_case;
+
+/* From a plain thread: every wait would sleep for ever (no workers, the
+ * scheduler's bound thread is the test's, and it is waiting for us). */
+static void *nb_outside(void *arg)
+{
+    nb_case *c = arg;
+    WT_ASSERT_EQ(weft_async_wait(c->h), WEFT_ENOTBOUND);
+    WT_ASSERT_EQ(weft_async_wait_for(c->h, 1000000), WEFT_ENOTBOUND);
+    WT_ASSERT_EQ(weft_group_join(c->gr), WEFT_ENOTBOUND);
+    WT_ASSERT_EQ(weft_pipeline_run(c->s, c->pl), WEFT_ENOTBOUND);
+    WT_ASSERT_EQ(weft_pipeline_tokens(c->pl), 0);   /* the refusal changed nothing */
+    return NULL;
+}
+
+static void *nb_after(void *arg)
+{
+    nb_case *c = arg;
+    WT_ASSERT_EQ(weft_async_wait(c->h), WEFT_OK);
+    WT_ASSERT_EQ(weft_group_join(c->gr), WEFT_OK);
+    return NULL;
+}
+
+/* weft_graph_wait's rule for the flow calls: on a scheduler with no
+ * workers only its bound thread (or its task) runs its tasks, so another
+ * thread's wait is WEFT_ENOTBOUND at once, not a sleep for ever; and a
+ * refused pipeline run can be made afterwards from the bound thread. */
+WT_TEST(adv_flow, waits_with_nobody_to_run, .timeout = 60)
+{
+    weft_sched *s = adv_sched(0);   /* bound: this thread */
+    atomic_int count = 0;
+    nb_case c = { .s = s };
+    WT_ASSERT_EQ(weft_async_spawn(s, nb_value, &count, NULL, 0, &c.h), WEFT_OK);
+    weft_group gr;
+    WT_ASSERT_EQ(weft_group_init(&gr, s), WEFT_OK);
+    WT_ASSERT_EQ(weft_group_spawn(&gr, nb_member, &count), WEFT_OK);
+    c.gr = &gr;
+    weft_pipe_stage st[1] = { { WEFT_PIPE_SERIAL, nb_first, &count } };
+    WT_ASSERT_EQ(weft_pipeline_create(1, st, 1, &c.pl), WEFT_OK);
+    adv_on_thread(nb_outside, &c);
+    WT_ASSERT_EQ(atomic_load(&count), 0);   /* nothing ran meanwhile */
+    /* The bound thread's own waits run them. */
+    WT_ASSERT_EQ(weft_async_wait(c.h), WEFT_OK);
+    WT_ASSERT(weft_async_result(c.h) == &count);
+    WT_ASSERT_EQ(weft_group_join(&gr), WEFT_OK);
+    WT_ASSERT_EQ(weft_pipeline_run(s, c.pl), WEFT_OK);
+    WT_ASSERT_EQ(atomic_load(&count), 1 + 3);
+    /* A finished handle and a group with no member left are no wait at
+     * all: OK from anywhere. */
+    adv_on_thread(nb_after, &c);
+    weft_async_release(c.h);
+    weft_group_destroy(&gr);
+    WT_ASSERT_EQ(weft_pipeline_destroy(c.pl), WEFT_OK);
+    adv_sched_end(s, 0);
+}

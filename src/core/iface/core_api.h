@@ -114,6 +114,17 @@ static inline unsigned weft__sched_workers(const weft_sched *s)
     return s->nworkers;
 }
 
+/* Would the calling thread, waiting for tasks of s, wait for ever? With
+ * no workers only a thread of s (its bound thread, or its task) runs s's
+ * tasks, and only while it blocks: any other thread's wait is refused
+ * with WEFT_ENOTBOUND (graph waits, async waits, group joins, pipeline
+ * runs), whatever other threads do. Callable from: any thread. */
+static inline bool weft__sched_unserved_here(const weft_sched *s)
+{
+    weft__worker *w = weft__tls_worker;
+    return s->nworkers == 0 && !(w && w->s == s);
+}
+
 /* Fewer workers than online CPUs: a thread waiting outside them may
  * spin. Fixed at create. Callable from: any thread. */
 static inline bool weft__sched_spare_cpu(const weft_sched *s)
