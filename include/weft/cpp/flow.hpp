@@ -525,7 +525,8 @@ public:
         return to_error(rc);
     }
     /** Waits for every member spawned so far (weft_group_join): OK, or
-     * ECANCELED if cancelled since the last join (cleared), ENOMEM. A
+     * ECANCELED if cancelled since the last join (cleared), ENOMEM,
+     * ENOTBOUND (nobody here would run them: weft_group_join). A
      * member's exception is thrown here (and cleared). */
     [[nodiscard]] std::error_code join()
     {
@@ -535,7 +536,8 @@ public:
         if (rc == WEFT_OK && cancelled_.exchange(false, std::memory_order_acq_rel))
             rc = WEFT_ECANCELED;   /* the join clears the mark, as weft_group_join's */
 #if WEFT_CPP_EXCEPTIONS
-        if (thrown_.load(std::memory_order_acquire) && rc != WEFT_ENOMEM) {   /* the join already ordered every member before */
+        if (thrown_.load(std::memory_order_acquire) && rc != WEFT_ENOMEM &&
+            rc != WEFT_ENOTBOUND) {   /* the join already ordered every member before */
             std::exception_ptr e = ex_;
             ex_ = nullptr;
             thrown_.store(false, std::memory_order_relaxed);   /* no member runs now */
