@@ -130,8 +130,8 @@ WEFT_API int  weft_task_succeed(weft_task *t, weft_task *predecessor);
 /* ---- subflows ---------------------------------------------------------- */
 
 /** Adds a task to sf, as weft_graph_add (edges: weft_task_precede between
- * tasks of sf). NULL: sf NULL, sf's sub-graph is running (after
- * weft_subflow_join started it, or fn returned), or out of memory. The
+ * tasks of sf). NULL: sf NULL, sf's sub-graph is running or has run
+ * (after weft_subflow_join started it, or fn returned), or out of memory. The
  * task is sf's until sf is emptied (the task's next visit, or a join).
  * Callable from: any thread, while the subflow task's function runs. */
 WEFT_API weft_task *weft_subflow_add(weft_subflow *sf, weft_fn fn, void *arg);

@@ -72,7 +72,8 @@
  *            exchange (acquire) takes it, a store (release) gives it
  *            back, so a second visit of the same task at once (two
  *            conditions picked it) fails with EBUSY instead of emptying
- *            a sub-graph that is being built or run. In a graph without
+ *            a sub-graph that is being built or run. An add reads it
+ *            (relaxed) to refuse sf once the visit is over. In a graph without
  *            condition tasks no second visit can come at once, and the
  *            take is a relaxed store (weft__subflow_visit).
  *   sf_spare, sf_next, spare_chunks  under the owning graph's lock: the
@@ -184,6 +185,12 @@ static __attribute__((noinline)) weft_graph *sub_attach(weft__sfrec *rec)
 static inline weft_graph *sub_for_add(weft_subflow *sf)
 {
     weft__sfrec *rec = (weft__sfrec *)(void *)sf;
+    /* No visit holds the record: the function has returned and its
+     * sub-graph has run (an add then would wait, unrun, for the next
+     * visit to empty it). Misuse, told by NULL as graph.h says;
+     * relaxed: an add racing the visit's end is the caller's race. */
+    if (WEFT_UNLIKELY(!atomic_load_explicit(&rec->busy, memory_order_relaxed)))
+        return NULL;
     weft_graph *sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* acquire: pairs with sub_attach */
     return WEFT_LIKELY(sub != NULL) ? sub : sub_attach(rec);
 }

@@ -20,7 +20,7 @@
  *                   ECANCELED, done, destroy OK
  *   queued_module   queuing a graph that runs as a module: EBUSY
  *   sub_misuse      weft_subflow_join from a sub-task (EINVAL), adds after
- *                   fn returned (NULL), weft_subflow_current in fn and in a
+ *                   fn returned (NULL, also once the visit is over), weft_subflow_current in fn and in a
  *                   sub-task, a weft_graph_wait on the outer graph from a
  *                   sub-task (EBUSY)
  *   sub_block       sub-tasks wait for later sub-tasks with no edge, nested
@@ -461,6 +461,8 @@ WT_TEST(adv_graph, sub_misuse)
         WT_ASSERT_EQ(atomic_load(&m.cur_null), 1);
         WT_ASSERT_EQ(atomic_load(&m.wait_rc), WEFT_EBUSY);
         WT_ASSERT(weft_subflow_current() == NULL);
+        /* The visit is over (fn returned, its sub-graph ran): sf is refused. */
+        WT_ASSERT(weft_subflow_add(m.sf, nop, NULL) == NULL);
         WT_ASSERT_EQ(atomic_load(&bad), 0);
         WT_ASSERT_EQ(weft_graph_destroy(m.g), WEFT_OK);
         adv_sched_end(s, w);
