@@ -18,6 +18,12 @@
  *               epoll_wait gets a write to the poller's eventfd instead
  *               of a futex wake (Dekker with the owner's CAS then token
  *               load, poller.c).
+ *   sleeping, token (bound threads beside workers)
+ *               a bound thread sets sleeping before its re-check and
+ *               sleeps on its token (weft__bound_park); a waker
+ *               (weft__wake_worker) reads sleeping after its push and
+ *               gives the token, exchange 0 -> 1. Seq_cst fences on both
+ *               sides, never membarrier (see weft__bound_park).
  *   poll_owner  the parked worker sleeping in epoll_wait while fd waits
  *               are registered (poller.c). choose_sleeper passes over it
  *               while another worker sleeps (relaxed read: a preference),
@@ -188,9 +194,10 @@ void weft__notify_slow(weft_sched *s)
 
 void weft__wake_worker(weft_sched *s, weft__worker *w)
 {
-    weft__fence_submit();                   /* StoreLoad: the inbox push before in_idle's load */
     if (WEFT_UNLIKELY(weft__bound_beside(w))) {
-        /* Asleep on its own futex (weft__bound_park), never in the set. */
+        /* Asleep on its own futex (weft__bound_park), never in the set,
+         * which fences with a plain fence: so do we, whatever the mode. */
+        atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: the push before sleeping's load; pairs with the fence in weft__bound_park */
         /* Only the waker that gives the token (0 -> 1) makes the system
          * call: the token stays 1 until the thread parks again, so a second
          * wake before then (a pin's push and its pin_ev signal readying the
@@ -201,6 +208,7 @@ void weft__wake_worker(weft_sched *s, weft__worker *w)
             weft__os_word_wake(&w->token, 1);
         return;
     }
+    weft__fence_submit();                   /* StoreLoad: the inbox push before in_idle's load */
     if (!atomic_load_explicit(&w->in_idle, memory_order_relaxed))
         return;
     bool chosen = false;
@@ -405,18 +413,22 @@ void weft__park(weft__worker *w, uint64_t deadline)
     w->searching = true;
 }
 
-/* A bound thread beside workers parks on its own futex: the same two
- * barriers as the idle set's steps 3b and 3c (fence_park here,
- * weft__fence_submit in weft__wake_worker after the push to its inbox or
- * its box of pins), with `sleeping` for the set. Either the waker sees
- * sleeping and sets the token, or the re-check here sees the push. A
- * token left over from a waker that saw an earlier sleep only ends one
- * later sleep early: the loop looks again. */
+/* A bound thread beside workers parks on its own futex: the idle set's
+ * steps 3b and 3c with `sleeping` for the set, and a seq_cst fence on
+ * both sides (here, and in weft__wake_worker after the push to its inbox
+ * or its box of pins). Either the waker sees sleeping and sets the token,
+ * or the re-check here sees the push. Plain fences, not membarrier: only
+ * weft__wake_worker wakes this thread (spawns to the queues never do: it
+ * is not in the set), so its one waker can pay the fence; membarrier was
+ * a second system call on every sleep, an interrupt of the other CPU,
+ * and over a third of the system calls of a pinned round trip. A token
+ * left over from a waker that saw an earlier sleep only ends one later
+ * sleep early: the loop looks again. */
 void weft__bound_park(weft__worker *w, uint64_t deadline)
 {
     atomic_store_explicit(&w->token, 0, memory_order_relaxed);
     atomic_store_explicit(&w->sleeping, true, memory_order_relaxed);
-    weft__fence_park();
+    atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: sleeping before the re-check; pairs with the fence in weft__wake_worker */
     if (!weft__work_visible(w)) {
         WEFT__STAT(w, parks, 1);
         bool hooked = weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE);

@@ -20,7 +20,8 @@
  *                 only), oldest first. The pusher then wakes the owner as
  *                 a fiber's waker does (weft__wake_worker, park.c): the
  *                 same barrier pairs, so a parked owner sees the push or
- *                 is woken.
+ *                 is woken. A bound owner in weft_pinned_wait_for is
+ *                 woken by the pin_ev signal alone (below).
  *   bound threads' boxes
  *                 a bound thread's worker may be freed by unbind: a pin to
  *                 it looks it up by id (by_id) and pushes and wakes under
@@ -46,7 +47,13 @@
  *                 and re-checks its box before it waits on pin_ev (an
  *                 auto-reset event); a pinner reads pin_waiting after its
  *                 push (seq_cst fence) and signals: Dekker, so one of the
- *                 two sees the other. A pin the thread makes to itself,
+ *                 two sees the other. The signal readies the host fiber,
+ *                 which wakes the thread (weft__ready), so a pinner that
+ *                 signals makes no other wake; one that reads pin_waiting
+ *                 false wakes the thread for the push (weft__wake_worker):
+ *                 the owner's re-check comes after its own clearing of
+ *                 pin_waiting and a fence, so it sees the push or is
+ *                 woken. A pin the thread makes to itself,
  *                 from a task it runs while its host fiber sleeps in that
  *                 wait, reads pin_waiting too and signals (both owner
  *                 only): without it the pin would run unseen and the wait
@@ -169,11 +176,19 @@ static int place_pinned(weft_sched *s, weft__worker *w, weft__task *t, int threa
         if (atomic_load_explicit(&w->pin_waiting, memory_order_relaxed))
             weft_event_signal(&w->pin_ev);
     } else {
+        /* One wake, after all is published. The thread waiting in
+         * weft_pinned_wait_for is woken by the signal alone (it readies
+         * its host fiber: an inbox push and weft__wake_worker); a wake of
+         * its own before the signal woke the thread to find its host
+         * still waiting, and it slept again, to be woken by the signal
+         * (measured: two sleeps and two wakes a round trip where one
+         * does). A thread not in that wait is woken for the push. */
         pin_push(to, &t->node);
-        weft__wake_worker(s, to);
         atomic_thread_fence(memory_order_seq_cst);   /* the push before pin_waiting's load: pairs with wait_pinned's store and re-check */
         if (atomic_load_explicit(&to->pin_waiting, memory_order_relaxed))
             weft_event_signal(&to->pin_ev);
+        else
+            weft__wake_worker(s, to);
     }
     pthread_mutex_unlock(&s->bound_lock);   /* to may unbind from here on */
     return WEFT_OK;
