@@ -191,7 +191,10 @@ WEFT_API void weft_group_cancel(weft_group *gr);
  * Callable from: any thread. */
 WEFT_API bool weft_group_cancelled(const weft_group *gr);
 
-/** Ends gr's life: it joins first, so no member outlives it.
+/** Ends gr's life: it joins first, so no member outlives it (it cannot
+ * refuse: on a scheduler with no workers, a thread that is neither its
+ * bound thread nor its task waits until the bound thread runs the
+ * members left; weft_group_join there says WEFT_ENOTBOUND instead).
  * Callable from: any thread (a task suspends its fiber). */
 WEFT_API void weft_group_destroy(weft_group *gr);
 
