@@ -8,16 +8,13 @@
 
 #include "weft.h"
 #include "wtest.h"
+#include "../core/sched_util.h"
 
-/* A scheduler of w workers (wt_workers: 0 is none); with none, the calling
- * thread is bound to it, so that it runs the tasks while it waits. */
+/* A scheduler of w workers (sched_util.h's make_sched); with none, the
+ * calling thread is bound to it, so that it runs the tasks while it waits. */
 static inline weft_sched *adv_sched(unsigned w)
 {
-    weft_config c;
-    weft_config_init(&c);
-    c.workers = wt_workers(w);
-    weft_sched *s = NULL;
-    WT_ASSERT_EQ(weft_sched_create(&s, &c), WEFT_OK);
+    weft_sched *s = make_sched(w);
     if (w == 0)
         WT_ASSERT_EQ(weft_sched_bind(s), WEFT_OK);
     return s;
