@@ -107,11 +107,12 @@ static int ctx_wait(io_ctx *c)
             return WEFT_ESHUTDOWN;
     }
     if (rc == WEFT_EBUSY) {   /* no record for us: a one-shot wait this time */
-        /* Another fiber parks on the record: a forget (weft_fd_close) ends
-         * its wait, not this one, which waits on a duplicate of fd. So the
-         * one-shot wait looks at the record's word every RECHECK_NS: a
-         * changed word means fd was forgotten, and the call ends ECLOSED
-         * (a second late at most, not at once). */
+        /* Another fiber parks on the record: this one waits the one-shot
+         * way, on a duplicate of fd. A forget (weft_fd_close) ends it at
+         * once (WEFT_ECLOSED: poller.c walks its one-shot waits); one
+         * that came between our look at the word and the wait's start
+         * is seen at the next look, every RECHECK_NS: a changed word
+         * means fd was forgotten, and the call ends ECLOSED. */
         uint32_t word = c->r ? weft__fd_word(c->r) : 0;
         uint64_t until = c->deadline;
         if (c->r) {

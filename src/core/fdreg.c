@@ -408,8 +408,10 @@ static void forget(weft__poller *p, int fd)
 void weft__fd_forget_all(int fd)
 {
     pthread_mutex_lock(&live_lock);
-    for (weft__poller *p = live_head; p; p = weft__poller_fds(p)->next_live)
+    for (weft__poller *p = live_head; p; p = weft__poller_fds(p)->next_live) {
         forget(p, fd);
+        weft__poller_forget(p, fd);   /* one-shot waits on fd too (poller.c) */
+    }
     for (weft__fd_twait *tw = twait_head; tw; tw = tw->next)
         if (tw->fd == fd)
             weft__os_wake_post(tw->wake);   /* its poll ends WOKEN: the call says ECLOSED */

@@ -61,6 +61,12 @@
  *              dispatchers and shutdown, freed by destroy.
  *   closing    set by destroy (seq_cst) before it walks the records
  *              (its own, then fdreg.c's).
+ *   rec->fd    the waited descriptor, for weft__poller_forget's walk:
+ *              stored (release) by the waiter before PENDING, loaded
+ *              (acquire) by the walk after it saw PENDING. A walk that
+ *              reads the fd of a later wait in that record (the first
+ *              ended, the record reused) has, through that acquire, the
+ *              word past the gen it saw: its CAS fails.
  *   fds        fdreg.c's table: see its Synchronization.
  *
  * A fiber's wait (weft__poller_wait):
@@ -76,6 +82,15 @@
  *      EBADF is fine, the kernel dropped it then); close the dup;
  *      io_waiters - 1; the word says how it ended; free the record (gen
  *      + 1, state FREE).
+ *
+ * weft_fd_forget and weft_fd_close end a one-shot wait at once: the
+ * kernel says nothing when a watched descriptor is closed (the set holds
+ * the open file, or a dup of it), so fdreg.c's forget walks each poller's
+ * records (weft__poller_forget) and ends the pending waits on that
+ * number as CLOSED: the wait returns WEFT_ECLOSED. A wait that becomes
+ * pending after the walk is not one "in progress" at the forget; the
+ * straight-line calls (fdio.c) look at the registration word after such
+ * a wait as well.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -94,6 +109,7 @@ enum {
     REC_READY = 2,
     REC_TIMEDOUT = 3,
     REC_CANCELED = 4,
+    REC_CLOSED = 5,              /* its descriptor forgotten (weft_fd_forget / _close) */
 };
 
 #define REC_STATE(v)   ((unsigned)((v) & 0xff))
@@ -108,6 +124,7 @@ enum {
 typedef struct pollrec {
     _Atomic uint64_t word;
     weft__fiber *fiber;          /* the waiter; written before PENDING */
+    atomic_int fd;               /* the descriptor waited on; written before PENDING */
     uint32_t index;
     struct pollrec *next_free;   /* under lock */
 } pollrec;
@@ -312,7 +329,24 @@ void weft__poller_poll(weft__worker *w)
         dispatch(p, evs, n);
 }
 
-/* ---- shutdown ---------------------------------------------------------------- */
+/* ---- shutdown, forget ------------------------------------------------------ */
+
+/* Ends every pending wait of p (fd -1) or those on fd, as `to`. */
+static void rec_end_all(weft__poller *p, int fd, unsigned to)
+{
+    unsigned n = atomic_load_explicit(&p->nchunks, memory_order_acquire);   /* acquire: pairs with the release in rec_alloc */
+    for (unsigned c = 0; c < n; c++) {
+        pollrec *chunk = atomic_load_explicit(&p->chunks[c], memory_order_acquire);   /* acquire: as above */
+        for (unsigned i = 0; i < CHUNK_RECS; i++) {
+            uint64_t v = atomic_load_explicit(&chunk[i].word, memory_order_seq_cst);   /* seq_cst: the other half of shutdown's Dekker pair */
+            if (REC_STATE(v) != REC_PENDING)
+                continue;
+            if (fd >= 0 && atomic_load_explicit(&chunk[i].fd, memory_order_acquire) != fd)   /* acquire: see rec->fd in Synchronization */
+                continue;
+            rec_end(&chunk[i], REC_GEN(v), 0, to);
+        }
+    }
+}
 
 void weft__poller_shutdown(weft_sched *s)
 {
@@ -322,16 +356,16 @@ void weft__poller_shutdown(weft_sched *s)
     if (!p)
         return;
     atomic_store_explicit(&p->closing, true, memory_order_seq_cst);   /* seq_cst: before the loads of the words; Dekker with the waiter's PENDING store then closing load */
-    unsigned n = atomic_load_explicit(&p->nchunks, memory_order_acquire);   /* acquire: pairs with the release in rec_alloc */
-    for (unsigned c = 0; c < n; c++) {
-        pollrec *chunk = atomic_load_explicit(&p->chunks[c], memory_order_acquire);   /* acquire: as above */
-        for (unsigned i = 0; i < CHUNK_RECS; i++) {
-            uint64_t v = atomic_load_explicit(&chunk[i].word, memory_order_seq_cst);   /* seq_cst: the other half of the Dekker pair */
-            if (REC_STATE(v) == REC_PENDING)
-                rec_end(&chunk[i], REC_GEN(v), 0, REC_CANCELED);
-        }
-    }
+    rec_end_all(p, -1, REC_CANCELED);
     weft__fd_shutdown(p);
+}
+
+/* A walk of every record: a few loads per record, records of one-shot
+ * waits only (a scheduler whose waits all park on registrations has
+ * none), and no lock a waiter takes. */
+void weft__poller_forget(weft__poller *p, int fd)
+{
+    rec_end_all(p, fd, REC_CLOSED);
 }
 
 /* ---- a fiber's wait ------------------------------------------------------------ */
@@ -369,6 +403,7 @@ int weft__poller_wait(weft__worker *w, weft__poller *p, int fd, unsigned events,
     if (!r)
         return weft__no_fiber(w);   /* out of memory: as good as no fiber */
     r->fiber = w->cur;
+    atomic_store_explicit(&r->fd, fd, memory_order_release);   /* release: pairs with the walk's acquire (Synchronization) */
     uint32_t gen = REC_GEN(atomic_load_explicit(&r->word, memory_order_relaxed));   /* relaxed: a free record is ours */
     atomic_store_explicit(&r->word, REC_WORD(gen, 0, REC_PENDING), memory_order_seq_cst);   /* seq_cst: publishes rec->fiber (release), and before the closing load (Dekker with shutdown) */
     atomic_fetch_add_explicit(&s->io_waiters, 1, memory_order_relaxed);   /* relaxed: a hint (see Synchronization) */
@@ -409,6 +444,8 @@ finish:
         return WEFT_ETIMEDOUT;
     case REC_CANCELED:
         return failed != 1 ? failed : WEFT_ESHUTDOWN;
+    case REC_CLOSED:
+        return WEFT_ECLOSED;
     default:
         weft__panic("poller_wait: fd %d resumed in state %u", fd, REC_STATE(v));
     }

@@ -13,7 +13,7 @@ weft__poller *weft__poller_get(weft_sched *s);
 /* A task's fd wait on its fiber: registers fd for events (EPOLL*) until
  * deadline (0 = none) and suspends. Returns the ready events (> 0),
  * WEFT_ETIMEDOUT, WEFT_ESHUTDOWN, WEFT_EINVAL (fd not open),
- * WEFT_ENOMEM, or 0: fd cannot be polled by epoll (a regular file), the
+ * WEFT_ECLOSED (weft__poller_forget), WEFT_ENOMEM, or 0: fd cannot be polled by epoll (a regular file), the
  * caller asks poll(2). Callable from: a fiber on its own worker w. */
 int  weft__poller_wait(weft__worker *w, weft__poller *p, int fd, unsigned events,
                        uint64_t deadline, const char *what, const void *obj);
@@ -31,6 +31,10 @@ void weft__poller_poll(weft__worker *w);
 /* Every pending wait returns WEFT_ESHUTDOWN; later ones do not wait.
  * Callable from: destroy, once shutdown is set. */
 void weft__poller_shutdown(weft_sched *s);
+/* Every one-shot wait on fd pending now returns WEFT_ECLOSED (fd was
+ * forgotten or closed: weft_fd_forget, weft_fd_close). Callable from: any
+ * thread, holding fdreg.c's live list (p stays alive). */
+void weft__poller_forget(weft__poller *p, int fd);
 /* Frees the poller. Callable from: destroy, after the workers left. */
 void weft__poller_fini(weft_sched *s);
 

@@ -13,6 +13,8 @@
  *   close_wakes    a task blocked in read_for (UINT64_MAX) on a pipe:
  *                  weft_fd_close from a plain thread ends it with ECLOSED,
  *                  weft_fd_forget (for a second task) too
+ *   close_wakes_wait_for  the same for weft_fd_wait_for's one-shot wait
+ *                  (30 s timeout): ends at once with EINVAL
  *   destroy_wakes  a task blocked in read_for, accept_for and a line read
  *                  with no timeout: weft_sched_destroy ends each with
  *                  ESHUTDOWN
@@ -29,7 +31,7 @@
  *                  not reaped; then OK with its status; then EINVAL
  *   close_two_waiters  two tasks read one pipe: weft_fd_close ends both
  *                  with ECLOSED (the second, waiting the one-shot way,
- *                  within a second)
+ *                  at once)
  *   forget_plain_thread  a plain thread's read (wait) asleep in poll:
  *                  weft_fd_forget and weft_fd_close end it with ECLOSED
  *                  (EINVAL) */
@@ -189,7 +191,7 @@ WT_TEST(adv_io, timeouts)
 
 typedef struct waiter {
     int fd;
-    int kind;         /* 0 read, 1 accept, 2 line */
+    int kind;         /* 0 read, 1 accept, 2 line, 3 weft_fd_wait_for (30 s) */
     atomic_long rc;
     weft_event done;
 } waiter;
@@ -203,6 +205,8 @@ static void wait_task(void *arg)
         rc = weft_fd_read_for(x->fd, buf, sizeof buf, UINT64_MAX);
     } else if (x->kind == 1) {
         rc = weft_fd_accept_for(x->fd, UINT64_MAX);
+    } else if (x->kind == 3) {
+        rc = weft_fd_wait_for(x->fd, POLLIN, 30ull * 1000000000);
     } else {
         weft_fd_reader r;
         const char *line;
@@ -259,6 +263,37 @@ WT_TEST(adv_io, close_wakes)
             adv_on_thread(close_thread, &c);
             WT_ASSERT_EQ(weft_event_wait_for(&x.done, 30ull * 1000000000), WEFT_OK);
             WT_ASSERT_EQ(atomic_load(&x.rc), WEFT_ECLOSED);
+            WT_ASSERT_EQ(atomic_load(&bad), 0);
+            if (forget)
+                close(p[0]);
+            close(p[1]);
+            adv_sched_end(s, w);
+            weft_event_destroy(&x.done);
+        }
+    }
+}
+
+/* A task in weft_fd_wait_for on a descriptor no call registered (the
+ * one-shot way): weft_fd_forget or weft_fd_close from a plain thread ends
+ * it at once with WEFT_EINVAL (io.h), not at its 30 s timeout. */
+WT_TEST(adv_io, close_wakes_wait_for, .timeout = 240)
+{
+    WT_FOR_WORKERS(w, 1, 2, 8) {
+        for (int forget = 0; forget < 2; forget++) {
+            weft_sched *s = adv_sched(w);
+            atomic_store(&bad, 0);
+            int p[2];
+            pipe_nb(p);
+            waiter x = { .fd = p[0], .kind = 3 };
+            atomic_store(&x.rc, 1);
+            weft_event_init(&x.done, true, false);
+            WT_ASSERT_EQ(weft_spawn(s, wait_task, &x), WEFT_OK);
+            until_blocked(s, 1);
+            closer c = { p[0], forget };
+            adv_on_thread(close_thread, &c);
+            WT_ASSERT_EQ(weft_event_wait_for(&x.done, 60ull * 1000000000), WEFT_OK);
+            WT_ASSERT(atomic_load(&x.rc) == WEFT_EINVAL, "w %u, %s: weft_fd_wait_for ended %ld",
+                      w, forget ? "forget" : "close", atomic_load(&x.rc));
             WT_ASSERT_EQ(atomic_load(&bad), 0);
             if (forget)
                 close(p[0]);
