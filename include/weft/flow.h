@@ -187,6 +187,12 @@ WEFT_API int  weft_group_join(weft_group *gr);
  * weft_group_cancelled). Callable from: any thread. */
 WEFT_API void weft_group_cancel(weft_group *gr);
 
+/** Sets the function a member skipped by a cancel calls instead of its
+ * fn, with the member's arg (to free what arg owns); NULL (the default
+ * after weft_group_init): a skipped member calls nothing. Set it before
+ * the spawns it concerns. Callable from: any thread. */
+WEFT_API void weft_group_set_skip(weft_group *gr, weft_fn skip);
+
 /** Has gr been cancelled since its init or last join?
  * Callable from: any thread. */
 WEFT_API bool weft_group_cancelled(const weft_group *gr);

@@ -22,6 +22,9 @@
  *             again, and its wait sees the members' writes through wg.
  *   cancelled relaxed: a hint members read at their start (a member that
  *             misses a cancel runs, which a cancel allows).
+ *   skip      set by weft_group_set_skip (release), read by a skipped
+ *             member (acquire): the caller sets it before the spawns it
+ *             concerns, and the spawn's push publishes it anyway.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -35,6 +38,7 @@ typedef struct group_impl {
     weft_sched *s;
     atomic_llong left;
     atomic_bool cancelled;
+    _Atomic(weft_fn) skip;   /* called with a skipped member's arg, or NULL */
 } group_impl;
 
 _Static_assert(sizeof(group_impl) <= sizeof(weft_group), "group fits its public body");
@@ -66,8 +70,13 @@ static void member_entry(void *arg)
     weft_fn fn = m->fn;
     void *a = m->arg;
     weft__flow_put(&member_pool, m);
-    if (!atomic_load_explicit(&g->cancelled, memory_order_relaxed))   /* see the top */
+    if (!atomic_load_explicit(&g->cancelled, memory_order_relaxed)) {   /* see the top */
         fn(a);
+    } else {
+        weft_fn skip = atomic_load_explicit(&g->skip, memory_order_acquire);   /* see the top */
+        if (skip)
+            skip(a);
+    }
     atomic_fetch_sub_explicit(&g->left, 1, memory_order_release);   /* see the top */
     weft_waitgroup_done(&g->wg);   /* the member's last touch of g */
 }
@@ -82,6 +91,7 @@ int weft_group_init(weft_group *gr, weft_sched *s)
     g->s = s;
     atomic_init(&g->left, 0);
     atomic_init(&g->cancelled, false);
+    atomic_init(&g->skip, NULL);
     return WEFT_OK;
 }
 
@@ -140,6 +150,11 @@ int weft_group_join(weft_group *gr)
         return rc;
     bool was = atomic_exchange_explicit(&g->cancelled, false, memory_order_relaxed);
     return was ? WEFT_ECANCELED : WEFT_OK;
+}
+
+void weft_group_set_skip(weft_group *gr, weft_fn skip)
+{
+    atomic_store_explicit(&impl(gr)->skip, skip, memory_order_release);   /* see the top */
 }
 
 void weft_group_cancel(weft_group *gr)

@@ -12,8 +12,12 @@
  *                 a blocked one: the join says ECANCELED, a spawn after
  *                 the cancel is refused, the skipped members did not run,
  *                 and the next join is WEFT_OK again
+ *   cancel_queued 300 members queued, then a cancel: none runs; with
+ *                 weft_group_set_skip each calls the skip function once
+ *                 with its own heap argument (ASan: none leaks)
  * Members never assert: they count what went wrong, and the test checks. */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -280,13 +284,47 @@ WT_TEST(group, cancel, .timeout = 120)
 typedef struct skip {
     weft_sched *s;
     atomic_int ran;
+    atomic_int skip_calls;   /* weft_group_set_skip's function */
+    bool with_skip;
     int join_rc;
 } skip;
 
+/* A member's own heap argument, freed by whichever of fn and skip runs
+ * (ASan's leak check sees one that neither freed); without a skip
+ * function every member shares one that is not on the heap (a skipped
+ * member would leak its own). */
+typedef struct member_arg {
+    skip *k;
+    bool heap;
+} member_arg;
+
+static void member_free(member_arg *m)
+{
+    if (m && m->heap)
+        free(m);
+}
+
 static void skipped(void *arg)
 {
-    skip *k = arg;
-    atomic_fetch_add(&k->ran, 1);
+    member_arg *m = arg;
+    atomic_fetch_add(&m->k->ran, 1);
+    member_free(m);
+}
+
+static void on_skip(void *arg)
+{
+    member_arg *m = arg;
+    atomic_fetch_add(&m->k->skip_calls, 1);
+    member_free(m);
+}
+
+static member_arg *member_of(skip *k)
+{
+    static member_arg shared;   /* one test at a time uses it */
+    member_arg *m = k->with_skip ? malloc(sizeof *m) : &shared;
+    if (m)
+        *m = (member_arg){ .k = k, .heap = k->with_skip };
+    return m;
 }
 
 static void queue_and_cancel(void *arg)
@@ -294,12 +332,20 @@ static void queue_and_cancel(void *arg)
     skip *k = arg;
     weft_group g;
     weft_group_init(&g, k->s);
-    for (int i = 0; i < 300; i++)
-        if (weft_group_spawn(&g, skipped, k) != WEFT_OK)
+    if (k->with_skip)
+        weft_group_set_skip(&g, on_skip);
+    for (int i = 0; i < 300; i++) {
+        member_arg *m = member_of(k);
+        if (!m || weft_group_spawn(&g, skipped, m) != WEFT_OK) {
             atomic_fetch_add(&bad, 1);
+            member_free(m);
+        }
+    }
     weft_group_cancel(&g);
-    if (weft_group_spawn(&g, skipped, k) != WEFT_ECANCELED)
+    member_arg *late = member_of(k);
+    if (!late || weft_group_spawn(&g, skipped, late) != WEFT_ECANCELED)
         atomic_fetch_add(&bad, 1);
+    member_free(late);   /* refused: still ours */
     k->join_rc = weft_group_join(&g);
     weft_group_destroy(&g);
 }
@@ -307,9 +353,10 @@ static void queue_and_cancel(void *arg)
 WT_TEST(group, cancel_queued, .timeout = 120)
 {
     WT_FOR_WORKERS(w, 0, 1) {
+      for (int with_skip = 0; with_skip < 2; with_skip++) {
         weft_sched *s = flow_sched(w);
         atomic_store(&bad, 0);
-        skip k = { .s = s, .ran = 0, .join_rc = 1 };
+        skip k = { .s = s, .ran = 0, .skip_calls = 0, .with_skip = with_skip, .join_rc = 1 };
         if (w == 0)
             queue_and_cancel(&k);
         else {
@@ -318,8 +365,10 @@ WT_TEST(group, cancel_queued, .timeout = 120)
         }
         WT_ASSERT_EQ(k.join_rc, WEFT_ECANCELED);
         WT_ASSERT_EQ(atomic_load(&k.ran), 0);
+        WT_ASSERT_EQ(atomic_load(&k.skip_calls), with_skip ? 300 : 0);
         WT_ASSERT_EQ(atomic_load(&bad), 0);
         flow_sched_end(s, w);
+      }
     }
 }
 
