@@ -1,9 +1,10 @@
 /* Blocking without blocking a worker, on Windows (issue 33): weft_fd_wait_for
  * on sockets, weft_pid_wait_for on processes, weft_call_blocking, at 0 (a
- * bound thread), 1 and 2 workers. test_io.c is the Linux battery (pipes,
- * AF_UNIX pairs, fork); this one is what applies on Windows: readiness
- * wakes exactly its waiter while the worker runs other tasks, tasks
- * blocked on each other's sockets in a chain, timeouts, bad input
+ * bound thread), 1 and 2 workers. test_io_fd.c and test_io_blocking.c are
+ * the Linux battery (pipes, AF_UNIX pairs, fork); this one is what
+ * applies on Windows: readiness wakes exactly its waiter while the worker
+ * runs other tasks, tasks blocked on each other's sockets in a chain,
+ * timeouts, bad input
  * (WEFT_EINVAL, CRT descriptors included), a plain thread's wait,
  * destroy with waits pending (WEFT_ESHUTDOWN), process exit codes and a
  * process wait's timeout. No timing assertions beyond lower bounds. */

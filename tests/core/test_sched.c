@@ -419,7 +419,7 @@ static bool counted_1000(void *arg)
 }
 
 /* Bound with WEFT_BIND_NO_HELP, a thread beside workers runs no task
- * that is not pinned to it while it waits (a helping one may: test_pin). */
+ * that is not pinned to it while it waits (a helping one may: test_pin_prio). */
 WT_TEST(sched, bound_thread_without_help_runs_no_task_when_it_waits, .timeout = 120)
 {
     cur = make_sched(1);

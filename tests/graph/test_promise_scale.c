@@ -173,7 +173,7 @@ WT_TEST(scale, lattice_shared_graph_counts_its_deepest_use, .timeout = 60)
 {
     WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
-        /* 64 levels reads two ways (test_module's nesting_past_64): 63
+        /* 64 levels reads two ways (test_module_shape's nesting_past_64): 63
          * run, 65 are ECYCLE. */
         WT_ASSERT_EQ(run_deep_share(s, 52, 10), WEFT_OK);       /* 52 + 1 + 10 = 63 */
         WT_ASSERT_EQ(run_deep_share(s, 54, 10), WEFT_ECYCLE);   /* 65 */
