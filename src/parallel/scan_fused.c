@@ -75,9 +75,10 @@
  *          summers only (relaxed: it only hands out distinct indices;
  *          the block's state CAS is the claim).
  *   state  a block's: FREE, CHAIN, SUMMING, SUMMED, PARKED. FREE -> CHAIN
- *          by the chain and FREE -> SUMMING by a summer (relaxed: a
- *          claim, no data with it; a summer whose claim fails stops, as
- *          the chain has then claimed or passed every block up to it).
+ *          by the chain (acquire, as its failure must be) and FREE ->
+ *          SUMMING by a summer (relaxed: a claim, no data with it; a
+ *          summer whose claim fails stops, as the chain has then claimed
+ *          or passed every block up to it).
  *          SUMMING -> SUMMED by the summer (release: publishes the sum;
  *          the chain's failed CAS that reads it acquires). SUMMING ->
  *          PARKED by the chain (release: publishes the prefix and fuse;
