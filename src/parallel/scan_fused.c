@@ -72,8 +72,9 @@
  *          (relaxed: the chain reads only prefix 0, put in place before
  *          the loop, whose queueing publishes it).
  *   back   the next summer claims block back - 1: lowered by CAS from
- *          summers only (relaxed: it only hands out distinct indices;
- *          the block's state CAS is the claim).
+ *          summers, set to 0 by the chain at its end (relaxed: it only
+ *          hands out distinct indices; the block's state CAS is the
+ *          claim, so a stale value costs a failed claim, never a block).
  *   state  a block's: FREE, CHAIN, SUMMING, SUMMED, PARKED. FREE -> CHAIN
  *          by the chain (acquire, as its failure must be) and FREE ->
  *          SUMMING by a summer (relaxed: a claim, no data with it; a
@@ -182,6 +183,9 @@ static void chain(struct fscan *c, size_t k, bool fuse)
         }
         next_prefix(c, k);
     }
+    /* Every block is claimed: the calls still to come return at their
+     * first load instead of each claiming an index to find it taken. */
+    atomic_store_explicit(&c->back, 0, memory_order_relaxed);   /* relaxed: a hint; the state CAS decides */
 }
 
 /* A summer whose block k was parked at: the chain, from there. */
@@ -201,7 +205,8 @@ static void first_loop(size_t b, size_t e, void *p)
 {
     struct fscan *c = p;
     for (size_t i = b; i < e; i++) {
-        if (!atomic_exchange_explicit(&c->taken, 1, memory_order_relaxed)) {   /* relaxed: see Synchronization */
+        if (!atomic_load_explicit(&c->taken, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&c->taken, 1, memory_order_relaxed)) {   /* relaxed: see Synchronization; the load spares the rest a locked exchange */
             chain(c, 0, true);
             continue;
         }
