@@ -4,11 +4,13 @@
  * prefix k + 1 = prefix k op sum k), at 0, 1, 2 and 8 workers, from a
  * plain thread, a task and a bound thread, at several sizes and grains;
  * an exact integer scan equal to the left fold, and an associative,
- * non-commutative one; bodies that block (writing calls on the block
+ * non-commutative one; each block written once and summed apart at
+ * most once (never, where one thread runs the scan); bodies that block (writing calls on the block
  * before, folding calls on the block before's fold); a chain that
  * parks at a block being summed, forced with the test seam; a first
  * block that blocks while the next is summed; bad input. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +118,80 @@ WT_TEST(parallel_scan_fused, doubles_are_bitwise_the_block_definition_at_every_w
     free(want);
 }
 
+static void combine_u64(void *into, const void *from, void *arg)
+{
+    (void)arg;
+    *(uint64_t *)into += *(const uint64_t *)from;
+}
+
+/* ---- the work: each block written once, summed apart at most once ------------ */
+
+/* Per block: calls with a prefix (each writes it) and without (a sum
+ * alone). Whatever the threads do, a block is written exactly once and
+ * summed apart at most once (the old two-pass scheme summed every block
+ * but the last apart); where one thread runs the whole scan (no workers,
+ * or one worker and a caller that does not take a share: a task or a
+ * bound thread), no block is summed apart: every element is read once. */
+#define WORK_BLOCKS 256
+
+struct work {
+    uint64_t *out;
+    atomic_int writes[WORK_BLOCKS], sums[WORK_BLOCKS];
+};
+
+static void work_body(size_t b, size_t e, void *sum, const void *prefix, void *arg)
+{
+    struct work *w = arg;
+    atomic_fetch_add_explicit(prefix ? &w->writes[b / 64] : &w->sums[b / 64], 1, memory_order_relaxed);
+    for (size_t i = b; i < e; i++) {
+        *(uint64_t *)sum += i;
+        if (prefix)
+            w->out[i] = *(const uint64_t *)prefix + *(uint64_t *)sum;
+    }
+}
+
+struct work_case {
+    bool one_thread;
+    uint64_t out[WORK_BLOCKS * 64];
+};
+
+static void check_work(weft_sched *s, void *ctx)
+{
+    struct work_case *wc = ctx;
+    struct work w = { .out = wc->out };
+    for (int k = 0; k < WORK_BLOCKS; k++) {
+        atomic_init(&w.writes[k], 0);
+        atomic_init(&w.sums[k], 0);
+    }
+    uint64_t sum = 0, zero = 0, n = WORK_BLOCKS * 64;
+    WT_ASSERT_EQ(weft_parallel_scan_fused(s, 0, n, 64, &sum, 8, &zero, work_body, combine_u64, &w), WEFT_OK);
+    WT_ASSERT_EQ(sum, n * (n - 1) / 2);
+    for (uint64_t i = 0; i < n; i++)
+        WT_ASSERT(wc->out[i] == i * (i + 1) / 2, "output %llu", (unsigned long long)i);
+    int apart = 0;
+    for (int k = 0; k < WORK_BLOCKS; k++) {
+        int wr = atomic_load_explicit(&w.writes[k], memory_order_relaxed);
+        int sm = atomic_load_explicit(&w.sums[k], memory_order_relaxed);
+        WT_ASSERT(wr == 1 && sm <= 1, "block %d: written %d times, summed apart %d times", k, wr, sm);
+        apart += sm;
+    }
+    WT_ASSERT(!wc->one_thread || apart == 0, "one thread, yet %d blocks summed apart", apart);
+}
+
+WT_TEST(parallel_scan_fused, each_block_written_once_and_summed_apart_at_most_once, .timeout = 300)
+{
+    static struct work_case wc;
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = make_sched(w);
+        for (int k = 0; k < CALL_KINDS; k++) {
+            wc.one_thread = w == 0 || (w == 1 && k != CALL_PLAIN);
+            for (int r = 0; r < 20; r++)
+                run_as(s, (enum caller)k, check_work, &wc);
+        }
+        WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+    }
+}
+
 /* ---- exact: integers, and a non-commutative operator ------------------------ */
 
 /* x -> a*x + b, composed left to right: associative, not commutative. */
@@ -211,12 +287,6 @@ static void chain_body(size_t b, size_t e, void *sum, const void *prefix, void *
             weft_event_signal(&c->wrote[i]);
         }
     }
-}
-
-static void combine_u64(void *into, const void *from, void *arg)
-{
-    (void)arg;
-    *(uint64_t *)into += *(const uint64_t *)from;
 }
 
 static void check_chain(weft_sched *s, void *ctx)
