@@ -169,9 +169,9 @@ static void chain(struct fscan *c, size_t k, bool fuse)
         } else {
             if (st == SUMMING) {
                 h->fuse = fuse;
+                /* release: prefix k and fuse to the summer; acquire on failure: its sum */
                 if (atomic_compare_exchange_strong_explicit(&h->state, &st, PARKED, memory_order_release,
-                                                            memory_order_acquire))   /* release: prefix k and fuse to the summer; acquire on failure: its sum */
-                {
+                                                            memory_order_acquire)) {
 #ifdef WEFT_TEST_SEAMS
                     if (weft__scan_park_seam)
                         weft__scan_park_seam(k);   /* tests: the chain has parked at block k */
