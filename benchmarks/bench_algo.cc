@@ -1,5 +1,5 @@
 // Parallel algorithms (issue 35, item 5): weft_parallel_transform,
-// weft_parallel_scan / _scan_inclusive and weft_parallel_sort /
+// weft_parallel_scan / _scan_fused / _scan_inclusive and weft_parallel_sort /
 // _sort_stable beside oneTBB's parallel_for, parallel_scan and
 // parallel_sort and the sequential C++ and C loops, in one binary, on
 // the same 10^7 elements. (bench_parallel.cc holds the loops for and
@@ -26,7 +26,9 @@
 // bench_parallel); weft_elem (the scan's element form: the operator
 // called per element); weft_oneblock (the scan as one block, grain =
 // count: its final pass alone, what the determinism's second fold costs
-// shows beside weft); weft_cpp (weft.hpp's parallel_inclusive_scan with
+// shows beside weft); weft_fused (weft_parallel_scan_fused: the body
+// folds each block from 0 and gets the prefix apart, so a block whose
+// prefix is known is read once); weft_cpp (weft.hpp's parallel_inclusive_scan with
 // std::plus, and parallel_sort with std::less: the operator inlined, as
 // in std::sort and oneTBB);
 // weft_stable (the stable merge sort, scratch
@@ -194,6 +196,27 @@ void scan_body(size_t b, size_t e, void *sum, bool final, void *arg)
     *acc = scan_range(d->x.data(), d->y.data(), b, e, *acc, final);
 }
 
+// weft_parallel_scan_fused's body: the block's fold from 0, left to
+// right, with or without outputs (the sum must be the same either way);
+// each output is the prefix plus the fold so far.
+void fused_body(size_t b, size_t e, void *sum, const void *prefix, void *arg)
+{
+    Data *d = static_cast<Data *>(arg);
+    const double *x = d->x.data();
+    double *y = d->y.data(), acc = 0;
+    if (prefix) {
+        const double p = *static_cast<const double *>(prefix);
+        for (size_t i = b; i < e; i++) {
+            acc += x[i];
+            y[i] = p + acc;
+        }
+    } else {
+        for (size_t i = b; i < e; i++)
+            acc += x[i];
+    }
+    *static_cast<double *>(sum) = acc;
+}
+
 void add_double(void *into, const void *from, void *)
 {
     *static_cast<double *>(into) += *static_cast<const double *>(from);
@@ -311,6 +334,14 @@ void register_all()
         };
         add(g + "weft", false, bench_scan, range_scan(t - 1));
         add(g + "weft_task", false, bench_scan, range_scan(t), t);
+        auto fused_scan = [](unsigned w) {
+            return [w](Data &d) {
+                double sum, zero = 0;
+                check(weft_parallel_scan_fused(sched_for(w), 0, kN, 0, &sum, sizeof sum, &zero, fused_body, add_double, &d));
+            };
+        };
+        add(g + "weft_fused", false, bench_scan, fused_scan(t - 1));
+        add(g + "weft_fused_task", false, bench_scan, fused_scan(t), t);
         auto cpp_scan = [](unsigned w) {
             return [w](Data &d) {
                 check(weft::parallel_inclusive_scan(weft::scheduler_ref(sched_for(w)), d.x.begin(), d.x.end(), d.y.begin(),

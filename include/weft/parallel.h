@@ -96,6 +96,29 @@ WEFT_API int weft_parallel_scan(weft_sched *s, size_t begin, size_t end, size_t 
                                 void *sum, size_t sum_size, const void *identity,
                                 weft_scan_fn body, weft_combine_fn combine, void *arg);
 
+/** A fused scan body: folds iterations [begin, end) into sum, which
+ * starts as the identity; when prefix is not NULL (the fold of the blocks
+ * before begin) it also writes each iteration's output, prefix folded
+ * with the fold so far. sum must come out the same with and without a
+ * prefix. */
+typedef void (*weft_scan_block_fn)(size_t begin, size_t end, void *sum, const void *prefix,
+                                   void *arg);
+
+/** Scans [begin, end) as weft_parallel_scan does, in the same fixed
+ * blocks, but body folds each block from identity whether or not it
+ * writes, and gets its prefix apart, so that a block whose prefix is
+ * known when it starts is read once: at one thread every block is.
+ * Output i of block k is prefix_k op (block k's fold up to i), where
+ * prefix_0 is identity and prefix_k+1 = prefix_k op sum_k: the same at
+ * every worker count, floating point included. sum receives the fold
+ * of every block's sum; begin == end copies identity to it. Returns as
+ * weft_parallel_scan.
+ * Callable from: any thread (a task's fiber waits; see the reference). */
+WEFT_API int weft_parallel_scan_fused(weft_sched *s, size_t begin, size_t end, size_t grain,
+                                      void *sum, size_t sum_size, const void *identity,
+                                      weft_scan_block_fn body, weft_combine_fn combine,
+                                      void *arg);
+
 /** out[i] = init op in[0] op ... op in[i] over count elements of size
  * bytes (out may be in), in blocks fixed by count and grain (grain 0:
  * about 1024 blocks): the same result at every worker count. Returns

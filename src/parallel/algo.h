@@ -1,5 +1,5 @@
 /* This file is private to weft: what the parallel algorithms (range.c,
- * sort.c) share: elements of any size moved as
+ * scan_fused.c, sort.c) share: elements of any size moved as
  * words where they can be, block counts, scratch memory, and a loop that
  * cannot fail once the caller's data is being changed.
  */
@@ -72,6 +72,29 @@ static inline bool weft__overlap(const void *a, size_t an, const void *b, size_t
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
     return an && bn && x < y + bn && y < x + an;
 }
+
+/* Blocks a scan aims for when the grain is 0, and at most. */
+#define WEFT__SCAN_BLOCKS 1024
+
+/* A scan's blocks, fixed by the length n > 0 and the grain alone:
+ * grain-sized, made whole multiples of the grain when there would be
+ * more than WEFT__SCAN_BLOCKS of them. Sets *step; returns the count. */
+static inline size_t weft__scan_plan(size_t n, size_t grain, size_t *step)
+{
+    size_t st = grain ? grain : weft__div_up(n, WEFT__SCAN_BLOCKS);
+    size_t nb = weft__div_up(n, st);
+    if (nb > WEFT__SCAN_BLOCKS)
+        st *= weft__div_up(nb, WEFT__SCAN_BLOCKS);   /* no overflow: nb > 1, so st < n */
+    *step = st;
+    return weft__div_up(n, st);
+}
+
+/* Test seam (scan_fused.c): when set, called by a fused scan's chain
+ * right after it parked at block k (handed itself to that block's
+ * summer). Set by a test before the scan, cleared after. */
+#ifdef WEFT_TEST_SEAMS
+extern void (*weft__scan_park_seam)(size_t k);
+#endif
 
 /* Runs body over chunks [0, n) in parallel (grain 1); if no loop could
  * be had (memory, or s being destroyed: parallel_for ran nothing) the

@@ -144,9 +144,6 @@ int weft_parallel_find(weft_sched *s, size_t begin, size_t end, size_t grain,
 
 /* ---- scans ------------------------------------------------------------------ */
 
-/* Blocks a scan aims for when the grain is 0, and at most. */
-#define WEFT__SCAN_BLOCKS 1024
-
 /* The head of a block's slot; its values follow at WEFT_CACHELINE. */
 struct slot_head {
     atomic_int ready;            /* the block's prefix is in place (step 2 done for it) */
@@ -280,17 +277,10 @@ static void second_pass(size_t b, size_t e, void *p)
         block_final(c, head(c, k)->left);
 }
 
-/* Fixes c's blocks from the length and the grain: grain-sized blocks,
- * made whole multiples of the grain when there would be more than
- * WEFT__SCAN_BLOCKS of them. */
+/* Fixes c's blocks from the length and the grain (weft__scan_plan). */
 static void plan(struct scan *c, size_t n, size_t grain)
 {
-    size_t step = grain ? grain : weft__div_up(n, WEFT__SCAN_BLOCKS);
-    size_t nb = weft__div_up(n, step);
-    if (nb > WEFT__SCAN_BLOCKS)
-        step *= weft__div_up(nb, WEFT__SCAN_BLOCKS);   /* no overflow: nb > 1, so step < n */
-    c->step = step;
-    c->nblocks = weft__div_up(n, step);
+    c->nblocks = weft__scan_plan(n, grain, &c->step);
 }
 
 /* Runs the scan, slots from the caller's frame or s's scratch; sum (if

@@ -93,14 +93,14 @@ CPP_TEST(scans_match_sequential_and_are_deterministic)
         if (first_fp.empty())
             first_fp = fo;
         CHECK(std::memcmp(first_fp.data(), fo.data(), fo.size() * sizeof(double)) == 0);
-        /* Blocks long enough for a block's sum to fold in quarters. */
+        /* With init and a grain: other blocks, still the same at every worker count. */
         CHECK(!weft::parallel_inclusive_scan(e.s, fp.begin(), fp.end(), fo.begin(), [](double a, double b) { return a + b; }, 0.0, 1000));
         if (first_fp_g.empty())
             first_fp_g = fo;
         CHECK(std::memcmp(first_fp_g.data(), fo.data(), fo.size() * sizeof(double)) == 0);
         CHECK(std::fabs(fo.back() - std::accumulate(fp.begin(), fp.end(), 0.0)) < 1e-9);
         /* An associative op that does not commute (2x2 integer matrices,
-         * wrapping): the quarters must be folded in order. */
+         * wrapping): prefixes and folds must be taken in order. */
         std::vector<mat2> m(12345), mo(m.size()), mw(m.size());
         for (std::size_t i = 0; i < m.size(); i++)
             m[i] = (i * 2654435761u >> 7) & 1 ? mat2{{1, 1 + i % 7, 0, 1}} : mat2{{1, 0, 1 + i % 5, 1}};   /* det 1: products never vanish */

@@ -25,6 +25,13 @@
 
 namespace weft {
 
+/** A grain given apart from other integers: parallel_inclusive_scan's
+ * grain without init (an integer after op there is init). */
+struct grain_size {
+    std::size_t value;
+    constexpr explicit grain_size(std::size_t n) noexcept : value(n) {}
+};
+
 namespace detail {
 
 template <class It, class = void>
@@ -266,9 +273,6 @@ struct first_exception {
 # define WEFT_CPP_CATCH_(c)
 #endif
 
-/* A block at least four times this long folds its sum in quarters. */
-constexpr std::size_t scan_quarter_min = 16;
-
 template <class It, class Out, class Op, class T>
 struct scan_ctx : first_exception {
     scan_ctx(It f, Out o, Op *p, const T *i, bool incl) noexcept : first(f), out(o), op(p), init(i), inclusive(incl) {}
@@ -278,54 +282,55 @@ struct scan_ctx : first_exception {
     const T *init;      /* null: none (inclusive only) */
     bool inclusive;
 
-    static void body(std::size_t b, std::size_t e, void *sum, bool final, void *arg) noexcept
+    /* weft_parallel_scan_fused's body: the block's fold from "nothing"
+     * (its first element), left to right, with or without outputs, so
+     * the sum is the same either way; output i is the prefix (init op
+     * the blocks' prefix, when there is an init) op the fold so far. The
+     * loops after the first element know that there is a fold, and
+     * whether there is a prefix, so the operator is all they call. */
+    static void body(std::size_t b, std::size_t e, void *sum, const void *prefix, void *arg) noexcept
     {
         auto *c = static_cast<scan_ctx *>(arg);
-        if (c->stopped())
+        if (c->stopped() || b == e)
             return;
         WEFT_CPP_TRY_
-        scan_sum<T> acc;
-        std::memcpy(&acc, sum, sizeof acc);
-        if (final && c->init) {   /* every output starts with init */
-            acc.v = acc.has ? T((*c->op)(*c->init, acc.v)) : *c->init;
-            acc.has = true;
-        }
+        auto &op = *c->op;
         It in = c->first + static_cast<diff_t<It>>(b);
-        if (!final && e - b >= 4 * scan_quarter_min) {
-            /* Only the block's sum is wanted: four consecutive quarters
-             * folded side by side, then in order (op is associative), so
-             * the fold is four chains, not one: as many ops, a quarter of
-             * the latency. The block's bounds fix the grouping, so the
-             * sum is still the same at every worker count. */
-            auto &op = *c->op;
-            auto q = static_cast<diff_t<It>>((e - b) / 4);
-            It i1 = in + q, i2 = i1 + q, i3 = i2 + q, end = c->first + static_cast<diff_t<It>>(e);
-            T a0(*in), a1(*i1), a2(*i2), a3(*i3);
-            for (diff_t<It> k = 1; k < q; k++) {
-                a0 = T(op(a0, T(in[k])));
-                a1 = T(op(a1, T(i1[k])));
-                a2 = T(op(a2, T(i2[k])));
-                a3 = T(op(a3, T(i3[k])));
+        const It end = c->first + static_cast<diff_t<It>>(e);
+        T acc(*in);
+        if (!prefix) {
+            for (++in; in != end; ++in)
+                acc = T(op(acc, T(*in)));
+        } else {
+            scan_sum<T> p;
+            std::memcpy(&p, prefix, sizeof p);
+            if (c->init) {
+                p.v = p.has ? T(op(*c->init, p.v)) : *c->init;
+                p.has = true;
             }
-            for (It t = i3 + q; t != end; ++t)
-                a3 = T(op(a3, T(*t)));
-            T all(op(T(op(a0, a1)), T(op(a2, a3))));
-            acc.v = acc.has ? T(op(acc.v, all)) : all;
-            acc.has = true;
-            std::memcpy(sum, &acc, sizeof acc);
-            return;
+            Out o = c->out + static_cast<diff_t<Out>>(b);
+            if (!c->inclusive) {   /* exclusive: init is given, so p.has */
+                *o = p.v;
+                for (++in, ++o; in != end; ++in, ++o) {
+                    T x(*in);   /* read before an in-place write */
+                    *o = T(op(p.v, acc));
+                    acc = T(op(acc, x));
+                }
+            } else if (!p.has) {   /* block 0 without init: the fold itself */
+                *o = acc;
+                for (++in, ++o; in != end; ++in, ++o)
+                    *o = acc = T(op(acc, T(*in)));
+            } else {
+                const T pv = p.v;
+                *o = T(op(pv, acc));
+                for (++in, ++o; in != end; ++in, ++o) {
+                    acc = T(op(acc, T(*in)));
+                    *o = T(op(pv, acc));
+                }
+            }
         }
-        Out o = c->out + static_cast<diff_t<Out>>(b);
-        for (std::size_t i = b; i < e; i++, ++in, ++o) {
-            T x(*in);   /* read before an in-place write */
-            if (final && !c->inclusive)
-                *o = acc.v;
-            acc.v = acc.has ? T((*c->op)(acc.v, x)) : x;
-            acc.has = true;
-            if (final && c->inclusive)
-                *o = acc.v;
-        }
-        std::memcpy(sum, &acc, sizeof acc);
+        scan_sum<T> r{acc, true};
+        std::memcpy(sum, &r, sizeof r);
         WEFT_CPP_CATCH_(*c)
     }
     static void combine(void *into, const void *from, void *arg) noexcept
@@ -357,11 +362,17 @@ inline std::error_code scan(scheduler_ref s, It first, It last, Out d_first, Op 
     scan_ctx<It, Out, Op, T> c(first, d_first, &op, init, inclusive);
     scan_sum<T> none, total;
     std::memset(&none, 0, sizeof none);   /* has false: the identity */
-    int rc = weft_parallel_scan(s.get(), 0, n, grain, &total, sizeof total, &none,
-                                &decltype(c)::body, &decltype(c)::combine, &c);
+    int rc = weft_parallel_scan_fused(s.get(), 0, n, grain, &total, sizeof total, &none,
+                                      &decltype(c)::body, &decltype(c)::combine, &c);
     c.rethrow();
     return to_error(rc);
 }
+
+/* parallel_inclusive_scan refuses an integer init of another type than
+ * the input's values: written after op it reads as a grain (the call's
+ * meaning would hang on a literal's type). */
+template <class T, class V>
+inline constexpr bool init_reads_as_grain_v = std::is_integral_v<T> && !std::is_same_v<T, V>;
 
 /* A comparator comp(a, b) (a before b) as weft's three-way cmp. */
 template <class T, class Comp>
@@ -670,23 +681,38 @@ template <class It, class Out, class Op>
 /** d_first[i] = x0 op x1 op ... op xi over [first, last) (with init:
  * init op x0 op ... op xi), in blocks fixed by the range and grain, so
  * the same at every worker count, floating point included
- * (weft_parallel_scan). op must be associative; values (the input's
- * value_type, or init's type) trivially copyable. The output may be the
- * input. Returns OK, EINVAL (a reversed range), ENOMEM, ESHUTDOWN.
+ * (weft_parallel_scan_fused: output i of block k is (init op) prefix_k
+ * op block k's fold up to i; one pass over each block whose prefix is
+ * known, at one thread every block). op must be associative; values
+ * (the input's value_type, or init's type) trivially copyable. The
+ * output may be the input. After op come init, then a grain; a grain
+ * without init is a weft::grain_size, and an integer init of another
+ * type than the input's values is refused at compile time (it reads as
+ * a grain). Returns OK, EINVAL (a reversed range), ENOMEM, ESHUTDOWN.
  * Callable from: any thread (a task's fiber waits). */
 template <class It, class Out, class Op>
 [[nodiscard]] inline std::error_code parallel_inclusive_scan(scheduler_ref s, It first, It last, Out d_first,
-                                                             Op &&op, std::size_t grain = 0)
+                                                             Op &&op, grain_size grain = grain_size(0))
 {
     using T = typename std::iterator_traits<It>::value_type;
-    return detail::scan<It, Out, std::remove_reference_t<Op>, T>(s, first, last, d_first, op, nullptr, true, grain);
+    return detail::scan<It, Out, std::remove_reference_t<Op>, T>(s, first, last, d_first, op, nullptr, true,
+                                                                 grain.value);
 }
-template <class It, class Out, class Op, class T>
+template <class It, class Out, class Op, class T,
+          std::enable_if_t<!std::is_same_v<T, grain_size> &&
+                           !detail::init_reads_as_grain_v<T, typename std::iterator_traits<It>::value_type>, int> = 0>
 [[nodiscard]] inline std::error_code parallel_inclusive_scan(scheduler_ref s, It first, It last, Out d_first,
                                                              Op &&op, const T &init, std::size_t grain = 0)
 {
     return detail::scan<It, Out, std::remove_reference_t<Op>, T>(s, first, last, d_first, op, &init, true, grain);
 }
+/** Refused: an integer after op of another type than the input's values
+ * (init, or a grain?). For a grain write weft::grain_size(n); for init,
+ * convert it to the input's value type. */
+template <class It, class Out, class Op, class T,
+          std::enable_if_t<detail::init_reads_as_grain_v<T, typename std::iterator_traits<It>::value_type>, int> = 0>
+std::error_code parallel_inclusive_scan(scheduler_ref s, It first, It last, Out d_first, Op &&op, const T &init,
+                                        std::size_t grain = 0) = delete;
 
 /** d_first[i] = init op x0 op ... op x(i-1) (d_first[0] = init), as
  * parallel_inclusive_scan otherwise. */
