@@ -462,8 +462,10 @@ void weft__run_finish(weft_graph *g, int rc);
 weft_task *weft__run_finish_up(weft_graph *g, int rc);
 /* series.c: the visit that took sinks_left to 0 ends the run: a module's
  * goes back to its task, a series starts its next run, else the run
- * finishes with its result. Callable from: that visit's walk (run.c). */
-void weft__run_ended(weft__worker *w, weft_graph *g);
+ * finishes with its result. tail: this is the record's last act (w goes
+ * back to its loop after it: run.c, step 4). Callable from: that visit's
+ * walk (run.c). */
+void weft__run_ended(weft__worker *w, weft_graph *g, bool tail);
 
 /* The task of another graph that g's run in flight is part of: the
  * module or subflow task that started it (parent), or the subflow task
