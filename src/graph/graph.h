@@ -552,6 +552,15 @@ bool weft__runs_within(const weft_graph *g, const weft_graph *x);
  * flight and v is ready. */
 void weft__graph_queue(weft__worker *w, weft_task *v, bool counted);
 
+/* series.c */
+/* Test seam: when set, called by a worker whose record ended a run with a
+ * plain thread among its waiters, after it counted itself searching and
+ * woke them, before it goes back to its loop (run.c, step 4). Set and
+ * cleared by a test while no run ends. */
+#ifdef WEFT_TEST_SEAMS
+extern void (*weft__graph_woke_seam)(void);
+#endif
+
 /* attr.c */
 /* Test seam: when set, called by a release that handed a graph task a
  * semaphore unit, after the task left its scheduler's list of parked

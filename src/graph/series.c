@@ -42,6 +42,10 @@ static void unlock_cb(void *g)
 
 /* ---- the end of a run ------------------------------------------------------------ */
 
+#ifdef WEFT_TEST_SEAMS
+void (*weft__graph_woke_seam)(void);
+#endif
+
 /* Step 4; run_word: what `run` becomes (UINT32_MAX: the run's epoch, not
  * running) and failed and fail what g->failed and g->fail_err become
  * (WEFT__NO_TASK: both unchanged), for a start that queued nothing and
@@ -88,8 +92,15 @@ static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t fai
      * + wait loop); before its wake's release store, the worker whose
      * record ends here counts itself searching, so that run wakes no
      * other worker (run.c, step 4). */
-    if (thread && looker)
+    if (thread && looker) {
         weft__search_before_wake(looker);
+        weft__wake_list(list);
+#ifdef WEFT_TEST_SEAMS
+        if (WEFT_UNLIKELY(weft__graph_woke_seam != NULL))
+            weft__graph_woke_seam();   /* tests: hold the waker between its wake and its look */
+#endif
+        return;
+    }
     weft__wake_list(list);
 }
 
