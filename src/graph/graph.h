@@ -554,9 +554,10 @@ void weft__graph_queue(weft__worker *w, weft_task *v, bool counted);
 
 /* series.c */
 /* Test seam: when set, called by a worker whose record ended a run with a
- * plain thread among its waiters, after it counted itself searching and
- * woke them, before it goes back to its loop (run.c, step 4). Set and
- * cleared by a test while no run ends. */
+ * plain thread among its waiters, after its step 4 (core's
+ * weft__search_before_wake: searching now, unless it had work in sight or
+ * others search at the cap) and the wake, before it goes back to its loop
+ * (run.c, step 4). Set and cleared by a test while no run ends. */
 #ifdef WEFT_TEST_SEAMS
 extern void (*weft__graph_woke_seam)(void);
 #endif
