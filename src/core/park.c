@@ -1,10 +1,11 @@
 /* This file is private to weft: two-phase parking of idle workers.
  *
  * Synchronization
- *   nsearching  workers stealing now. Written with atomic RMW by any
- *               worker entering/leaving the searching state, and by a
- *               notifier on behalf of the worker it wakes; read by
- *               submitters (relaxed, after their StoreLoad barrier).
+ *   nsearching  workers stealing now, or about to look (step 4). Written
+ *               with atomic RMW by any worker entering/leaving the
+ *               searching state, and by a notifier on behalf of the
+ *               worker it wakes; read by submitters (relaxed, after their
+ *               StoreLoad barrier).
  *   nidle       workers in the idle set. Written under idle_lock; read
  *               by submitters like nsearching.
  *   idle set    an intrusive list of parked workers (workers and bound
@@ -55,6 +56,25 @@
  *   2. The last searcher that finds work wakes another (hand-off), so work
  *   found in a burst is not left to a single thread; unless every other
  *   worker is idle and nothing is queued (see weft__stop_searching).
+ *   4. A worker about to wake a thread outside the scheduler as the last
+ *   act of a record (a graph run's end, for a plain thread waiting in
+ *   weft_graph_wait), with nothing visible to run, joins the searchers
+ *   first (weft__search_before_wake), under the cap, before the wake's
+ *   release store; then it returns to its loop and looks. The woken
+ *   thread's next submit (a plain thread's run + wait cycle) then sees it
+ *   searching and wakes nobody: before, it found nobody searching and
+ *   the waker not yet in the idle set (on a shared CPU the woken thread
+ *   preempts its waker), woke a second worker for the one task, and the
+ *   waker parked; both paid a sleep and a wake every cycle. Nothing is
+ *   lost: the searcher leaves the state only as every searcher does,
+ *   finding work (weft__stop_searching: the hand-off, 2) or parking
+ *   (3a, then its barrier and re-check); and the woken thread reads the
+ *   count after acquiring the wake, which the increment precedes. What
+ *   it costs: between the wake and its look the worker runs no user
+ *   code (the record's end: the walk returns to the loop), but it may be
+ *   preempted there, and work submitted meanwhile waits for it instead
+ *   of waking a parked worker; a record that goes on running user code
+ *   after a wake (an event set mid-task) never takes this step.
  *
  * The StoreLoad barrier is asymmetric when the kernel allows it: the
  * parking side (rare, about to sleep anyway) calls membarrier(2), which
@@ -306,6 +326,15 @@ void weft__stop_searching(weft__worker *w)
     weft__worker *o = choose_sleeper(s);
     if (o)
         give_token(o);
+}
+
+/* Step 4 (top of this file). Relaxed loads of the queues: a hint, as in
+ * the loop; work missed here is found by the look that follows. */
+void weft__search_before_wake(weft__worker *w)
+{
+    if (w->bound || w->searching || weft__fstate_cur(w)->depth != 0 || weft__work_visible(w))
+        return;   /* a bound thread never searches; a record run inline (wait_until) has a task to go back to; with work in sight the submit should wake another */
+    (void)weft__try_start_searching(w);   /* at the cap: others search, and the submit wakes nobody anyway */
 }
 
 /* ---- parking ----------------------------------------------------------------- */

@@ -462,8 +462,10 @@ void weft__run_finish(weft_graph *g, int rc);
 weft_task *weft__run_finish_up(weft_graph *g, int rc);
 /* series.c: the visit that took sinks_left to 0 ends the run: a module's
  * goes back to its task, a series starts its next run, else the run
- * finishes with its result. Callable from: that visit's walk (run.c). */
-void weft__run_ended(weft__worker *w, weft_graph *g);
+ * finishes with its result. tail: this is the record's last act (w goes
+ * back to its loop after it: run.c, step 4). Callable from: that visit's
+ * walk (run.c). */
+void weft__run_ended(weft__worker *w, weft_graph *g, bool tail);
 
 /* The task of another graph that g's run in flight is part of: the
  * module or subflow task that started it (parent), or the subflow task
@@ -549,6 +551,16 @@ bool weft__runs_within(const weft_graph *g, const weft_graph *x);
  * v has attributes. Callable from: any thread, while v's run is in
  * flight and v is ready. */
 void weft__graph_queue(weft__worker *w, weft_task *v, bool counted);
+
+/* series.c */
+/* Test seam: when set, called by a worker whose record ended a run with a
+ * plain thread among its waiters, after its step 4 (core's
+ * weft__search_before_wake: searching now, unless it had work in sight or
+ * others search at the cap) and the wake, before it goes back to its loop
+ * (run.c, step 4). Set and cleared by a test while no run ends. */
+#ifdef WEFT_TEST_SEAMS
+extern void (*weft__graph_woke_seam)(void);
+#endif
 
 /* attr.c */
 /* Test seam: when set, called by a release that handed a graph task a

@@ -87,6 +87,10 @@
  *      result, detach the waiters and write the result into each, run =
  *      epoch << 1 (release), unlock — the last touch of g — then wake the
  *      detached waiters (they live in their own frames until woken).
+ *      When a waiter is a plain thread and the end is its record's last
+ *      act (a tail walk: the worker only goes back to its loop), the
+ *      worker first counts itself searching (core's park protocol, step
+ *      4), so the thread's next run, queued at once, wakes no other.
  *   Why nothing touches g after step 4: the fiber running a record holds
  *   back the count of the sinks it visited until it has nothing more to
  *   visit, so the run cannot end while it still touches g. And a visit's
@@ -673,6 +677,12 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
     weft__visiting vis = { g, NULL, st->nest, 0, NULL, false, hop ? left : NULL, NULL };
     st->upper = &vis;
     bool fresh = !completion;   /* attr.c: t came off a queue, not as a continuation */
+    /* Whether this walk is all that is left of its record, so that a run
+     * it ends is the record's last act (step 4's waker, series.c): not a
+     * hop (another graph's walk may follow), nor a module's continuation
+     * (completion: the walk under it goes on), nor nested in a task's
+     * function (outer, nest). */
+    const bool tail = !hop && !completion && !outer && vis.nest == 0;
     if (hop && *left < take_max)
         take_max = *left;   /* node_entry: what this record's earlier walks left */
     for (;;) {
@@ -770,9 +780,9 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
      * it is queued or running. */
     if (WEFT_UNLIKELY(cond_mode)) {
         if (atomic_fetch_sub_explicit(&g->pending, units, memory_order_acq_rel) == units)   /* acq_rel: as sinks_left */
-            weft__run_ended(w, g);
+            weft__run_ended(w, g, tail);
     } else if (sinks && atomic_fetch_sub_explicit(&g->sinks_left, sinks, memory_order_acq_rel) == sinks) {   /* acq_rel: the last drop sees every visit */
-        weft__run_ended(w, g);
+        weft__run_ended(w, g, tail);
     }
     return hop ? vis.other : NULL;
 }

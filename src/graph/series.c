@@ -42,20 +42,28 @@ static void unlock_cb(void *g)
 
 /* ---- the end of a run ------------------------------------------------------------ */
 
+#ifdef WEFT_TEST_SEAMS
+void (*weft__graph_woke_seam)(void);
+#endif
+
 /* Step 4; run_word: what `run` becomes (UINT32_MAX: the run's epoch, not
  * running) and failed and fail what g->failed and g->fail_err become
  * (WEFT__NO_TASK: both unchanged), for a start that queued nothing and
- * puts back the run before it. Callable from: finish, start. */
-static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t failed, uint64_t fail);
+ * puts back the run before it. looker: the worker whose record ends with
+ * this (it goes back to its loop and looks for work next), else NULL.
+ * Callable from: finish, start. */
+static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t failed, uint64_t fail,
+                          weft__worker *looker);
 
 static void finish_as(weft_graph *g, int rc, uint32_t run_word, uint32_t failed, uint64_t fail)
 {
     weft__graph_lock(g);
-    finish_locked(g, rc, run_word, failed, fail);
+    finish_locked(g, rc, run_word, failed, fail, NULL);
 }
 
 /* finish_as with g's lock held (it lets go of it). */
-static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t failed, uint64_t fail)
+static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t failed, uint64_t fail,
+                          weft__worker *looker)
 {
     g->queued = 0;   /* none left, or dropped by the run's failure or cancel (run_ended) */
     g->result = rc;
@@ -69,14 +77,30 @@ static void finish_locked(weft_graph *g, int rc, uint32_t run_word, uint32_t fai
      * result in its own frame: once woken, a waiter must not read g. */
     weft__waiter *list = weft__waitq_empty(&g->waiters) ? NULL   /* most runs (every subflow's): no call */
                                                          : weft__waitq_claim_all(&g->waiters, NULL);
-    for (weft__waiter *x = list; x; x = x->next)
+    bool thread = false;   /* a waiter is a plain thread (no host: wait.h) */
+    for (weft__waiter *x = list; x; x = x->next) {
         x->data = (uintptr_t)(intptr_t)rc;
+        thread |= x->host == NULL;
+    }
     uint32_t r = atomic_load_explicit(&g->run, memory_order_relaxed);   /* under lock */
     if (run_word == UINT32_MAX)
         run_word = r & ~1u;
     atomic_store_explicit(&g->run, run_word, memory_order_release);     /* release: pairs with acquire in cancel, get_state */
     weft__graph_unlock(g);
-    /* g may be gone from here on: only the claimed waiters are touched. */
+    /* g may be gone from here on: only the claimed waiters are touched.
+     * A plain thread woken here often queues its next run at once (a run
+     * + wait loop); before its wake's release store, the worker whose
+     * record ends here counts itself searching, so that run wakes no
+     * other worker (run.c, step 4). */
+    if (thread && looker) {
+        weft__search_before_wake(looker);
+        weft__wake_list(list);
+#ifdef WEFT_TEST_SEAMS
+        if (WEFT_UNLIKELY(weft__graph_woke_seam != NULL))
+            weft__graph_woke_seam();   /* tests: hold the waker between its wake and its look */
+#endif
+        return;
+    }
     weft__wake_list(list);
 }
 
@@ -97,7 +121,7 @@ weft_task *weft__run_finish_up(weft_graph *g, int rc)
     weft__graph_lock(g);
     weft_task *m = g->parent;
     g->parent = NULL;   /* one lock for both: a subflow's every sub-graph run ends here */
-    finish_locked(g, rc, UINT32_MAX, WEFT__NO_TASK, 0);
+    finish_locked(g, rc, UINT32_MAX, WEFT__NO_TASK, 0, NULL);   /* its module task goes on here */
     return m;
 }
 
@@ -148,7 +172,7 @@ static void mark_start(weft_graph *g, weft_sched *s)
  * and was not cancelled, else the run finishes, dropping any queued run.
  * One hold of the lock: a run queued while it is held is started or
  * dropped with the others, never lost. Callable from: weft__run_ended. */
-static void finish_or_next(weft__worker *w, weft_graph *g, int rc)
+static void finish_or_next(weft__worker *w, weft_graph *g, int rc, bool tail)
 {
     weft__graph_lock(g);
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* under lock */
@@ -162,7 +186,7 @@ static void finish_or_next(weft__worker *w, weft_graph *g, int rc)
         weft__submit(g->sched, w, weft__node_rec(first), WEFT_HINT_NONE);
         return;
     }
-    finish_locked(g, rc, UINT32_MAX, WEFT__NO_TASK, 0);
+    finish_locked(g, rc, UINT32_MAX, WEFT__NO_TASK, 0, tail ? w : NULL);
 }
 
 static bool next_run(weft__worker *w, weft_graph *g)
@@ -187,7 +211,7 @@ static bool next_run(weft__worker *w, weft_graph *g)
  * was skipped, else OK. A series (run_n, run_until) goes on with its
  * next run unless this one failed or was cancelled; run_until's
  * predicate runs here, on this thread, without the lock. */
-void weft__run_ended(weft__worker *w, weft_graph *g)
+void weft__run_ended(weft__worker *w, weft_graph *g, bool tail)
 {
     uint64_t fail = atomic_load_explicit(&g->fail_err, memory_order_relaxed);   /* ordered by the sinks_left chain */
     int rc = weft__fail_result(fail);
@@ -206,7 +230,7 @@ void weft__run_ended(weft__worker *w, weft_graph *g)
             return;
         rc = WEFT_ECANCELED;   /* the series was cancelled between two runs */
     }
-    finish_or_next(w, g, rc);
+    finish_or_next(w, g, rc, tail);
 }
 
 /* ---- starting and waiting ------------------------------------------------------ */

@@ -313,6 +313,15 @@ bool weft__help_until(weft__worker *w, bool (*pred)(void *), void *ctx);
  * block. Callable from: any thread. */
 bool weft__spin_until(weft_sched *s, bool (*pred)(void *), void *ctx);
 
+/* A worker about to wake a thread outside its scheduler (a plain thread
+ * waiting for a graph run) as the last act of a record, after which it
+ * only returns to its loop: counts itself searching, unless it has work
+ * in sight, so that the woken thread's next submit wakes no other worker
+ * for work this one is about to look for (park.c, step 4). Call it
+ * before the wake's release store; never where user code runs after the
+ * wake. Callable from: w's owner. */
+void weft__search_before_wake(weft__worker *w);
+
 /* Waits parked outside s's queues ("Waits parked outside s").
  * Parks p: false once destroy has ended the parked waits (then p must
  * not wait: nothing would end it). Callable from: a thread of s (a visit
