@@ -155,6 +155,7 @@ run bug.no_handoff.parked.parallel       3 fail -DBUG_NO_HANDOFF -DSTART_PARKED 
 run bug.no_handoff.parked.parallel.spawn 3 fail -DBUG_NO_HANDOFF -DSTART_PARKED -DPARALLEL -DPAR_SPAWN
 run bug.handoff_unchecked.parallel       2 fail -DBUG_HANDOFF_UNCHECKED -DPARALLEL
 run bug.handoff_unchecked.parked.parallel 3 fail -DBUG_HANDOFF_UNCHECKED -DSTART_PARKED -DPARALLEL
+run bug.step4_unowned                    2 fail -DBUG_STEP4_UNOWNED
 
 t_end=$(date +%s.%N)
 echo "total $(awk -v a="$t_all" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }')s"
