@@ -12,9 +12,7 @@ import os, subprocess, sys, time
 WB, PB, OUT, REPS, ROWS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
 W = lambda p: os.path.join(WB, p)
 P = lambda p: os.path.join(PB, p)
-# timed rounds per process (after one untimed); sort: 3, to keep the
-# whole run near 25 minutes on a loaded 2-core machine
-ROUNDS = {"sort": "3"}
+ROUNDS = "5"   # timed rounds per process, after one untimed
 FLOW = lambda k: [("weft", [W("w_kit"), k]), ("weft_cpp", [W("w_kit_cpp"), k]),
                   ("taskflow", [P("tf_kit"), k]), ("oneTBB", [P("tbb_kit"), k])]
 CELLS = {
@@ -49,5 +47,5 @@ for rep in range(REPS):
             lines, cells = "1", CELLS[row]
         for t in ("1", "2"):
             for cell, argv in cells:
-                one(row, rep, cell, t, argv + [t, ROUNDS.get(row, "5"), lines])
+                one(row, rep, cell, t, argv + [t, ROUNDS, lines])
     print("rep %d done %s" % (rep, time.strftime("%H:%M:%S")), file=sys.stderr, flush=True)
