@@ -248,8 +248,9 @@ CPP_TEST(run_queued_and_run_while)
     }
 }
 
-/* A subflow's small callables come from the block pool: visits stop
- * allocating once the pool has grown to the work (bounded rounds). */
+/* A subflow's callables live in its visit's arena, whose chunks go back
+ * to a shared list at the next visit: visits stop allocating once that
+ * list has grown to the work (bounded rounds). */
 CPP_TEST(subflow_pool_steady_state)
 {
     for (unsigned w : {0u, 1u, 2u}) {
@@ -263,9 +264,11 @@ CPP_TEST(subflow_pool_steady_state)
         int quiet_round = -1;
         for (int round = 0; round < 30 && quiet_round < 0; round++) {
             std::uint64_t before = weft::detail::pool_global().made.load();
+            std::uint64_t chunks = weft::detail::arena_global().made.load();
             CHECK(!e.s.run(g));
             CHECK(!g.wait());
-            if (round > 0 && weft::detail::pool_global().made.load() == before)
+            if (round > 0 && weft::detail::pool_global().made.load() == before &&
+                weft::detail::arena_global().made.load() == chunks)
                 quiet_round = round;
         }
         CHECK(quiet_round > 0);

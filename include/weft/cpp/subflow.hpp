@@ -7,16 +7,35 @@
  *
  * A subflow task's sub-graph runs after its callable returns, with no
  * fiber waiting, so the callables of its tasks cannot live on that
- * callable's stack: each goes in a node (a pooled block when it fits:
- * nothing is allocated in steady state), kept until the task's next
- * visit.
+ * callable's stack: each goes in a node, kept until the top subflow
+ * task's next visit (every sub-graph under it has ended then: the task
+ * is visited again only after its run ended) or the graph's end.
  *
- * Synchronization (subflow_state, one per subflow task, nested ones
- * included):
- *  - nodes (the callables of the tasks a visit added): pushed with a CAS
- *    by any thread adding to the subflow while its function runs; freed
- *    at the task's next visit (the previous sub-graph has ended: the
- *    task is visited again only after it ended) or with the graph.
+ * Where the nodes live: an arena per top subflow task (sub_root), made
+ * of chunks each thread fills on its own (a cursor per thread, a bump of
+ * a few instructions per node) and hands to the root once, when it
+ * starts the chunk. The next visit gives every chunk back to a shared
+ * list at once, touching no node: a recursive subflow (a fib, a tree
+ * walk) makes tens of thousands of nodes a run, and freeing them one by
+ * one, cold, cost more than the rest of the visit. Only a node whose
+ * callable has a destructor to run (or that is too big for a chunk, and
+ * is allocated with new) is listed, to be dropped one by one.
+ *
+ * Synchronization (sub_root, one per top subflow task; subflow_state, one
+ * per subflow task, nested ones included):
+ *  - root->chunks: pushed with a CAS (release) by the thread that starts
+ *    a chunk for this visit; taken whole (acquire) by the next visit or
+ *    the graph's end, when no task of the last visit runs.
+ *  - root->drops: the nodes to drop one by one, pushed and taken alike.
+ *  - root->visit: a number no other visit of any root has (a global
+ *    counter), written by the top task's entry before its function runs;
+ *    read (relaxed) by threads adding nodes, whose tasks the run's start
+ *    ordered after that write. A thread's cursor names the visit its
+ *    chunk was started for; another visit's cursor is never used, so a
+ *    chunk given back is never written through a stale cursor.
+ *  - a chunk's used: its starting thread only (through its cursor).
+ *  - the shared chunk list (batches: each root's list as it gave it
+ *    back, so that a release touches one chunk): under its lock.
  *  - build_err: as the graph's, per visit; read by the subflow task's
  *    own entry once its function has returned.
  *  - root->thrown/root->ex: the first exception of the subflow task's
@@ -34,10 +53,72 @@ namespace weft {
 
 namespace detail {
 
-/* What the top subflow task keeps for the exceptions under it. */
+/* A task of a subflow: its callable. next and drop serve a node that
+ * is dropped one by one (sub_root::drops); other nodes never use them. */
+struct sub_node {
+    sub_node *next = nullptr;
+    void (*drop)(sub_node *) noexcept = nullptr;
+};
+
+/* ---- the arena ---- */
+
+inline constexpr std::size_t arena_chunk_size = 1024;   /* a fib call takes 128 bytes */
+
+struct arena_chunk {
+    arena_chunk *next = nullptr;        /* in a root's list, or a batch of the shared one */
+    arena_chunk *next_batch = nullptr;  /* a batch's first chunk: the next batch */
+    std::size_t used = 0;               /* bytes of data taken */
+    alignas(16) unsigned char data[arena_chunk_size - 32];
+};
+static_assert(sizeof(arena_chunk) == arena_chunk_size, "arena chunk size");
+
+struct arena_shared {
+    plain_lock mu;
+    arena_chunk *batches = nullptr;            /* under mu: lists of chunks, a root's each */
+    std::atomic<std::uint64_t> made{0};        /* chunks allocated so far (tests read it) */
+    std::atomic<std::uint64_t> visits{0};      /* the last visit number handed out */
+};
+
+/* Never destroyed: chunks left on it at exit stay reachable. */
+inline arena_shared &arena_global() noexcept
+{
+    static arena_shared *g = new arena_shared;
+    return *g;
+}
+
+/* A thread's cursors: the chunk it fills for each of the last few
+ * visits it added to (two top subflows running side by side on one
+ * thread each keep theirs). */
+struct arena_cursor {
+    std::uint64_t visit = 0;   /* 0: none */
+    arena_chunk *chunk = nullptr;
+};
+struct arena_local {
+    arena_cursor c[4];
+    unsigned next = 0;         /* the slot a new visit takes */
+};
+
+/* As pool_tls: a function's static thread_local (mingw-w64). */
+inline arena_local &arena_tls() noexcept
+{
+    static thread_local arena_local l;
+    return l;
+}
+
+/* What the top subflow task keeps for everything under it: the
+ * exceptions, and the nodes of the visit. */
 struct sub_root {
     std::atomic<bool> thrown{false};
     std::exception_ptr ex;
+    std::atomic<arena_chunk *> chunks{nullptr};
+    std::atomic<sub_node *> drops{nullptr};
+    std::atomic<std::uint64_t> visit{0};
+
+    sub_root() noexcept { new_visit(); }
+    sub_root(const sub_root &) = delete;
+    sub_root &operator=(const sub_root &) = delete;
+    ~sub_root() { release(); }
+
     void keep_current() noexcept
     {
 #if WEFT_CPP_EXCEPTIONS
@@ -45,64 +126,111 @@ struct sub_root {
             ex = std::current_exception();
 #endif
     }
-};
-
-/* A task of a subflow: its callable, freed with the visit's others. */
-struct sub_node {
-    sub_node *next = nullptr;
-    void (*drop)(sub_node *) noexcept = nullptr;
-};
-
-struct subflow_state : error_sink {
-    std::atomic<sub_node *> nodes{nullptr};
-    sub_root *root = nullptr;
-
-    subflow_state() noexcept = default;
-    subflow_state(const subflow_state &) = delete;
-    subflow_state &operator=(const subflow_state &) = delete;
-    ~subflow_state() { clear(); }
-
-    void push(sub_node *n) noexcept
+    void new_visit() noexcept
     {
-        n->next = nodes.load(std::memory_order_relaxed);   /* a guess; the CAS checks it */
-        /* release: publish the node; pairs with acquire in clear() */
-        while (!nodes.compare_exchange_weak(n->next, n, std::memory_order_release, std::memory_order_relaxed)) {
-        }
+        visit.store(arena_global().visits.fetch_add(1, std::memory_order_relaxed) + 1,
+                    std::memory_order_relaxed);   /* relaxed: the run's start orders it before the adds (top of file) */
     }
-    /* The previous visit's sub-graph has ended: its callables go. */
-    void clear() noexcept
+    /* The last visit has ended: drop the listed nodes, give the chunks
+     * back, and number the next visit. */
+    void release() noexcept
     {
-        sub_node *n = nodes.exchange(nullptr, std::memory_order_acquire);   /* pairs with release in push() */
+        sub_node *n = drops.exchange(nullptr, std::memory_order_acquire);   /* pairs with release in keep_drop() */
         while (n) {
             sub_node *next = n->next;
             n->drop(n);
             n = next;
         }
-        build_err.store(0, std::memory_order_relaxed);
+        arena_chunk *c = chunks.exchange(nullptr, std::memory_order_acquire);   /* pairs with release in alloc() */
+        if (c) {   /* the list goes whole, a batch: no chunk is touched but its first */
+            arena_shared &g = arena_global();
+            std::lock_guard<plain_lock> lk(g.mu);
+            c->next_batch = g.batches;
+            g.batches = c;
+        }
+        new_visit();
+    }
+    void keep_drop(sub_node *n) noexcept
+    {
+        n->next = drops.load(std::memory_order_relaxed);   /* a guess; the CAS checks it */
+        while (!drops.compare_exchange_weak(n->next, n, std::memory_order_release, std::memory_order_relaxed)) {
+        }
+    }
+    /* size bytes (a multiple of 16, at most a chunk's data) for this
+     * visit; nullptr: out of memory. */
+    void *alloc(std::size_t size) noexcept
+    {
+        std::uint64_t v = visit.load(std::memory_order_relaxed);   /* see the top of the file */
+        arena_local &l = arena_tls();
+        arena_cursor *cur = nullptr;
+        for (arena_cursor &c : l.c)
+            if (c.visit == v)
+                cur = &c;
+        if (cur && cur->chunk->used + size <= sizeof cur->chunk->data) {
+            void *p = cur->chunk->data + cur->chunk->used;
+            cur->chunk->used += size;
+            return p;
+        }
+        arena_chunk *c = take_chunk();
+        if (!c)
+            return nullptr;
+        c->used = size;
+        c->next = chunks.load(std::memory_order_relaxed);   /* a guess; the CAS checks it */
+        while (!chunks.compare_exchange_weak(c->next, c, std::memory_order_release, std::memory_order_relaxed)) {
+        }
+        if (!cur) {
+            cur = &l.c[l.next];
+            l.next = (l.next + 1) % 4;
+        }
+        cur->visit = v;
+        cur->chunk = c;
+        return c->data;
+    }
+
+private:
+    static arena_chunk *take_chunk() noexcept
+    {
+        arena_shared &g = arena_global();
+        {
+            std::lock_guard<plain_lock> lk(g.mu);
+            if (arena_chunk *c = g.batches) {
+                if (c->next)
+                    c->next->next_batch = c->next_batch;   /* the batch's rest stays first */
+                g.batches = c->next ? c->next : c->next_batch;
+                return c;
+            }
+        }
+        g.made.fetch_add(1, std::memory_order_relaxed);   /* a count only: orders nothing */
+        return new (std::nothrow) arena_chunk;
     }
 };
 
-/* A subflow's node memory: the block pool when it fits, else new. */
+/* One per subflow task and visit: the first failed build call, and the
+ * root everything under the top task shares. */
+struct subflow_state : error_sink {
+    sub_root *root = nullptr;
+
+    subflow_state() noexcept = default;
+    subflow_state(const subflow_state &) = delete;
+    subflow_state &operator=(const subflow_state &) = delete;
+    void clear() noexcept { build_err.store(0, std::memory_order_relaxed); }
+};
+
+/* A node lives in the visit's arena when it fits a chunk; it is dropped
+ * one by one when it is not in the arena or has a destructor to run. */
 template <class N>
-inline constexpr bool node_pooled = sizeof(N) <= pooled_capture_size && alignof(N) <= 16;
+inline constexpr bool node_in_arena = sizeof(N) <= sizeof(arena_chunk::data) && alignof(N) <= 16;
+template <class N>
+inline constexpr bool node_listed = !node_in_arena<N> || !std::is_trivially_destructible_v<N>;
 
 template <class N, class G>
-N *node_new(G &&f)
+N *node_new(sub_root *r, G &&f)
 {
-    if constexpr (node_pooled<N>) {
-        void *p = pool_alloc();
+    if constexpr (node_in_arena<N>) {
+        void *p = r->alloc((sizeof(N) + 15) & ~std::size_t(15));
         if (!p)
             return nullptr;
-#if WEFT_CPP_EXCEPTIONS
-        try {
-            return ::new (p) N(std::forward<G>(f));
-        } catch (...) {
-            pool_free(p);
-            throw;
-        }
-#else
-        return ::new (p) N(std::forward<G>(f));
-#endif
+        return ::new (p) N(std::forward<G>(f));   /* a throw leaves the bytes to the arena */
     } else {
         return new (std::nothrow) N(std::forward<G>(f));
     }
@@ -111,12 +239,10 @@ N *node_new(G &&f)
 template <class N>
 void node_drop(sub_node *n) noexcept
 {
-    if constexpr (node_pooled<N>) {
+    if constexpr (node_in_arena<N>)
         static_cast<N *>(n)->~N();
-        pool_free(n);
-    } else {
+    else
         delete static_cast<N *>(n);
-    }
 }
 
 template <class F>
@@ -196,7 +322,7 @@ template <class F>
 void sub_nested_entry(weft_subflow *sf, void *arg) noexcept
 {
     auto *n = static_cast<nested_node<F> *>(arg);
-    n->st.clear();
+    n->st.clear();   /* a node lives one visit: this is its only one */
     run_subflow(n->f, sf, n->st);
 }
 
@@ -225,13 +351,13 @@ public:
         using D = std::decay_t<F>;
         constexpr detail::task_kind k = detail::kind_of<D>();
         if constexpr (k == detail::task_kind::sub) {
-            auto *n = detail::node_new<detail::nested_node<D>>(std::forward<F>(f));
+            auto *n = detail::node_new<detail::nested_node<D>>(st_->root, std::forward<F>(f));
             if (!n)
                 return fail(WEFT_ENOMEM);
             n->st.root = st_->root;
             return keep(n, weft_subflow_add_subflow(sf_, &detail::sub_nested_entry<D>, n));
         } else {
-            auto *n = detail::node_new<detail::fn_node<D>>(std::forward<F>(f));
+            auto *n = detail::node_new<detail::fn_node<D>>(st_->root, std::forward<F>(f));
             if (!n)
                 return fail(WEFT_ENOMEM);
             n->root = st_->root;
@@ -289,11 +415,13 @@ private:
     task keep(N *n, weft_task *t) noexcept
     {
         if (!t) {
-            detail::node_drop<N>(n);
+            detail::node_drop<N>(n);   /* arena bytes stay until the next visit */
             return fail(WEFT_EBUSY);
         }
-        n->drop = &detail::node_drop<N>;
-        st_->push(n);
+        if constexpr (detail::node_listed<N>) {
+            n->drop = &detail::node_drop<N>;
+            st_->root->keep_drop(n);
+        }
         return task(t, st_);
     }
 
@@ -338,6 +466,7 @@ template <class F>
 void graph_subflow_entry(weft_subflow *sf, void *arg) noexcept
 {
     auto *h = static_cast<sf_holder<F> *>(arg);
+    h->root.release();   /* the last visit's nodes, nested ones included */
     h->st.clear();
     h->root.thrown.store(false, std::memory_order_relaxed);   /* no task under it runs now */
     h->root.ex = nullptr;
