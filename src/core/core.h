@@ -239,6 +239,14 @@ struct weft__worker {
                                             queues for the workers goes (extspawn.c); claimed at
                                             its first such submit, given back at unbind; owner only */
     unsigned port_retry;                 /* no port could be had: submits until the next try */
+    /* A bound thread beside workers whose spawn found its port full runs
+     * the task on a fiber of its own (wait_until.c, weft__host_run):
+     * that fiber, kept between such runs (NULL: none yet, or it is held
+     * by a task that blocked), and the task handed to it (NULL once it
+     * has come back). Owner only. */
+    weft__fiber *side_fiber;
+    weft__task *side_task;
+    bool side_run;
     unsigned pump_depth;                 /* weft_pinned_run's tasks on the host stack: owner only */
     unsigned io_waits;                   /* its fibers in an fd wait (poller.c): owner only */
     atomic_bool pin_waiting;             /* in weft_pinned_wait_for */

@@ -481,6 +481,19 @@ void weft__submit_outside(weft_sched *s, weft__worker *w, weft__task *t, weft_hi
     weft__submit_global(s, w, t);   /* the main queue, as without ports */
 }
 
+bool weft__submit_bound_try(weft_sched *s, weft__worker *w, weft__task *t)
+{
+    weft__inject_port *p = bound_port(s, w);
+    if (WEFT_UNLIKELY(p == NULL)) {
+        weft__submit_global(s, w, t);   /* no port to be had: the main queue, as weft__submit_outside */
+        return true;
+    }
+    if (!weft__inject_port_try_push(p, &t->node))
+        return false;   /* full: nothing done */
+    notify_after_push(s);
+    return true;
+}
+
 weft__task *weft__task_alloc_outside(weft_sched *s)
 {
     xentry *e = entry_get(s);

@@ -381,11 +381,14 @@ static unsigned pring_take(weft__pring *r, weft__node **out, unsigned max)
     for (;;) {
         ck_pr_fence_load();                          /* tail as of after our head */
         unsigned t = ck_pr_load_uint(&r->tail);
-        unsigned avail = t - h;
-        if (avail == 0)
+        int d = (int)(t - h);                        /* signed: below 0 while the owner takes one back */
+        if (d <= 0)                                  /* (weft__pring_pop) and we saw its lowered tail */
             return 0;
+        unsigned avail = (unsigned)d;
         if (avail > r->mask + 1)                     /* h is stale (others took and the owner refilled): */
             avail = r->mask + 1;                     /* what we copy is discarded when the CAS fails */
+        if (max > WEFT__PRING_TAKE_MAX)
+            max = WEFT__PRING_TAKE_MAX;              /* what lets the owner take from the other end */
         unsigned k = avail < max ? avail : max;
         ck_pr_fence_load();                          /* acquire: the slots after the tail that showed them */
         for (unsigned i = 0; i < k; i++)
@@ -602,7 +605,8 @@ unsigned weft__inject_size(const weft__inject *q)
     unsigned n = ck_ring_size(&q->main.ring) + ck_pr_load_uint(&q->main.l.over_len);
     for (const weft__inject_port *p = ports_first(q); p; p = p->next) {
         unsigned h = ck_pr_load_uint(&p->ring.head);
-        n += ck_pr_load_uint(&p->ring.tail) - h + ck_pr_load_uint(&p->l.over_len);
+        int d = (int)(ck_pr_load_uint(&p->ring.tail) - h);   /* below 0 for a moment: weft__pring_pop */
+        n += (d > 0 ? (unsigned)d : 0) + ck_pr_load_uint(&p->l.over_len);
     }
     return n;
 }

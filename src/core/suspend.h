@@ -30,4 +30,15 @@ extern const weft__host weft__core_host;
  * host fiber (wait_until.c). */
 bool weft__host_drain(weft__worker *w, unsigned most);
 
+/* The host of a bound thread beside workers whose spawn found its port
+ * full: runs t (filled in, not yet counted) at once, on a fiber of the
+ * thread's own (its side fiber), and returns when t has returned or
+ * blocked; a task that blocks goes on when the thread next waits in
+ * weft. false, having done nothing, when it cannot now: a fiber of the
+ * thread is ready (the host would not be at the head of the ready FIFO),
+ * WEFT__BURST_BLOCKED fibers are blocked there, the thread does not help
+ * (WEFT_BIND_NO_HELP), or no fiber can be mapped. Callable from: owner, on its host fiber
+ * (wait_until.c). */
+bool weft__host_run(weft__worker *w, weft__task *t);
+
 #endif /* WEFT_SUSPEND_H */

@@ -698,6 +698,19 @@ void weft__bound_reclaim(weft_sched *s, weft__worker *self)
     weft__notify_work(s);
 }
 
+/* S1-S3 of "Spawns of a bound thread beside workers" (above): t, filled
+ * in, from the host fiber of a bound thread beside workers. */
+static int spawn_beside(weft_sched *s, weft__worker *w, weft__task *t)
+{
+    t->spawner = NULL;   /* never run inline on the host's stack (as spawn_host's) */
+    if (WEFT_LIKELY(weft__submit_bound_try(s, w, t)))   /* S1 */
+        return WEFT_OK;
+    if (weft__host_run(w, t))                           /* S2 */
+        return WEFT_OK;
+    weft__submit_outside(s, w, t, WEFT_HINT_NONE);      /* S3: the port's locked push */
+    return WEFT_OK;
+}
+
 /* Every spawn but the common case (spawn_fast, below): hints, bound
  * threads, outside threads, bad arguments, an empty pool. */
 static __attribute__((noinline))
@@ -716,9 +729,11 @@ int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
             return WEFT_ENOMEM;
         t->fn = fn;
         t->arg = arg;
-        if (WEFT_UNLIKELY(w->bound) && s->nworkers == 0 && w->cur == &w->host &&
-            hint == WEFT_HINT_NONE && !s->cfg.shuffle)
-            return spawn_host(s, w, t);   /* on its own deque ("Spawns of a bound thread") */
+        if (WEFT_UNLIKELY(w->bound) && w->cur == &w->host && hint == WEFT_HINT_NONE && !s->cfg.shuffle) {
+            if (s->nworkers == 0)
+                return spawn_host(s, w, t);   /* on its own deque ("Spawns of a bound thread") */
+            return spawn_beside(s, w, t);     /* its port, or run now ("... beside workers") */
+        }
         t->spawner = w->cur;
         weft__submit(s, w, t, hint);   /* beside workers, a bound thread's: through its port (extspawn.c) */
         return WEFT_OK;

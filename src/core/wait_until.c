@@ -28,7 +28,9 @@
 #define _GNU_SOURCE
 
 #include "loop.h"
+#include "park.h"
 #include "suspend.h"
+#include "task.h"
 #include "worker.h"
 
 /* Work-first: runs the running fiber's own newest child inline, a
@@ -151,6 +153,78 @@ bool weft__host_drain(weft__worker *w, unsigned most)
         weft__hook_note(w, "spawn burst", NULL, 0);   /* what a trace or stall report shows the host waiting on */
     weft__suspend(w);
     st->pred = NULL;
+    return true;
+}
+
+/* ---- a bound thread's side runs (task.c, "Spawns of a bound thread beside workers") -- */
+
+/* The side fiber's entry. Between runs it waits switched out at the
+ * bottom of its loop; each switch to it runs w->side_task, then the
+ * newest tasks of the thread's port while more than half its ring lies
+ * below them (the workers take the oldest meanwhile). Back from those
+ * without having left (side_fiber still names it), it clears side_run,
+ * takes the host off the ready FIFO, where weft__host_run put it, and
+ * switches to it. A task that blocked was left by the host (side_fiber
+ * no longer names it): the fiber then runs the worker loop as any
+ * other, for good. */
+static void side_main(void *arg)
+{
+    weft__worker *w = arg;
+    weft__fstate st = { .w = w };
+    weft__fiber *self = w->cur;
+    self->host = &st;
+    for (;;) {
+        weft__run_task(w, w->side_task);
+        unsigned keep = (w->port->ring.mask + 1) / 2;   /* >= WEFT__PRING_TAKE_MAX (checked by weft__host_run) */
+        weft__node *n;
+        while (w->side_fiber == self && (n = weft__inject_port_pop(w->port, keep)) != NULL)
+            weft__run_task(w, weft__as_task(n));   /* counted as pushed through the port, done here */
+        if (w->side_fiber != self)
+            break;
+        w->side_run = false;
+        weft__fiber *host = w->ready_head;   /* appended to an empty FIFO; only this fiber's leaving would take it */
+        if (WEFT_UNLIKELY(host != &w->host))
+            weft__panic("side run: the host is not at the head of the ready FIFO");
+        w->ready_head = host->next;
+        if (!w->ready_head)
+            w->ready_tail = NULL;
+        host->next = NULL;
+        weft__switch_from(w, self, host);
+    }
+    weft__worker_loop(w);
+    weft__panic("side run: a worker loop returned on a pooled fiber");
+}
+
+bool weft__host_run(weft__worker *w, weft__task *t)
+{
+    if (w->ready_head || w->blocked >= WEFT__BURST_BLOCKED || w->no_help || w->port == NULL || (w->port->ring.mask + 1) / 2 < WEFT__PRING_TAKE_MAX)
+        return false;
+    weft__fiber *f = w->side_fiber;
+    if (f == NULL) {
+        if (weft__fiber_create(&w->fibers, &f, side_main, w) != WEFT_OK)
+            return false;
+        WEFT__STAT(w, fibers_created, 1);
+        w->side_fiber = f;
+    }
+    weft__fiber *host = w->cur;
+    weft__count_spawn(w->s, w);
+    w->side_task = t;
+    w->side_run = true;
+    weft__ready_append(w, host);   /* a task that blocks hands the thread back to the host (suspend's next_fiber) */
+    w->blocked++;
+    weft__switch_from(w, host, f);
+    w->blocked--;
+    if (WEFT_UNLIKELY(w->side_run)) {
+        /* A task left the fiber (blocked, yielded) and the loop resumed
+         * us from the ready FIFO: the fiber is the task's now, and goes
+         * on with the loop once the task returns; the next run makes a
+         * new one. */
+        w->side_run = false;
+        w->side_fiber = NULL;
+    }
+    /* A pop that found the port too short put its tail back up: a worker
+     * that looked in between may have found the port empty and parked. */
+    weft__notify_work(w->s);
     return true;
 }
 
