@@ -157,6 +157,10 @@ typedef struct weft__stats {
 
 /* ---- workers ----------------------------------------------------------- */
 
+/* Tasks a bound thread's side fiber takes back from its port at once
+ * (wait_until.c): one fence each time. */
+#define WEFT__SIDE_BATCH 32
+
 struct weft__worker {
     /* Read by thieves. */
     weft__deque deque;
@@ -246,7 +250,11 @@ struct weft__worker {
      * has come back). Owner only. */
     weft__fiber *side_fiber;
     weft__task *side_task;
+    unsigned side_i, side_n;             /* side_batch[side_i, side_n): taken back from the
+                                            port, not run yet */
+    weft__node *side_batch[WEFT__SIDE_BATCH];
     bool side_run;
+    bool park_yielded;                   /* worker: gave its CPU away once before this park (worker.c) */
     unsigned pump_depth;                 /* weft_pinned_run's tasks on the host stack: owner only */
     unsigned io_waits;                   /* its fibers in an fd wait (poller.c): owner only */
     atomic_bool pin_waiting;             /* in weft_pinned_wait_for */
@@ -303,6 +311,12 @@ struct weft_sched {
                                             read on every pick and written
                                             once, off the lines parking and
                                             pushes write */
+    atomic_bool side_burst;              /* a bound thread's spawns ran tasks of its own
+                                            (task.c, "Spawns of a bound thread beside
+                                            workers") since it last waited in weft: set
+                                            and cleared by bound threads, on changes
+                                            only; read by a worker about to park
+                                            (worker.c). Relaxed: a hint. */
     weft__worker *workers;               /* nworkers of them */
     unsigned *coprimes;                  /* strides for victim order */
     unsigned ncoprimes;

@@ -228,40 +228,45 @@ static inline bool weft__inject_port_try_push(weft__inject_port *p, weft__node *
     return true;
 }
 
-/* Takes back the owner's newest item (the last pushed) if at least
- * keep (>= WEFT__PRING_TAKE_MAX) items lie below it, else NULL. The
- * owner lowers tail, fences (StoreLoad) and reads head: a consumer that
- * read the old tail read its head before that, so it takes at most
- * WEFT__PRING_TAKE_MAX items from there, all below ours; one that reads
- * the lowered tail stops below it. Too close: tail goes back up (a
- * consumer may have taken the item meanwhile: then it is the
+/* Takes back up to max (<= the ring's size) of the owner's newest items
+ * (the last pushed) into out, newest first, leaving at least keep (>=
+ * WEFT__PRING_TAKE_MAX) below them; their count, 0 if that many are not
+ * there. The owner lowers tail, fences (StoreLoad) and reads head: a
+ * consumer that read the old tail read its head before that, so it takes
+ * at most WEFT__PRING_TAKE_MAX items from there, all below ours; one that
+ * reads the lowered tail stops below it. Too close: tail goes back up (a
+ * consumer may have taken some of them meanwhile: they are the
  * consumer's), and consumers that saw the lowered tail under a head
  * already past it took nothing (pring_take's signed test). Callable
  * from: the owner only. */
-static inline weft__node *weft__pring_pop(weft__pring *r, unsigned keep)
+static inline unsigned weft__pring_pop(weft__pring *r, unsigned keep, weft__node **out, unsigned max)
 {
     unsigned t = ck_pr_load_uint(&r->tail);          /* our own store */
-    if ((int)(t - 1 - r->head_seen) < (int)keep)     /* head_seen <= head: too few already */
-        return NULL;
-    ck_pr_store_uint(&r->tail, t - 1);
+    int room = (int)(t - r->head_seen) - (int)keep;  /* head_seen <= head: at most this many */
+    if (room <= 0)
+        return 0;
+    unsigned k = (unsigned)room < max ? (unsigned)room : max;
+    ck_pr_store_uint(&r->tail, t - k);
     ck_pr_fence_store_load();                        /* the lowered tail before our head load; pairs with
                                                         the load fence between a consumer's head and tail loads */
     unsigned h = ck_pr_load_uint(&r->head);
     r->head_seen = h;
-    if ((int)(t - 1 - h) < (int)keep) {
+    if ((int)(t - k - h) < (int)keep) {
         ck_pr_store_uint(&r->tail, t);               /* not ours to take: put the tail back */
-        return NULL;
+        return 0;
     }
-    return ck_pr_load_ptr(&r->slot[(t - 1) & r->mask]);   /* our own store: no consumer copies it */
+    for (unsigned i = 0; i < k; i++)
+        out[i] = ck_pr_load_ptr(&r->slot[(t - 1 - i) & r->mask]);   /* our own stores: no consumer copies them */
+    return k;
 }
 
 /* weft__pring_pop on p's ring, while p's overflow list is empty (the
  * ring's items are then p's newest). Callable from: p's owner only. */
-static inline weft__node *weft__inject_port_pop(weft__inject_port *p, unsigned keep)
+static inline unsigned weft__inject_port_pop(weft__inject_port *p, unsigned keep, weft__node **out, unsigned max)
 {
     if (ck_pr_load_uint(&p->l.over_len) != 0)   /* only the owner makes it non-zero */
-        return NULL;
-    return weft__pring_pop(&p->ring, keep);
+        return 0;
+    return weft__pring_pop(&p->ring, keep, out, max);
 }
 
 /* The sum of every port's `pushed`: acquire loads, each port's count only

@@ -119,6 +119,8 @@ static inline __attribute__((always_inline)) weft__fiber *next_fiber(weft__worke
  * owner, on its host fiber. */
 __attribute__((noinline)) void weft__bound_hand_back(weft__worker *w)
 {
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->s->side_burst, memory_order_relaxed)))   /* relaxed: a hint (core.h) */
+        atomic_store_explicit(&w->s->side_burst, false, memory_order_relaxed);   /* the host waited: its burst is over */
     if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed) &&   /* relaxed: only this thread writes it */
         !atomic_load_explicit(&w->nspill, memory_order_relaxed))   /* relaxed: a hint (task.c) */
         return;   /* the usual case: nothing left behind */

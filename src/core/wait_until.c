@@ -176,9 +176,15 @@ static void side_main(void *arg)
     for (;;) {
         weft__run_task(w, w->side_task);
         unsigned keep = (w->port->ring.mask + 1) / 2;   /* >= WEFT__PRING_TAKE_MAX (checked by weft__host_run) */
-        weft__node *n;
-        while (w->side_fiber == self && (n = weft__inject_port_pop(w->port, keep)) != NULL)
-            weft__run_task(w, weft__as_task(n));   /* counted as pushed through the port, done here */
+        while (w->side_fiber == self) {
+            if (w->side_i == w->side_n) {
+                w->side_i = 0;
+                w->side_n = weft__inject_port_pop(w->port, keep, w->side_batch, WEFT__SIDE_BATCH);
+                if (w->side_n == 0)
+                    break;
+            }
+            weft__run_task(w, weft__as_task(w->side_batch[w->side_i++]));   /* counted as pushed through the port */
+        }
         if (w->side_fiber != self)
             break;
         w->side_run = false;
@@ -206,6 +212,8 @@ bool weft__host_run(weft__worker *w, weft__task *t)
         WEFT__STAT(w, fibers_created, 1);
         w->side_fiber = f;
     }
+    if (!atomic_load_explicit(&w->s->side_burst, memory_order_relaxed))   /* relaxed: a hint (core.h) */
+        atomic_store_explicit(&w->s->side_burst, true, memory_order_relaxed);
     weft__fiber *host = w->cur;
     weft__count_spawn(w->s, w);
     w->side_task = t;
@@ -221,6 +229,12 @@ bool weft__host_run(weft__worker *w, weft__task *t)
          * new one. */
         w->side_run = false;
         w->side_fiber = NULL;
+        if (w->side_i != w->side_n) {
+            /* The rest of its batch, which nobody else could see: to the
+             * shared queue (counted already, through the port). */
+            weft__inject_push_batch(&w->s->global, w->side_batch + w->side_i, w->side_n - w->side_i);
+            w->side_i = w->side_n = 0;
+        }
     }
     /* A pop that found the port too short put its tail back up: a worker
      * that looked in between may have found the port empty and parked. */

@@ -649,6 +649,7 @@ void weft__worker_loop(weft__worker *w)
             weft__run_task(w, t);
             release_yielded(w);
             idle_rounds = 0;
+            w->park_yielded = false;
             continue;
         }
         /* Nothing to run. */
@@ -706,6 +707,19 @@ void weft__worker_loop(weft__worker *w)
             weft__switch_to(w, &w->host);
             continue;   /* not reached for workers: the host returns */
         }
+        /* A bound thread spawning faster than the workers take its queue
+         * runs the rest itself (task.c, "Spawns of a bound thread beside
+         * workers"). Sharing its CPU with it, a worker that parked would
+         * be woken by its next spawn and take the CPU back from it at
+         * once for that one task, a sleep and a wake-up a task: so it
+         * gives its CPU away once first, still searching (the spawns see
+         * it and wake nobody), and looks again. */
+        if (WEFT_UNLIKELY(atomic_load_explicit(&s->side_burst, memory_order_relaxed)) && !w->park_yielded) {   /* relaxed: a hint */
+            w->park_yielded = true;
+            weft__os_yield();
+            continue;
+        }
+        w->park_yielded = false;
         notify_idle_waiters(s);
         weft__park(w, park_deadline(w, idle_rounds));
         idle_rounds++;
