@@ -117,7 +117,10 @@
  *                head freed come after the copies the CAS followed; a
  *                compiler barrier under TSO).
  *   tail         through ck_pr. Stored by the owner after the slot (store
- *                fence = release); loaded by consumers and empty().
+ *                fence = release); loaded by consumers and empty(). The
+ *                owner also lowers it to take its newest items back
+ *                (T1-T3 below), so readers take tail - head as a signed
+ *                difference: below 0 (for a moment) it means nothing.
  *   slot[]       through ck_pr. The owner writes item i into slot
  *                i % size once head > i - size: the consumer that took
  *                item i - size, the slot's last, copied it before its CAS
@@ -142,6 +145,24 @@
  *   lock, takes the list's last item), so "once the ring reads empty here
  *   it stays empty" still holds whenever step 4 takes from the list.
  *   A stale non-zero read only sends the owner through P3.
+ *   take back (owner only, weft__pring_pop; a bound thread's spawns
+ *   when its port is full, task.c): k of its newest items, leaving at
+ *   least keep >= WEFT__PRING_TAKE_MAX below them.
+ *     T1. tail = t - k; StoreLoad fence; read head h (into head_seen).
+ *     T2. t - k - h >= keep: slots t-k .. t-1 are the owner's.
+ *     T3. Else tail = t again: nothing taken.
+ *   Why T2 holds: a consumer takes at most WEFT__PRING_TAKE_MAX items
+ *   (pring_take caps max), from the head it read before its tail load
+ *   (load fence). One whose tail load read t or more read its head
+ *   before T1's store, so before T1's head load (the fence): its h <= h
+ *   of T1, and what it takes ends below h + WEFT__PRING_TAKE_MAX <= t - k.
+ *   One that read t - k stops there. In T3's window a consumer may see
+ *   tail below a head that one of the first kind moved past it: the
+ *   signed test takes nothing then, and the emptiness a reader may see
+ *   in that window (head == t - k) is the owner's to cover: it wakes a
+ *   worker if one must be after taking back (weft__host_run).
+ *   A push after a take back refills the slots taken (they were the
+ *   owner's), so no consumer copies them stale: P2 as ever.
  *   Ownership moves only through the main lock (claim, release), so the
  *   ring's producer-side state (head_seen, and the owner's own reads of
  *   tail) passes from one owner to the next with a happens-before edge.

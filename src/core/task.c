@@ -34,9 +34,34 @@
  *               weft__sched_is_idle. A bound thread's submits through
  *               its port are counted there, not in its `spawned`.
  *
- * Spawns of a bound thread. Beside workers, through its port of the
- * global ring (extspawn.c, kept in w->port): its own FIFO that the
- * workers take from lock-free. With no workers, from its own code (the
+ * Spawns of a bound thread beside workers, from its own code (the host
+ * fiber; spawn_beside): through its port of the global ring (extspawn.c,
+ * kept in w->port), its own FIFO that the workers take from lock-free,
+ * oldest first:
+ *   S1. The port's ring has room (and its overflow list is empty): push,
+ *       lock-free, and wake a worker if one must be (as any port push).
+ *   S2. Full, so the workers are behind: the thread runs the task itself,
+ *       then takes back the port's newest tasks, 32 at a time, newest
+ *       first, and runs them, until half the ring is left (the workers
+ *       go on taking the oldest meanwhile): weft__host_run. It runs
+ *       them on a side fiber of its own, never on the caller's stack,
+ *       with the host first on the ready FIFO: a task that blocks (or
+ *       yields) hands the thread back to the caller's spawns at once, as
+ *       in the burst with no workers below, and the rest of its batch
+ *       goes to the shared queue; it goes on when the thread next waits
+ *       in weft. No lock, and the records in use stay few and in the
+ *       thread's cache; a job system that runs the task inline when its
+ *       queue is full does the same. Not with more than
+ *       WEFT__BURST_BLOCKED fibers blocked on the thread, nor on a thread
+ *       that does not help (WEFT_BIND_NO_HELP), nor when no fiber can be
+ *       had: then
+ *   S3. the port's locked push, behind the full ring, as before.
+ * Taking back from the port is safe against its consumers because no
+ * consumer takes more than WEFT__PRING_TAKE_MAX at once (global_ring.h,
+ * weft__pring_pop). While such a thread's spawns run tasks, a worker
+ * about to park first gives its CPU away once (worker.c, side_burst).
+ *
+ * Spawns of a bound thread with no workers, from its own code (the
  * host fiber), a weft_spawn goes on its own deque as a worker's does
  * (a push, no lock, no fence): nobody else runs tasks while it is in its
  * own code if it is the only bound thread, and it runs them from there
