@@ -261,8 +261,8 @@ struct weft__worker {
     weft_event pin_ev;                   /* what weft_pinned_wait_for waits on */
 
     /* A bound thread of a scheduler with no workers: its own spawns past
-     * a full deque, oldest first, in spill[spill_head, spill_n) (task.c,
-     * "Spawns of a bound thread"), under s->bound_lock; nspill mirrors
+     * a full deque, oldest first, in spill[spill_head, spill_n) (spawn_bound.c,
+     * "Spawns of a bound thread with no workers"), under s->bound_lock; nspill mirrors
      * the count, stored under the lock, read by the owner (relaxed) as a
      * hint. Freed with the worker. */
     weft__node **spill;
@@ -312,7 +312,7 @@ struct weft_sched {
                                             once, off the lines parking and
                                             pushes write */
     atomic_bool side_burst;              /* a bound thread's spawns ran tasks of its own
-                                            (task.c, "Spawns of a bound thread beside
+                                            (spawn_bound.c, "Spawns of a bound thread beside
                                             workers") since it last waited in weft: set
                                             and cleared by bound threads, on changes
                                             only; read by a worker about to park
@@ -363,7 +363,7 @@ struct weft_sched {
     unsigned nbound, bound_cap;
     atomic_uint nbound_seen;             /* nbound, stored (relaxed) under bound_lock at every
                                             change; read without it by a bound thread's spawn
-                                            with no workers ("Spawns of a bound thread", task.c) */
+                                            with no workers ("Spawns of a bound thread with no workers", spawn_bound.c) */
     /* Their ids (pin.c, "Thread ids"), all under bound_lock: by_id[id -
      * nworkers] is the thread holding id, NULL while it is free; ids from
      * nworkers + ids_top up were never given; id_free is a min-heap of

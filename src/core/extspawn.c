@@ -70,7 +70,10 @@
  *        of s.
  *   a record the caller filled in (weft__submit_outside): steps 2-4, in
  *   the caller's steps 1 and 5; a bound thread needs neither (destroy
- *   refuses while a thread other than its caller is bound).
+ *   refuses while a thread other than its caller is bound). A bound
+ *   thread's own spawn beside workers tries step 3 lock-free only
+ *   (weft__submit_bound_try): with the port full it runs tasks itself
+ *   (spawn_bound.c, "Spawns of a bound thread beside workers").
  *
  * Giving a port back. An entry is dropped when the thread needs it for
  * another scheduler, and at thread exit (a pthread key's destructor). Its

@@ -146,7 +146,7 @@
  *   it stays empty" still holds whenever step 4 takes from the list.
  *   A stale non-zero read only sends the owner through P3.
  *   take back (owner only, weft__pring_pop; a bound thread's spawns
- *   when its port is full, task.c): k of its newest items, leaving at
+ *   when its port is full, spawn_bound.c): k of its newest items, leaving at
  *   least keep >= WEFT__PRING_TAKE_MAX below them.
  *     T1. tail = t - k; StoreLoad fence; read head h (into head_seen).
  *     T2. t - k - h >= keep: slots t-k .. t-1 are the owner's.

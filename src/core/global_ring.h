@@ -210,7 +210,7 @@ static inline void weft__inject_port_push(weft__inject_port *p, weft__node *n)
  * that takes no lock: p's overflow list empty and its ring with room
  * (P1 and P2); false, having done nothing, otherwise. A full port is
  * its consumers' backlog: a bound thread then runs the task itself
- * (task.c, "Spawns of a bound thread beside workers"). Callable from:
+ * (spawn_bound.c, "Spawns of a bound thread beside workers"). Callable from:
  * p's owner only. */
 static inline bool weft__inject_port_try_push(weft__inject_port *p, weft__node *n)
 {

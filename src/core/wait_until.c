@@ -1,7 +1,10 @@
 /* This file is private to weft: waiting in a task: weft_wait_until (with
  * its work-first inline runs), weft__help_until, weft__spin_until,
- * weft_yield, and a bound thread's spawn burst (weft__host_drain: its
- * host waits, as in weft_wait_until, for its loop to run its full deque).
+ * weft_yield, a bound thread's spawn burst (weft__host_drain: its
+ * host waits, as in weft_wait_until, for its loop to run its full deque)
+ * and, beside workers, its side runs (weft__host_run: its spawn runs
+ * tasks on a side fiber while its port is full; spawn_bound.c, "Spawns of a
+ * bound thread beside workers").
  *
  * Synchronization
  *   pollers       owner only. Fibers suspended in weft_wait_until (and a
@@ -20,6 +23,13 @@
  *   held          per fiber (weft__fstate, core.h): owner only. Submitted
  *                 by weft_yield before the fiber leaves (and by
  *                 weft__suspend and no_fiber, suspend.c).
+ *   side_fiber, side_task, side_run, side_batch, side_i, side_n: owner
+ *                 only (the host and its side fiber, never at once). The
+ *                 port's tail, lowered to take tasks back: global_ring.c
+ *                 (T1-T3).
+ *   side_burst    (the scheduler's): a hint, relaxed; set here, cleared
+ *                 when the host next waits (suspend.c), read by workers
+ *                 about to park (worker.c).
  *
  * weft_wait_until blocks as host_block does (suspend.c, "Blocking a
  * fiber"): have_fiber first, then it joins the pollers and suspends; no
@@ -119,7 +129,7 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
     return WEFT_OK;
 }
 
-/* ---- a bound thread's burst (task.c, "Spawns of a bound thread") ------------ */
+/* ---- a bound thread's burst (spawn_bound.c, "Spawns of a bound thread with no workers") ------------ */
 
 typedef struct burst {
     weft__worker *w;
@@ -156,7 +166,7 @@ bool weft__host_drain(weft__worker *w, unsigned most)
     return true;
 }
 
-/* ---- a bound thread's side runs (task.c, "Spawns of a bound thread beside workers") -- */
+/* ---- a bound thread's side runs (spawn_bound.c, "Spawns of a bound thread beside workers") -- */
 
 /* The side fiber's entry. Between runs it waits switched out at the
  * bottom of its loop; each switch to it runs w->side_task, then the
