@@ -254,7 +254,6 @@ struct weft__worker {
                                             port, not run yet */
     weft__node *side_batch[WEFT__SIDE_BATCH];
     bool side_run;
-    bool park_yielded;                   /* worker: gave its CPU away once before this park (worker.c) */
     unsigned pump_depth;                 /* weft_pinned_run's tasks on the host stack: owner only */
     unsigned io_waits;                   /* its fibers in an fd wait (poller.c): owner only */
     atomic_bool pin_waiting;             /* in weft_pinned_wait_for */

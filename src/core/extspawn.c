@@ -491,8 +491,10 @@ bool weft__submit_bound_try(weft_sched *s, weft__worker *w, weft__task *t)
         weft__submit_global(s, w, t);   /* no port to be had: the main queue, as weft__submit_outside */
         return true;
     }
-    if (!weft__inject_port_try_push(p, &t->node))
-        return false;   /* full: nothing done */
+    if (WEFT_UNLIKELY(ck_pr_load_uint(&p->l.over_len) != 0))   /* only we make it non-zero */
+        weft__inject_port_push(p, &t->node);   /* behind the list, under its lock: a side run could take nothing back */
+    else if (!weft__inject_port_try_push(p, &t->node))
+        return false;   /* the ring full: nothing done */
     notify_after_push(s);
     return true;
 }

@@ -46,8 +46,8 @@ int  weft__spawn_outside(weft_sched *s, weft_fn fn, void *arg, weft_hint hint);
 void weft__submit_outside(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint);
 
 /* weft__submit_outside for the bound thread w beside workers, at
- * NORMAL priority with no hint, unless its port is full (its ring full
- * or its overflow list in use, where a push would take the port's
+ * NORMAL priority with no hint, unless its port's ring is full with its
+ * overflow list empty (a push would start the list, under the port's
  * lock): then false, having done nothing (t is still the caller's, and
  * uncounted). Callable from: w's thread. */
 bool weft__submit_bound_try(weft_sched *s, weft__worker *w, weft__task *t);

@@ -21,6 +21,8 @@
  * oldest first:
  *   S1. The port's ring has room (and its overflow list is empty): push,
  *       lock-free, and wake a worker if one must be (as any port push).
+ *       The list in use (S3 below, or the thread's tasks' own spawns):
+ *       behind it, under its lock, as before.
  *   S2. Full, so the workers are behind: the thread runs the task itself,
  *       then takes back the port's newest tasks, 32 at a time, newest
  *       first, and runs them, until half the ring is left (the workers
@@ -49,7 +51,7 @@
  * when it next waits in weft, or when the deque is full.
  *
  * A full deque (a burst): the host runs it, on fibers of its own
- * (burst_full, weft__host_drain): the host suspends as in
+ * (weft__burst_full, weft__host_drain): the host suspends as in
  * weft_wait_until, and the thread's loop runs the deque, newest first as
  * a worker would, until it is empty (or a deque's worth of tasks have
  * completed, or more than WEFT__BURST_BLOCKED fibers are blocked: every
@@ -78,7 +80,8 @@
  * while no other thread is bound, since a second bound thread waiting in
  * weft must be able to run the first's spawns; two sides, Dekker on
  * nbound_seen and the deque:
- *   spawn from the host (spawn_host)      bind, no workers (weft__bound_reclaim)
+ *   spawn from the host (task.c,          bind, no workers (weft__bound_reclaim)
+ *   spawn_host)
  *   H1. count it in w->spawned            B1. under bound_lock: listed;
  *   H2. push on w's deque (full: run it,      nbound_seen = nbound
  *       or its older half to the spill    B2. weft__fence_park (membarrier:
@@ -173,7 +176,7 @@ static __attribute__((noinline)) void spill_and_push(weft_sched *s, weft__worker
 /* H2 with a full deque: the loop runs it while the host waits (a burst,
  * see "Spawns of a bound thread with no workers"), then t goes on the emptied deque;
  * else, or if the loop left it full, spill_and_push. */
-static __attribute__((noinline)) void burst_full(weft_sched *s, weft__worker *w, weft__task *t)
+__attribute__((noinline)) void weft__burst_full(weft_sched *s, weft__worker *w, weft__task *t)
 {
     if (w->blocked < WEFT__BURST_BLOCKED && weft__host_drain(w, w->deque_capacity) &&
         weft__deque_push(&w->deque, &t->node))
@@ -226,20 +229,6 @@ void weft__spill_fini(weft_sched *s, weft__worker *w)
         weft__free_with(&s->cfg.allocator, w->spill, w->spill_cap * sizeof *w->spill);
     w->spill = NULL;
     w->spill_head = w->spill_n = w->spill_cap = 0;
-}
-
-/* H1-H4 of "Spawns of a bound thread with no workers" (above): t, filled in, from the
- * host fiber of a bound thread of a scheduler with no workers. */
-int weft__spawn_host(weft_sched *s, weft__worker *w, weft__task *t)
-{
-    t->spawner = NULL;   /* never run inline on the host's stack (see above) */
-    weft__count_spawn(s, w);                          /* H1 */
-    if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
-        burst_full(s, w, t);                          /* H2: run the deque, or spill its older half */
-    weft__fence_submit();                             /* H3: StoreLoad; pairs with B2's weft__fence_park */
-    if (WEFT_UNLIKELY(atomic_load_explicit(&s->nbound_seen, memory_order_relaxed) != 1))   /* H4: relaxed, after H3 */
-        weft__bound_hand_back(w);
-    return WEFT_OK;
 }
 
 void weft__bound_reclaim(weft_sched *s, weft__worker *self)

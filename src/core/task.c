@@ -462,6 +462,22 @@ int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)
     return WEFT_OK;
 }
 
+/* H1-H4 of "Spawns of a bound thread with no workers" (spawn_bound.c):
+ * t, filled in, from the host fiber of a bound thread of a scheduler
+ * with no workers. Here, inline in spawn_general: the common case of a
+ * burst is a push and a fence. */
+static inline int spawn_host(weft_sched *s, weft__worker *w, weft__task *t)
+{
+    t->spawner = NULL;   /* never run inline on the host's stack (spawn_bound.c) */
+    weft__count_spawn(s, w);                          /* H1 */
+    if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
+        weft__burst_full(s, w, t);                    /* H2: run the deque, or spill its older half */
+    weft__fence_submit();                             /* H3: StoreLoad; pairs with B2's weft__fence_park */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&s->nbound_seen, memory_order_relaxed) != 1))   /* H4: relaxed, after H3 */
+        weft__bound_hand_back(w);
+    return WEFT_OK;
+}
+
 /* Every spawn but the common case (spawn_fast, below): hints, bound
  * threads, outside threads, bad arguments, an empty pool. */
 static __attribute__((noinline))
@@ -482,7 +498,7 @@ int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
         t->arg = arg;
         if (WEFT_UNLIKELY(w->bound) && w->cur == &w->host && hint == WEFT_HINT_NONE && !s->cfg.shuffle) {
             if (s->nworkers == 0)
-                return weft__spawn_host(s, w, t);     /* on its own deque (spawn_bound.c) */
+                return spawn_host(s, w, t);   /* on its own deque (spawn_bound.c) */
             return weft__spawn_beside(s, w, t);   /* its port, or run now (spawn_bound.c) */
         }
         t->spawner = w->cur;

@@ -49,11 +49,13 @@ static inline unsigned weft__pop_older_half(weft__worker *w, weft__node *batch[s
     return weft__deque_pop_oldest(&w->deque, batch, half);
 }
 
-/* t, filled in, from the host fiber of bound thread w, with no hint:
- * with no workers (H1-H4 of "... with no workers") and beside them
- * (S1-S3 of "... beside workers"), spawn_bound.c. Return WEFT_OK.
+/* H2 of "Spawns of a bound thread with no workers" (spawn_bound.c): w's
+ * deque is full; run it, or spill its older half, then queue t.
  * Callable from: w's owner, on its host fiber. */
-int weft__spawn_host(weft_sched *s, weft__worker *w, weft__task *t);
+void weft__burst_full(weft_sched *s, weft__worker *w, weft__task *t);
+/* S1-S3 of "Spawns of a bound thread beside workers" (spawn_bound.c): t,
+ * filled in, from the host fiber of bound thread w, with no hint;
+ * returns WEFT_OK. Callable from: w's owner, on its host fiber. */
 int weft__spawn_beside(weft_sched *s, weft__worker *w, weft__task *t);
 
 /* Counts a spawn about to be queued, before its record is published:

@@ -45,9 +45,9 @@
  *                 (the bound: global_interval picks of any worker, unless
  *                 one task runs long); readiness found makes its fibers
  *                 ready (poller.c), this worker's onto its ready FIFO.
- *   side_burst    a bound thread's spawns run tasks of its own (spawn_bound.c):
- *                 read relaxed, as a hint, before parking (a worker
- *                 gives its CPU away once first); park_yielded: owner.
+ *   side_burst    a bound thread's spawns run tasks of its own
+ *                 (spawn_bound.c): read relaxed, as a hint, before
+ *                 parking (a worker gives its CPU away once first).
  *   tick, global_left, lifo_streak, rng, shuffle_rng, cur, idle_fibers,
  *                 pollers, yield list, timers, blocked, the streaks: owner
  *                 only. The loop fires due timers (timer.c), polls
@@ -652,7 +652,6 @@ void weft__worker_loop(weft__worker *w)
             weft__run_task(w, t);
             release_yielded(w);
             idle_rounds = 0;
-            w->park_yielded = false;
             continue;
         }
         /* Nothing to run. */
@@ -710,19 +709,18 @@ void weft__worker_loop(weft__worker *w)
             weft__switch_to(w, &w->host);
             continue;   /* not reached for workers: the host returns */
         }
-        /* A bound thread spawning faster than the workers take its queue
-         * runs the rest itself (spawn_bound.c, "Spawns of a bound thread beside
-         * workers"). Sharing its CPU with it, a worker that parked would
-         * be woken by its next spawn and take the CPU back from it at
-         * once for that one task, a sleep and a wake-up a task: so it
-         * gives its CPU away once first, still searching (the spawns see
-         * it and wake nobody), and looks again. */
-        if (WEFT_UNLIKELY(atomic_load_explicit(&s->side_burst, memory_order_relaxed)) && !w->park_yielded) {   /* relaxed: a hint */
-            w->park_yielded = true;
+        /* A bound thread spawning faster than the workers take its
+         * queue runs the rest itself (spawn_bound.c, "Spawns of a bound
+         * thread beside workers"). Sharing its CPU with it, a worker
+         * that parked would be woken by its next spawn and take the CPU
+         * back from it at once for that one task, a sleep and a wake-up
+         * a task: so it gives its CPU away once first, not parked yet
+         * (the spawns meanwhile wake nobody), and looks again. */
+        if (WEFT_UNLIKELY(atomic_load_explicit(&s->side_burst, memory_order_relaxed)) && idle_rounds < 2) {   /* relaxed: a hint */
+            idle_rounds = 2;   /* once per idle stretch: a task found sets it back to 0 */
             weft__os_yield();
             continue;
         }
-        w->park_yielded = false;
         notify_idle_waiters(s);
         weft__park(w, park_deadline(w, idle_rounds));
         idle_rounds++;
