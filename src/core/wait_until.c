@@ -213,7 +213,8 @@ static void side_main(void *arg)
 
 bool weft__host_run(weft__worker *w, weft__task *t)
 {
-    if (w->ready_head || w->blocked >= WEFT__BURST_BLOCKED || w->no_help || w->port == NULL || (w->port->ring.mask + 1) / 2 < WEFT__PRING_TAKE_MAX)
+    if (w->ready_head || w->blocked >= WEFT__BURST_BLOCKED || w->no_help || w->port == NULL ||
+        (w->port->ring.mask + 1) / 2 < WEFT__PRING_TAKE_MAX)
         return false;
     weft__fiber *f = w->side_fiber;
     if (f == NULL) {
