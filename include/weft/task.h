@@ -62,9 +62,11 @@ typedef struct weft_spawn_opts {
 /** Queues fn(arg) to run as a task of s; returns 0. WEFT_EINVAL: s or fn
  * NULL; WEFT_ENOMEM: no task record could be allocated; WEFT_ESHUTDOWN:
  * s is being destroyed and the caller is not one of s's threads (s's own
- * tasks may still spawn then). On the bound thread of a scheduler with
- * no workers, a spawn that finds the thread's queue full runs queued
- * tasks (on other fibers) before it returns. Callable from: any thread. */
+ * tasks may still spawn then). On a bound thread, from its own code, a
+ * spawn that finds the thread's queue full runs queued tasks (on other
+ * fibers of the thread) before it returns: with no workers, that queue;
+ * beside workers (unless bound with WEFT_BIND_NO_HELP), the new task and
+ * the newest of the queue. Callable from: any thread. */
 WEFT_API int  weft_spawn(weft_sched *s, weft_fn fn, void *arg);
 
 /** weft_spawn with a placement hint. Errors as weft_spawn, and

@@ -157,6 +157,10 @@ typedef struct weft__stats {
 
 /* ---- workers ----------------------------------------------------------- */
 
+/* Tasks a bound thread's side fiber takes back from its port at once
+ * (wait_until.c): one fence each time. */
+#define WEFT__SIDE_BATCH 32
+
 struct weft__worker {
     /* Read by thieves. */
     weft__deque deque;
@@ -239,14 +243,25 @@ struct weft__worker {
                                             queues for the workers goes (extspawn.c); claimed at
                                             its first such submit, given back at unbind; owner only */
     unsigned port_retry;                 /* no port could be had: submits until the next try */
+    /* A bound thread beside workers whose spawn found its port full runs
+     * the task on a fiber of its own (wait_until.c, weft__host_run):
+     * that fiber, kept between such runs (NULL: none yet, or it is held
+     * by a task that blocked), and the task handed to it (NULL once it
+     * has come back). Owner only. */
+    weft__fiber *side_fiber;
+    weft__task *side_task;
+    unsigned side_i, side_n;             /* side_batch[side_i, side_n): taken back from the
+                                            port, not run yet */
+    weft__node *side_batch[WEFT__SIDE_BATCH];
+    bool side_run;
     unsigned pump_depth;                 /* weft_pinned_run's tasks on the host stack: owner only */
     unsigned io_waits;                   /* its fibers in an fd wait (poller.c): owner only */
     atomic_bool pin_waiting;             /* in weft_pinned_wait_for */
     weft_event pin_ev;                   /* what weft_pinned_wait_for waits on */
 
     /* A bound thread of a scheduler with no workers: its own spawns past
-     * a full deque, oldest first, in spill[spill_head, spill_n) (task.c,
-     * "Spawns of a bound thread"), under s->bound_lock; nspill mirrors
+     * a full deque, oldest first, in spill[spill_head, spill_n) (spawn_bound.c,
+     * "Spawns of a bound thread with no workers"), under s->bound_lock; nspill mirrors
      * the count, stored under the lock, read by the owner (relaxed) as a
      * hint. Freed with the worker. */
     weft__node **spill;
@@ -295,6 +310,12 @@ struct weft_sched {
                                             read on every pick and written
                                             once, off the lines parking and
                                             pushes write */
+    atomic_bool side_burst;              /* a bound thread's spawns ran tasks of its own
+                                            (spawn_bound.c, "Spawns of a bound thread beside
+                                            workers") since it last waited in weft: set
+                                            and cleared by bound threads, on changes
+                                            only; read by a worker about to park
+                                            (worker.c). Relaxed: a hint. */
     weft__worker *workers;               /* nworkers of them */
     unsigned *coprimes;                  /* strides for victim order */
     unsigned ncoprimes;
@@ -341,7 +362,7 @@ struct weft_sched {
     unsigned nbound, bound_cap;
     atomic_uint nbound_seen;             /* nbound, stored (relaxed) under bound_lock at every
                                             change; read without it by a bound thread's spawn
-                                            with no workers ("Spawns of a bound thread", task.c) */
+                                            with no workers ("Spawns of a bound thread with no workers", spawn_bound.c) */
     /* Their ids (pin.c, "Thread ids"), all under bound_lock: by_id[id -
      * nworkers] is the thread holding id, NULL while it is free; ids from
      * nworkers + ids_top up were never given; id_free is a min-heap of

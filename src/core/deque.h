@@ -7,7 +7,7 @@
  * oldest first. It never grows: a full push returns false and the owner
  * moves its oldest half to the global ring (weft__deque_pop_oldest), or,
  * a bound thread of a scheduler with no workers, to its spill array
- * (task.c).
+ * (spawn_bound.c).
  *
  * "Owner" is the one thread that pushes and pops; everything marked
  * "owner" must only ever be called from that thread.

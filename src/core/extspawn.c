@@ -70,7 +70,10 @@
  *        of s.
  *   a record the caller filled in (weft__submit_outside): steps 2-4, in
  *   the caller's steps 1 and 5; a bound thread needs neither (destroy
- *   refuses while a thread other than its caller is bound).
+ *   refuses while a thread other than its caller is bound). A bound
+ *   thread's own spawn beside workers tries step 3 lock-free only
+ *   (weft__submit_bound_try): with the port full it runs tasks itself
+ *   (spawn_bound.c, "Spawns of a bound thread beside workers").
  *
  * Giving a port back. An entry is dropped when the thread needs it for
  * another scheduler, and at thread exit (a pthread key's destructor). Its
@@ -479,6 +482,21 @@ void weft__submit_outside(weft_sched *s, weft__worker *w, weft__task *t, weft_hi
         }
     }
     weft__submit_global(s, w, t);   /* the main queue, as without ports */
+}
+
+bool weft__submit_bound_try(weft_sched *s, weft__worker *w, weft__task *t)
+{
+    weft__inject_port *p = bound_port(s, w);
+    if (WEFT_UNLIKELY(p == NULL)) {
+        weft__submit_global(s, w, t);   /* no port to be had: the main queue, as weft__submit_outside */
+        return true;
+    }
+    if (WEFT_UNLIKELY(ck_pr_load_uint(&p->l.over_len) != 0))   /* only we make it non-zero */
+        weft__inject_port_push(p, &t->node);   /* behind the list, under its lock: a side run could take nothing back */
+    else if (!weft__inject_port_try_push(p, &t->node))
+        return false;   /* the ring full: nothing done */
+    notify_after_push(s);
+    return true;
 }
 
 weft__task *weft__task_alloc_outside(weft_sched *s)

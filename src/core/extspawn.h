@@ -45,6 +45,13 @@ int  weft__spawn_outside(weft_sched *s, weft_fn fn, void *arg, weft_hint hint);
  * those threads. */
 void weft__submit_outside(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint);
 
+/* weft__submit_outside for the bound thread w beside workers, at
+ * NORMAL priority with no hint, unless its port's ring is full with its
+ * overflow list empty (a push would start the list, under the port's
+ * lock): then false, having done nothing (t is still the caller's, and
+ * uncounted). Callable from: w's thread. */
+bool weft__submit_bound_try(weft_sched *s, weft__worker *w, weft__task *t);
+
 /* Gives the bound thread w's port back (weft__submit_outside claims it).
  * Callable from: w's thread, at unbind, while it is still bound. */
 void weft__bound_port_release(weft__worker *w);

@@ -117,7 +117,10 @@
  *                head freed come after the copies the CAS followed; a
  *                compiler barrier under TSO).
  *   tail         through ck_pr. Stored by the owner after the slot (store
- *                fence = release); loaded by consumers and empty().
+ *                fence = release); loaded by consumers and empty(). The
+ *                owner also lowers it to take its newest items back
+ *                (T1-T3 below), so readers take tail - head as a signed
+ *                difference: below 0 (for a moment) it means nothing.
  *   slot[]       through ck_pr. The owner writes item i into slot
  *                i % size once head > i - size: the consumer that took
  *                item i - size, the slot's last, copied it before its CAS
@@ -142,6 +145,24 @@
  *   lock, takes the list's last item), so "once the ring reads empty here
  *   it stays empty" still holds whenever step 4 takes from the list.
  *   A stale non-zero read only sends the owner through P3.
+ *   take back (owner only, weft__pring_pop; a bound thread's spawns
+ *   when its port is full, spawn_bound.c): k of its newest items, leaving at
+ *   least keep >= WEFT__PRING_TAKE_MAX below them.
+ *     T1. tail = t - k; StoreLoad fence; read head h (into head_seen).
+ *     T2. t - k - h >= keep: slots t-k .. t-1 are the owner's.
+ *     T3. Else tail = t again: nothing taken.
+ *   Why T2 holds: a consumer takes at most WEFT__PRING_TAKE_MAX items
+ *   (pring_take caps max), from the head it read before its tail load
+ *   (load fence). One whose tail load read t or more read its head
+ *   before T1's store, so before T1's head load (the fence): its h <= h
+ *   of T1, and what it takes ends below h + WEFT__PRING_TAKE_MAX <= t - k.
+ *   One that read t - k stops there. In T3's window a consumer may see
+ *   tail below a head that one of the first kind moved past it: the
+ *   signed test takes nothing then, and the emptiness a reader may see
+ *   in that window (head == t - k) is the owner's to cover: it wakes a
+ *   worker if one must be after taking back (weft__host_run).
+ *   A push after a take back refills the slots taken (they were the
+ *   owner's), so no consumer copies them stale: P2 as ever.
  *   Ownership moves only through the main lock (claim, release), so the
  *   ring's producer-side state (head_seen, and the owner's own reads of
  *   tail) passes from one owner to the next with a happens-before edge.
@@ -381,11 +402,14 @@ static unsigned pring_take(weft__pring *r, weft__node **out, unsigned max)
     for (;;) {
         ck_pr_fence_load();                          /* tail as of after our head */
         unsigned t = ck_pr_load_uint(&r->tail);
-        unsigned avail = t - h;
-        if (avail == 0)
+        int d = (int)(t - h);                        /* signed: below 0 while the owner takes one back */
+        if (d <= 0)                                  /* (weft__pring_pop) and we saw its lowered tail */
             return 0;
+        unsigned avail = (unsigned)d;
         if (avail > r->mask + 1)                     /* h is stale (others took and the owner refilled): */
             avail = r->mask + 1;                     /* what we copy is discarded when the CAS fails */
+        if (max > WEFT__PRING_TAKE_MAX)
+            max = WEFT__PRING_TAKE_MAX;              /* what lets the owner take from the other end */
         unsigned k = avail < max ? avail : max;
         ck_pr_fence_load();                          /* acquire: the slots after the tail that showed them */
         for (unsigned i = 0; i < k; i++)
@@ -602,7 +626,8 @@ unsigned weft__inject_size(const weft__inject *q)
     unsigned n = ck_ring_size(&q->main.ring) + ck_pr_load_uint(&q->main.l.over_len);
     for (const weft__inject_port *p = ports_first(q); p; p = p->next) {
         unsigned h = ck_pr_load_uint(&p->ring.head);
-        n += ck_pr_load_uint(&p->ring.tail) - h + ck_pr_load_uint(&p->l.over_len);
+        int d = (int)(ck_pr_load_uint(&p->ring.tail) - h);   /* below 0 for a moment: weft__pring_pop */
+        n += (d > 0 ? (unsigned)d : 0) + ck_pr_load_uint(&p->l.over_len);
     }
     return n;
 }

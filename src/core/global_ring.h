@@ -168,6 +168,11 @@ void weft__inject_port_release(weft__inject *q, weft__inject_port *p);
 /* weft__inject_port_push's locked half (P3 in global_ring.c). */
 void weft__inject_port_push_slow(weft__inject_port *p, weft__node *n);
 
+/* The most a consumer takes from a port's ring at once (pring_take
+ * caps max at it): the owner may take back its newest item while more
+ * than this many lie below it (weft__pring_pop). */
+#define WEFT__PRING_TAKE_MAX 32u
+
 /* Appends n unless the ring is full. Callable from: the owner only. */
 static inline bool weft__pring_put(weft__pring *r, weft__node *n)
 {
@@ -199,6 +204,69 @@ static inline void weft__inject_port_push(weft__inject_port *p, weft__node *n)
     if (WEFT_LIKELY(ck_pr_load_uint(&p->l.over_len) == 0) && weft__pring_put(&p->ring, n))   /* release: publishes n; pairs with the acquire in pring_take */
         return;
     weft__inject_port_push_slow(p, n);   /* P3 */
+}
+
+/* Appends n through p as weft__inject_port_push does, but only while
+ * that takes no lock: p's overflow list empty and its ring with room
+ * (P1 and P2); false, having done nothing, otherwise. A full port is
+ * its consumers' backlog: a bound thread then runs the task itself
+ * (spawn_bound.c, "Spawns of a bound thread beside workers"). Callable from:
+ * p's owner only. */
+static inline bool weft__inject_port_try_push(weft__inject_port *p, weft__node *n)
+{
+    weft__pring *r = &p->ring;
+    if (WEFT_UNLIKELY(ck_pr_load_uint(&p->l.over_len) != 0))   /* only the owner makes it non-zero: 0 stays 0 */
+        return false;
+    unsigned t = ck_pr_load_uint(&r->tail);                     /* our own store */
+    if (WEFT_UNLIKELY(t - r->head_seen > r->mask)) {
+        r->head_seen = ck_pr_load_uint(&r->head);               /* as in weft__pring_put, */
+        ck_pr_fence_load_store();                               /* with its acquire: the put below may skip its own */
+        if (t - r->head_seen > r->mask)
+            return false;
+    }
+    weft__inject_port_push(p, n);   /* P1, then P2's put, which finds the room seen above (head only grows) */
+    return true;
+}
+
+/* Takes back up to max (<= the ring's size) of the owner's newest items
+ * (the last pushed) into out, newest first, leaving at least keep (>=
+ * WEFT__PRING_TAKE_MAX) below them; their count, 0 if that many are not
+ * there. The owner lowers tail, fences (StoreLoad) and reads head: a
+ * consumer that read the old tail read its head before that, so it takes
+ * at most WEFT__PRING_TAKE_MAX items from there, all below ours; one that
+ * reads the lowered tail stops below it. Too close: tail goes back up (a
+ * consumer may have taken some of them meanwhile: they are the
+ * consumer's), and consumers that saw the lowered tail under a head
+ * already past it took nothing (pring_take's signed test). Callable
+ * from: the owner only. */
+static inline unsigned weft__pring_pop(weft__pring *r, unsigned keep, weft__node **out, unsigned max)
+{
+    unsigned t = ck_pr_load_uint(&r->tail);          /* our own store */
+    int room = (int)(t - r->head_seen) - (int)keep;  /* head_seen <= head: at most this many */
+    if (room <= 0)
+        return 0;
+    unsigned k = (unsigned)room < max ? (unsigned)room : max;
+    ck_pr_store_uint(&r->tail, t - k);
+    ck_pr_fence_store_load();                        /* the lowered tail before our head load; pairs with
+                                                        the load fence between a consumer's head and tail loads */
+    unsigned h = ck_pr_load_uint(&r->head);
+    r->head_seen = h;
+    if ((int)(t - k - h) < (int)keep) {
+        ck_pr_store_uint(&r->tail, t);               /* not ours to take: put the tail back */
+        return 0;
+    }
+    for (unsigned i = 0; i < k; i++)
+        out[i] = ck_pr_load_ptr(&r->slot[(t - 1 - i) & r->mask]);   /* our own stores: no consumer copies them */
+    return k;
+}
+
+/* weft__pring_pop on p's ring, while p's overflow list is empty (the
+ * ring's items are then p's newest). Callable from: p's owner only. */
+static inline unsigned weft__inject_port_pop(weft__inject_port *p, unsigned keep, weft__node **out, unsigned max)
+{
+    if (ck_pr_load_uint(&p->l.over_len) != 0)   /* only the owner makes it non-zero */
+        return 0;
+    return weft__pring_pop(&p->ring, keep, out, max);
 }
 
 /* The sum of every port's `pushed`: acquire loads, each port's count only

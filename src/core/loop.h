@@ -35,8 +35,8 @@ static inline bool weft__short_of_fibers(const weft__worker *w)
  * on the thread's own deque and LIFO slot, as on a worker, so recursive
  * work runs depth first; the loop hands what is left there to the
  * global ring before the thread goes back to its own code. (What its own
- * code spawns goes there too, by another path: task.c, "Spawns of a
- * bound thread".) Callable from: owner. */
+ * code spawns goes there too, by another path: spawn_bound.c, "Spawns of a
+ * bound thread with no workers".) Callable from: owner. */
 static inline bool weft__bound_runs_tasks(const weft__worker *w)
 {
     return w->bound && w->s->nworkers == 0 && w->cur != &w->host;

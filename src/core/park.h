@@ -23,7 +23,7 @@ bool weft__try_start_searching(weft__worker *w);
 
 /* The parking side's StoreLoad barrier (membarrier(2), else a seq_cst
  * fence): pairs with weft__fence_submit. Rare callers only: a parker, a
- * bind with no workers (task.c, "Spawns of a bound thread"). */
+ * bind with no workers (spawn_bound.c, "Spawns of a bound thread with no workers"). */
 void weft__fence_park(void);
 
 /* Set once, before any worker exists (park.c): the parking side uses

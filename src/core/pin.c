@@ -400,7 +400,7 @@ int weft__bound_add(weft_sched *s, weft__worker *w)
     w->index = s->nworkers + slot;
     w->bound_pos = s->nbound;
     s->bound[s->nbound++] = w;
-    atomic_store_explicit(&s->nbound_seen, s->nbound, memory_order_relaxed);   /* under bound_lock; ordered for readers by the bind's heavy fence (task.c, "Spawns of a bound thread") */
+    atomic_store_explicit(&s->nbound_seen, s->nbound, memory_order_relaxed);   /* under bound_lock; ordered for readers by the bind's heavy fence (spawn_bound.c, "Spawns of a bound thread with no workers") */
     return WEFT_OK;
 }
 

@@ -369,7 +369,7 @@ static void wait_idle_blocking(weft_sched *s)
  * worker runs nothing else (its hooks aside). A bound thread runs tasks
  * only on its loop's fibers, in single-threaded mode: its own code is on
  * its host fiber (its spawns carry no spawner, so wait_until runs none
- * inline there: task.c, "Spawns of a bound thread"). The one exception, when no fiber
+ * inline there: spawn_bound.c, "Spawns of a bound thread with no workers"). The one exception, when no fiber
  * can be mapped at all (worker.c, host_runs_one), reads as "not in a
  * task": such a task's waits fail with WEFT_ENOMEM anyway. */
 static bool in_task(const weft__worker *w)
@@ -569,7 +569,7 @@ static int bind_thread(weft_sched *s, enum bind_mode mode, unsigned flags)
     w->no_help = (flags & WEFT_BIND_NO_HELP) != 0;
     pthread_mutex_unlock(&s->bound_lock);
     if (s->nworkers == 0)
-        weft__bound_reclaim(s, w);   /* steps B2-B3 of "Spawns of a bound thread" (task.c) */
+        weft__bound_reclaim(s, w);   /* steps B2-B3 of "Spawns of a bound thread with no workers" (spawn_bound.c) */
 
     w->bound_state.w = w;
     w->host.host = &w->bound_state;

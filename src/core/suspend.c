@@ -14,9 +14,10 @@
  *   a bound thread's deque and LIFO slot (no workers): pushed and
  *                 popped by the owner only; filled by its tasks' spawns,
  *                 which bound_hand_back moves to the global ring on every
- *                 host resume, and by its own code's spawns (task.c,
- *                 "Spawns of a bound thread"), which stay there until it
- *                 waits, unless another thread binds: that one steals them
+ *                 host resume, and by its own code's spawns
+ *                 (spawn_bound.c, "Spawns of a bound thread with no
+ *                 workers"), which stay there until it waits, unless
+ *                 another thread binds: that one steals them
  *                 (the deque's steal) into the global ring.
  *   a waiter's state (weft__waiter, src/fiber/wait.h): a timed wait's
  *                 timer and its notifier race to end it with a CAS from
@@ -119,8 +120,10 @@ static inline __attribute__((always_inline)) weft__fiber *next_fiber(weft__worke
  * owner, on its host fiber. */
 __attribute__((noinline)) void weft__bound_hand_back(weft__worker *w)
 {
+    if (WEFT_UNLIKELY(atomic_load_explicit(&w->s->side_burst, memory_order_relaxed)))   /* relaxed: a hint (core.h) */
+        atomic_store_explicit(&w->s->side_burst, false, memory_order_relaxed);   /* the host waited: its burst is over */
     if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed) &&   /* relaxed: only this thread writes it */
-        !atomic_load_explicit(&w->nspill, memory_order_relaxed))   /* relaxed: a hint (task.c) */
+        !atomic_load_explicit(&w->nspill, memory_order_relaxed))   /* relaxed: a hint (spawn_bound.c) */
         return;   /* the usual case: nothing left behind */
     weft__spill_hand_back(w->s, w);   /* the oldest first */
     weft__task *t = weft__take_lifo(w);

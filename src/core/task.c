@@ -34,65 +34,8 @@
  *               weft__sched_is_idle. A bound thread's submits through
  *               its port are counted there, not in its `spawned`.
  *
- * Spawns of a bound thread. Beside workers, through its port of the
- * global ring (extspawn.c, kept in w->port): its own FIFO that the
- * workers take from lock-free. With no workers, from its own code (the
- * host fiber), a weft_spawn goes on its own deque as a worker's does
- * (a push, no lock, no fence): nobody else runs tasks while it is in its
- * own code if it is the only bound thread, and it runs them from there
- * when it next waits in weft, or when the deque is full.
- *
- * A full deque (a burst): the host runs it, on fibers of its own
- * (burst_full, weft__host_drain): the host suspends as in
- * weft_wait_until, and the thread's loop runs the deque, newest first as
- * a worker would, until it is empty (or a deque's worth of tasks have
- * completed, or more than WEFT__BURST_BLOCKED fibers are blocked: every
- * task it takes does one or the other); then the
- * host goes on with its spawns. A task that blocks gives the loop back
- * at once, so a task may still wait for one the caller has yet to spawn
- * (the caller's spawns go on once the deque is empty); the spawn never
- * runs a task on the caller's own stack, which would then wait under
- * it. The records stay few and hot (those of the last deque's worth),
- * as in a job system that runs the task inline when its queue is full:
- * 10^6 empty tasks spawned then waited for cost 57 instructions a task,
- * against 187 with the spill below. Why the bounds: tasks that all wait
- * for something the caller does after its burst (a gate it opens) would
- * otherwise hold a fiber each, and tasks that keep spawning (a task
- * that re-queues itself until the caller says stop) would keep the
- * deque from emptying; with more than WEFT__BURST_BLOCKED blocked, or
- * when no fiber can be had, the spawn spills instead.
- *
- * The spill: the deque's older half, in one step, to the end of the
- * thread's spill array (w->spill, grown as needed; the global ring if it
- * cannot grow), from which the thread's loop refills its deque, 32 at a
- * time, oldest first, once it finds nothing else (weft__spill_take, from
- * steal: with no workers there is nobody to steal from, so it costs
- * workers nothing). The array is a plain FIFO of pointers under
- * bound_lock, taken twice per 128 spawns. The deque stays private only
- * while no other thread is bound, since a second bound thread waiting in
- * weft must be able to run the first's spawns; two sides, Dekker on
- * nbound_seen and the deque:
- *   spawn from the host (spawn_host)      bind, no workers (weft__bound_reclaim)
- *   H1. count it in w->spawned            B1. under bound_lock: listed;
- *   H2. push on w's deque (full: run it,      nbound_seen = nbound
- *       or its older half to the spill    B2. weft__fence_park (membarrier:
- *       array, under bound_lock)              a full barrier on every thread)
- *   H3. weft__fence_submit                B3. under bound_lock: steal every
- *   H4. nbound_seen != 1: hand the deque      other bound thread's deque
- *       and the spill array to the global     empty, and take its spill
- *       ring and wake one                     array, into the global ring
- *       (weft__bound_hand_back)
- * Either H4 reads B1's store and A hands its deque over itself, or its
- * push (H2) precedes B2's barrier and B3 finds it (a spill under
- * bound_lock is ordered with B1 and B3 by the lock itself); every later spawn of
- * A reads nbound_seen >= 2 at H4 (B2 ordered the store before it) until
- * an unbind lowers it. Stealing is safe against the owner's pops (the
- * Chase-Lev steal), and bound_lock keeps the victim's worker allocated
- * (unbind leaves bound[] under it, its deque empty: with no workers it
- * waits for idle first). Not in shuffle mode, whose owner-side swap is
- * not safe against a thief: there the host spawns through its port.
- * Such spawns carry no spawner (t->spawner NULL), so a wait on the host
- * never runs one inline on the host's stack (sched.c, in_task).
+ * Spawns of a bound thread from its own code (with no workers, or beside
+ * them): spawn_bound.c.
  *
  * Idle test (wait_idle, destroy): read every `completed` first, then
  * every `spawned`. Counters only grow and a task's spawn is counted
@@ -448,22 +391,12 @@ void weft__set_record_hook(weft_fn hook)
 
 /* ---- submit and spawn ------------------------------------------------------- */
 
-/* The oldest half of w's full deque (512 at most) into batch: their
- * count. Callable from: w's owner. */
-static unsigned pop_older_half(weft__worker *w, weft__node *batch[static 512])
-{
-    unsigned half = w->deque_capacity / 2;
-    if (half > 512)
-        half = 512;
-    return weft__deque_pop_oldest(&w->deque, batch, half);
-}
-
 /* w's deque is full: move its oldest half to the global ring, then push t.
  * Callable from: w's owner. */
 static __attribute__((noinline)) void offload_and_push(weft_sched *s, weft__worker *w, weft__task *t)
 {
     weft__node *batch[512];
-    unsigned n = pop_older_half(w, batch);
+    unsigned n = weft__pop_older_half(w, batch);
     weft__inject_push_batch(&s->global, batch, n);
     WEFT__STAT(w, offloads, 1);
     if (!weft__deque_push(&w->deque, &t->node))
@@ -529,173 +462,20 @@ int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)
     return WEFT_OK;
 }
 
-/* ---- a bound thread's spill array ("Spawns of a bound thread") ------------- */
-
-/* Room for k more in w's spill array: the live part moved to the front,
- * else a larger array. false: no memory. Caller holds bound_lock. */
-static bool spill_room(weft_sched *s, weft__worker *w, unsigned k)
+/* H1-H4 of "Spawns of a bound thread with no workers" (spawn_bound.c):
+ * t, filled in, from the host fiber of a bound thread of a scheduler
+ * with no workers. Here, inline in spawn_general: the common case of a
+ * burst is a push and a fence. */
+static inline int spawn_host(weft_sched *s, weft__worker *w, weft__task *t)
 {
-    if (w->spill_head != 0 && w->spill_n + k > w->spill_cap) {
-        unsigned live = w->spill_n - w->spill_head;
-        memmove(w->spill, w->spill + w->spill_head, live * sizeof *w->spill);
-        w->spill_head = 0;
-        w->spill_n = live;
-    }
-    if (w->spill_n + k <= w->spill_cap)
-        return true;
-    unsigned cap = w->spill_cap ? w->spill_cap : 1024;
-    while (cap < w->spill_n + k) {
-        if (cap > UINT32_MAX / 2)
-            return false;
-        cap *= 2;
-    }
-    weft__node **a = weft__alloc_with(&s->cfg.allocator, cap * sizeof *a);
-    if (a == NULL)
-        return false;
-    if (w->spill) {
-        memcpy(a, w->spill, w->spill_n * sizeof *a);
-        weft__free_with(&s->cfg.allocator, w->spill, w->spill_cap * sizeof *a);
-    }
-    w->spill = a;
-    w->spill_cap = cap;
-    return true;
-}
-
-/* Caller holds bound_lock. */
-static void spill_count(weft__worker *w)
-{
-    if (w->spill_head == w->spill_n)
-        w->spill_head = w->spill_n = 0;
-    atomic_store_explicit(&w->nspill, w->spill_n - w->spill_head, memory_order_relaxed);   /* under bound_lock; a hint for the owner */
-}
-
-/* H2 with a full deque: its older half to the end of w's spill array
- * (the global ring without memory for it), then t on the deque. */
-static __attribute__((noinline)) void spill_and_push(weft_sched *s, weft__worker *w, weft__task *t)
-{
-    weft__node *batch[512];
-    unsigned n = pop_older_half(w, batch);
-    pthread_mutex_lock(&s->bound_lock);
-    bool kept = spill_room(s, w, n);
-    if (kept) {
-        memcpy(w->spill + w->spill_n, batch, n * sizeof *batch);
-        w->spill_n += n;
-        spill_count(w);
-    }
-    pthread_mutex_unlock(&s->bound_lock);
-    if (!kept)
-        weft__inject_push_batch(&s->global, batch, n);
-    WEFT__STAT(w, offloads, 1);
-    if (!weft__deque_push(&w->deque, &t->node))
-        weft__inject_push(&s->global, &t->node);
-}
-
-/* H2 with a full deque: the loop runs it while the host waits (a burst,
- * see "Spawns of a bound thread"), then t goes on the emptied deque;
- * else, or if the loop left it full, spill_and_push. */
-static __attribute__((noinline)) void burst_full(weft_sched *s, weft__worker *w, weft__task *t)
-{
-    if (w->blocked < WEFT__BURST_BLOCKED && weft__host_drain(w, w->deque_capacity) &&
-        weft__deque_push(&w->deque, &t->node))
-        return;
-    spill_and_push(s, w, t);
-}
-
-/* Moves up to 32 of w's spilled spawns, oldest first, onto its deque;
- * true if it moved any. Callable from: owner. */
-static bool spill_refill(weft__worker *w)
-{
-    weft_sched *s = w->s;
-    unsigned k = 0;
-    if (atomic_load_explicit(&w->nspill, memory_order_relaxed) != 0) {   /* relaxed: a hint; exact under the lock */
-        pthread_mutex_lock(&s->bound_lock);
-        unsigned max = w->spill_n - w->spill_head;
-        if (max > 32)
-            max = 32;
-        k = weft__deque_push_many(&w->deque, w->spill + w->spill_head, max);
-        w->spill_head += k;
-        spill_count(w);
-        pthread_mutex_unlock(&s->bound_lock);
-    }
-    return k != 0;
-}
-
-weft__task *weft__spill_take(weft__worker *w)
-{
-    if (!spill_refill(w))
-        return NULL;
-    weft__node *n = weft__deque_pop(&w->deque);   /* the newest of those 32: as pick_normal would */
-    return n ? (weft__task *)(void *)n : NULL;
-}
-
-void weft__spill_hand_back(weft_sched *s, weft__worker *v)
-{
-    if (atomic_load_explicit(&v->nspill, memory_order_relaxed) == 0)   /* relaxed: a hint; the callers' orders (H4, B3) are by bound_lock or the fences */
-        return;
-    pthread_mutex_lock(&s->bound_lock);
-    if (v->spill_n > v->spill_head)
-        weft__inject_push_batch(&s->global, v->spill + v->spill_head, v->spill_n - v->spill_head);
-    v->spill_head = v->spill_n;
-    spill_count(v);
-    pthread_mutex_unlock(&s->bound_lock);
-}
-
-void weft__spill_fini(weft_sched *s, weft__worker *w)
-{
-    if (w->spill)
-        weft__free_with(&s->cfg.allocator, w->spill, w->spill_cap * sizeof *w->spill);
-    w->spill = NULL;
-    w->spill_head = w->spill_n = w->spill_cap = 0;
-}
-
-/* H1-H4 of "Spawns of a bound thread" (above): t, filled in, from the
- * host fiber of a bound thread of a scheduler with no workers. */
-static int spawn_host(weft_sched *s, weft__worker *w, weft__task *t)
-{
-    t->spawner = NULL;   /* never run inline on the host's stack (see above) */
+    t->spawner = NULL;   /* never run inline on the host's stack (spawn_bound.c) */
     weft__count_spawn(s, w);                          /* H1 */
     if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
-        burst_full(s, w, t);                          /* H2: run the deque, or spill its older half */
+        weft__burst_full(s, w, t);                    /* H2: run the deque, or spill its older half */
     weft__fence_submit();                             /* H3: StoreLoad; pairs with B2's weft__fence_park */
     if (WEFT_UNLIKELY(atomic_load_explicit(&s->nbound_seen, memory_order_relaxed) != 1))   /* H4: relaxed, after H3 */
         weft__bound_hand_back(w);
     return WEFT_OK;
-}
-
-void weft__bound_reclaim(weft_sched *s, weft__worker *self)
-{
-    if (s->cfg.shuffle)
-        return;   /* host spawns go through the port there */
-    weft__fence_park();   /* B2: pairs with H3 */
-    weft__node *batch[64];
-    unsigned n = 0;
-    pthread_mutex_lock(&s->bound_lock);   /* B3: the others' workers stay allocated */
-    for (unsigned i = 0; i < s->nbound; i++) {
-        weft__worker *v = s->bound[i];
-        if (v == self)
-            continue;
-        if (v->spill_n > v->spill_head) {   /* under bound_lock, as its owner writes it; oldest first */
-            weft__inject_push_batch(&s->global, v->spill + v->spill_head, v->spill_n - v->spill_head);
-            v->spill_head = v->spill_n;
-            spill_count(v);
-        }
-        while (weft__deque_size(&v->deque) != 0) {
-            weft__node *node = weft__deque_steal(&v->deque);
-            if (node == NULL)
-                continue;   /* its owner or another thief took one: look again */
-            batch[n++] = node;
-            if (n == 64) {
-                weft__inject_push_batch(&s->global, batch, n);
-                n = 0;
-            }
-        }
-        if (n) {
-            weft__inject_push_batch(&s->global, batch, n);
-            n = 0;
-        }
-    }
-    pthread_mutex_unlock(&s->bound_lock);
-    weft__notify_work(s);
 }
 
 /* Every spawn but the common case (spawn_fast, below): hints, bound
@@ -716,9 +496,11 @@ int spawn_general(weft_sched *s, weft_fn fn, void *arg, weft_hint hint)
             return WEFT_ENOMEM;
         t->fn = fn;
         t->arg = arg;
-        if (WEFT_UNLIKELY(w->bound) && s->nworkers == 0 && w->cur == &w->host &&
-            hint == WEFT_HINT_NONE && !s->cfg.shuffle)
-            return spawn_host(s, w, t);   /* on its own deque ("Spawns of a bound thread") */
+        if (WEFT_UNLIKELY(w->bound) && w->cur == &w->host && hint == WEFT_HINT_NONE && !s->cfg.shuffle) {
+            if (s->nworkers == 0)
+                return spawn_host(s, w, t);   /* on its own deque (spawn_bound.c) */
+            return weft__spawn_beside(s, w, t);   /* its port, or run now (spawn_bound.c) */
+        }
         t->spawner = w->cur;
         weft__submit(s, w, t, hint);   /* beside workers, a bound thread's: through its port (extspawn.c) */
         return WEFT_OK;

@@ -21,7 +21,7 @@ bool weft__sched_is_idle(weft_sched *s);
  * any thread with w NULL. */
 void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t);
 
-/* Steps B2-B3 of "Spawns of a bound thread" (task.c): self has just
+/* Steps B2-B3 of "Spawns of a bound thread with no workers" (spawn_bound.c): self has just
  * been listed as a bound thread of s, which has no workers; what other
  * bound threads spawned onto their own deques goes to the global ring.
  * Callable from: bind, after it listed self (outside bound_lock). */
@@ -38,6 +38,25 @@ weft__task *weft__spill_take(weft__worker *w);
 void weft__spill_hand_back(weft_sched *s, weft__worker *v);
 /* Frees w's spill array. Callable from: its worker's fini. */
 void weft__spill_fini(weft_sched *s, weft__worker *w);
+
+/* The oldest half of w's full deque (512 at most) into batch: their
+ * count. Callable from: w's owner. */
+static inline unsigned weft__pop_older_half(weft__worker *w, weft__node *batch[static 512])
+{
+    unsigned half = w->deque_capacity / 2;
+    if (half > 512)
+        half = 512;
+    return weft__deque_pop_oldest(&w->deque, batch, half);
+}
+
+/* H2 of "Spawns of a bound thread with no workers" (spawn_bound.c): w's
+ * deque is full; run it, or spill its older half, then queue t.
+ * Callable from: w's owner, on its host fiber. */
+void weft__burst_full(weft_sched *s, weft__worker *w, weft__task *t);
+/* S1-S3 of "Spawns of a bound thread beside workers" (spawn_bound.c): t,
+ * filled in, from the host fiber of bound thread w, with no hint;
+ * returns WEFT_OK. Callable from: w's owner, on its host fiber. */
+int weft__spawn_beside(weft_sched *s, weft__worker *w, weft__task *t);
 
 /* Counts a spawn about to be queued, before its record is published:
  * on w (its owner, a plain store) or, w NULL, on the scheduler's outside

@@ -1,7 +1,10 @@
 /* This file is private to weft: waiting in a task: weft_wait_until (with
  * its work-first inline runs), weft__help_until, weft__spin_until,
- * weft_yield, and a bound thread's spawn burst (weft__host_drain: its
- * host waits, as in weft_wait_until, for its loop to run its full deque).
+ * weft_yield, a bound thread's spawn burst (weft__host_drain: its
+ * host waits, as in weft_wait_until, for its loop to run its full deque)
+ * and, beside workers, its side runs (weft__host_run: its spawn runs
+ * tasks on a side fiber while its port is full; spawn_bound.c, "Spawns of a
+ * bound thread beside workers").
  *
  * Synchronization
  *   pollers       owner only. Fibers suspended in weft_wait_until (and a
@@ -20,6 +23,13 @@
  *   held          per fiber (weft__fstate, core.h): owner only. Submitted
  *                 by weft_yield before the fiber leaves (and by
  *                 weft__suspend and no_fiber, suspend.c).
+ *   side_fiber, side_task, side_run, side_batch, side_i, side_n: owner
+ *                 only (the host and its side fiber, never at once). The
+ *                 port's tail, lowered to take tasks back: global_ring.c
+ *                 (T1-T3).
+ *   side_burst    (the scheduler's): a hint, relaxed; set here, cleared
+ *                 when the host next waits (suspend.c), read by workers
+ *                 about to park (worker.c).
  *
  * weft_wait_until blocks as host_block does (suspend.c, "Blocking a
  * fiber"): have_fiber first, then it joins the pollers and suspends; no
@@ -28,7 +38,9 @@
 #define _GNU_SOURCE
 
 #include "loop.h"
+#include "park.h"
 #include "suspend.h"
+#include "task.h"
 #include "worker.h"
 
 /* Work-first: runs the running fiber's own newest child inline, a
@@ -117,7 +129,7 @@ int weft_wait_until(bool (*pred)(void *ctx), void *ctx)
     return WEFT_OK;
 }
 
-/* ---- a bound thread's burst (task.c, "Spawns of a bound thread") ------------ */
+/* ---- a bound thread's burst (spawn_bound.c, "Spawns of a bound thread with no workers") ------------ */
 
 typedef struct burst {
     weft__worker *w;
@@ -151,6 +163,93 @@ bool weft__host_drain(weft__worker *w, unsigned most)
         weft__hook_note(w, "spawn burst", NULL, 0);   /* what a trace or stall report shows the host waiting on */
     weft__suspend(w);
     st->pred = NULL;
+    return true;
+}
+
+/* ---- a bound thread's side runs (spawn_bound.c, "Spawns of a bound thread beside workers") -- */
+
+/* The side fiber's entry. Between runs it waits switched out at the
+ * bottom of its loop; each switch to it runs w->side_task, then the
+ * newest tasks of the thread's port while more than half its ring lies
+ * below them (the workers take the oldest meanwhile). Back from those
+ * without having left (side_fiber still names it), it clears side_run,
+ * takes the host off the ready FIFO, where weft__host_run put it, and
+ * switches to it. A task that blocked was left by the host (side_fiber
+ * no longer names it): the fiber then runs the worker loop as any
+ * other, for good. */
+static void side_main(void *arg)
+{
+    weft__worker *w = arg;
+    weft__fstate st = { .w = w };
+    weft__fiber *self = w->cur;
+    self->host = &st;
+    for (;;) {
+        weft__run_task(w, w->side_task);
+        unsigned keep = (w->port->ring.mask + 1) / 2;   /* >= WEFT__PRING_TAKE_MAX (checked by weft__host_run) */
+        while (w->side_fiber == self) {
+            if (w->side_i == w->side_n) {
+                w->side_i = 0;
+                w->side_n = weft__inject_port_pop(w->port, keep, w->side_batch, WEFT__SIDE_BATCH);
+                if (w->side_n == 0)
+                    break;
+            }
+            weft__run_task(w, weft__as_task(w->side_batch[w->side_i++]));   /* counted as pushed through the port */
+        }
+        if (w->side_fiber != self)
+            break;
+        w->side_run = false;
+        weft__fiber *host = w->ready_head;   /* appended to an empty FIFO; only this fiber's leaving would take it */
+        if (WEFT_UNLIKELY(host != &w->host))
+            weft__panic("side run: the host is not at the head of the ready FIFO");
+        w->ready_head = host->next;
+        if (!w->ready_head)
+            w->ready_tail = NULL;
+        host->next = NULL;
+        weft__switch_from(w, self, host);
+    }
+    weft__worker_loop(w);
+    weft__panic("side run: a worker loop returned on a pooled fiber");
+}
+
+bool weft__host_run(weft__worker *w, weft__task *t)
+{
+    if (w->ready_head || w->blocked >= WEFT__BURST_BLOCKED || w->no_help || w->port == NULL ||
+        (w->port->ring.mask + 1) / 2 < WEFT__PRING_TAKE_MAX)
+        return false;
+    weft__fiber *f = w->side_fiber;
+    if (f == NULL) {
+        if (weft__fiber_create(&w->fibers, &f, side_main, w) != WEFT_OK)
+            return false;
+        WEFT__STAT(w, fibers_created, 1);
+        w->side_fiber = f;
+    }
+    if (!atomic_load_explicit(&w->s->side_burst, memory_order_relaxed))   /* relaxed: a hint (core.h) */
+        atomic_store_explicit(&w->s->side_burst, true, memory_order_relaxed);
+    weft__fiber *host = w->cur;
+    weft__count_spawn(w->s, w);
+    w->side_task = t;
+    w->side_run = true;
+    weft__ready_append(w, host);   /* a task that blocks hands the thread back to the host (suspend's next_fiber) */
+    w->blocked++;
+    weft__switch_from(w, host, f);
+    w->blocked--;
+    if (WEFT_UNLIKELY(w->side_run)) {
+        /* A task left the fiber (blocked, yielded) and the loop resumed
+         * us from the ready FIFO: the fiber is the task's now, and goes
+         * on with the loop once the task returns; the next run makes a
+         * new one. */
+        w->side_run = false;
+        w->side_fiber = NULL;
+        if (w->side_i != w->side_n) {
+            /* The rest of its batch, which nobody else could see: to the
+             * shared queue (counted already, through the port). */
+            weft__inject_push_batch(&w->s->global, w->side_batch + w->side_i, w->side_n - w->side_i);
+            w->side_i = w->side_n = 0;
+        }
+    }
+    /* A pop that found the port too short put its tail back up: a worker
+     * that looked in between may have found the port empty and parked. */
+    weft__notify_work(w->s);
     return true;
 }
 

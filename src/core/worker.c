@@ -45,6 +45,9 @@
  *                 (the bound: global_interval picks of any worker, unless
  *                 one task runs long); readiness found makes its fibers
  *                 ready (poller.c), this worker's onto its ready FIFO.
+ *   side_burst    a bound thread's spawns run tasks of its own
+ *                 (spawn_bound.c): read relaxed, as a hint, before
+ *                 parking (a worker gives its CPU away once first).
  *   tick, global_left, lifo_streak, rng, shuffle_rng, cur, idle_fibers,
  *                 pollers, yield list, timers, blocked, the streaks: owner
  *                 only. The loop fires due timers (timer.c), polls
@@ -298,7 +301,7 @@ bool weft__work_visible(weft__worker *w)
     if (weft__bound_beside(w) && w->no_help)
         return false;   /* nothing but its own fibers and pins is its business */
     if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed) ||
-                     atomic_load_explicit(&w->nspill, memory_order_relaxed)))   /* relaxed: only this thread writes the first two; nspill a hint (task.c) */
+                     atomic_load_explicit(&w->nspill, memory_order_relaxed)))   /* relaxed: only this thread writes the first two; nspill a hint (spawn_bound.c) */
         return true;   /* a bound thread's own queues (weft__bound_runs_tasks): nobody else's work */
     return weft__work_queued(s);
 }
@@ -344,7 +347,7 @@ static weft__task *steal(weft__worker *w)
 {
     weft_sched *s = w->s;
     unsigned n = s->nworkers;
-    if (n == 0)   /* w is a bound thread: its own spilled spawns, oldest first (task.c) */
+    if (n == 0)   /* w is a bound thread: its own spilled spawns, oldest first (spawn_bound.c) */
         return weft__spill_take(w);
     if (n == 1 && !w->bound)
         return NULL;
@@ -705,6 +708,18 @@ void weft__worker_loop(weft__worker *w)
             }
             weft__switch_to(w, &w->host);
             continue;   /* not reached for workers: the host returns */
+        }
+        /* A bound thread spawning faster than the workers take its
+         * queue runs the rest itself (spawn_bound.c, "Spawns of a bound
+         * thread beside workers"). Sharing its CPU with it, a worker
+         * that parked would be woken by its next spawn and take the CPU
+         * back from it at once for that one task, a sleep and a wake-up
+         * a task: so it gives its CPU away once first, not parked yet
+         * (the spawns meanwhile wake nobody), and looks again. */
+        if (WEFT_UNLIKELY(atomic_load_explicit(&s->side_burst, memory_order_relaxed)) && idle_rounds < 2) {   /* relaxed: a hint */
+            idle_rounds = 2;   /* once per idle stretch: a task found sets it back to 0 */
+            weft__os_yield();
+            continue;
         }
         notify_idle_waiters(s);
         weft__park(w, park_deadline(w, idle_rounds));

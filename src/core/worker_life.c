@@ -68,6 +68,9 @@ int weft__worker_init(weft_sched *s, weft__worker *w, unsigned index, bool bound
 
 void weft__worker_fini(weft__worker *w)
 {
+    if (w->side_fiber)
+        weft__fiber_release(&w->fibers, w->side_fiber);   /* parked between runs (wait_until.c): never switched to again */
+    w->side_fiber = NULL;
     while (w->idle_fibers) {
         weft__fiber *f = w->idle_fibers;
         w->idle_fibers = f->next;
