@@ -324,7 +324,9 @@ struct weft_graph {
     bool sf_dirty;                  /* the last run ended with a failure or not OK
                                        (series.c, under lock): a visit that builds
                                        nothing clears what it left (subflow.c) */
-    struct weft_graph *sf_spare;    /* sub-graphs of tasks emptied away, kept for reuse */
+    _Atomic(struct weft_graph *) sf_spare;   /* sub-graphs of tasks emptied away, kept for reuse;
+                                       written under lock, read without it by a
+                                       visit's prefetch (subflow.c) */
     struct weft_graph *sf_next;     /* next in the owner's sf_spare */
     weft__chunk *spare_chunks;      /* arena chunks kept by an emptying (weft__graph_clear) */
     uint32_t n;                     /* nodes; in the sf_* line, which a visit reads */
@@ -683,7 +685,7 @@ weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t);
  * its run ended, or none started. Callable from: that visit,
  * weft__module_end. */
 void weft__subflow_release(weft_task *t);
-/* run.c: the function of every multi-condition task (a weft_cond_fn);
+/* subflow.c: the function of every multi-condition task (a weft_cond_fn);
  * the task's arg is a weft__mcond in the graph's arena. */
 int weft__mcond_call(void *mc);
 typedef struct weft__mcond {

@@ -39,7 +39,7 @@
  * its tasks are the exception (freed at each emptying, made again).
  *
  * A multi-condition task is a condition task (WEFT__CTL_COND: its edges
- * are weak) whose fn is run.c's weft__mcond_call and whose arg is a
+ * are weak) whose fn is weft__mcond_call (below) and whose arg is a
  * weft__mcond in its graph's arena holding the user's function: called
  * as any condition, it asks the user's for its picks, queues all but one
  * and answers that one, which the visit goes on with. So the condition
@@ -137,9 +137,9 @@ bool weft__subflow_grow(weft_graph *g)
 
 weft_graph *weft__subflow_take(weft_graph *g)
 {
-    weft_graph *sub = g->sf_spare;
+    weft_graph *sub = atomic_load_explicit(&g->sf_spare, memory_order_relaxed);   /* under lock */
     if (sub) {
-        g->sf_spare = sub->sf_next;
+        atomic_store_explicit(&g->sf_spare, sub->sf_next, memory_order_relaxed);   /* under lock; a prefetch reads it unlocked */
         sub->sf_next = NULL;
         weft__graph_clear_spare(sub);   /* under g's lock, which gave it to the list */
         return sub;
@@ -153,8 +153,51 @@ weft_graph *weft__subflow_take(weft_graph *g)
 void weft__subflow_give(weft_graph *g, weft_graph *sub)
 {
     sub->sf_task = NULL;
-    sub->sf_next = g->sf_spare;
-    g->sf_spare = sub;
+    sub->sf_next = atomic_load_explicit(&g->sf_spare, memory_order_relaxed);   /* under lock */
+    atomic_store_explicit(&g->sf_spare, sub, memory_order_relaxed);   /* under lock; a prefetch reads it unlocked */
+}
+
+/* ---- multi-condition tasks ------------------------------------------------------ */
+
+/* A multi-condition task's function as its node holds it:
+ * asks the user's for its picks, queues every successor it picks but one
+ * as a condition's pick is (each once, counted in `pending`), and returns
+ * that one, which the visit goes on with on this fiber as a plain
+ * condition's pick. -1: none, or t failed (weft_task_fail in the user's
+ * function: it picks nothing). The visit's state comes from the fiber
+ * (its vis->cur is t), so the condition path itself tells the two kinds
+ * apart by nothing. Callable from: t's visit, as its function. */
+int weft__mcond_call(void *arg)
+{
+    const weft__mcond *mc = arg;
+    weft__worker *w = weft__tls_worker;
+    weft__visiting *vis = (weft__visiting *)weft__fstate_cur(w)->upper;
+    weft_task *t = vis->cur;
+    weft_graph *g = t->g;
+    int picks[WEFT_MULTI_COND_MAX];
+    size_t cap = t->nsucc < WEFT_MULTI_COND_MAX ? t->nsucc : WEFT_MULTI_COND_MAX;
+    size_t k = cap ? mc->fn(mc->arg, picks, cap) : 0;
+    if (k > cap)
+        k = cap;
+    if (vis->fail)
+        return -1;
+    const uint32_t *succ = weft__succ(t);
+    int keep = -1;
+    for (size_t i = 0; i < k; i++) {
+        int p = picks[i];
+        if (p < 0 || (size_t)p >= cap)
+            continue;   /* only the first WEFT_MULTI_COND_MAX can be picked */
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = picks[j] == p;
+        if (seen)
+            continue;   /* a repeat runs the successor once */
+        if (keep < 0)
+            keep = p;
+        else
+            weft__graph_queue(w, weft__graph_node(g, succ[p]), false);   /* run.c: as a visit queues a ready successor */
+    }
+    return keep;
 }
 
 /* ---- the subflow's calls ------------------------------------------------------ */
@@ -227,9 +270,32 @@ weft_subflow *weft_subflow_current(void)
     return (weft_subflow *)(void *)weft__sfrec_of(vis->cur);
 }
 
+/* Starts fetching the lines of sub-graph sub's header, all at once: a
+ * recursion's sub-graphs are kept from run to run (a fib(22) holds
+ * 28 000 of them, 40 MB), so by the next run each is out of cache, and
+ * its emptying, adds and run start then touch its lines one miss after
+ * another. Address arithmetic only: nothing of sub is read here. */
+static inline void sub_prefetch(const weft_graph *sub)
+{
+    const char *p = (const char *)sub;
+    for (size_t off = 0; off < sizeof *sub; off += WEFT_CACHELINE)
+        __builtin_prefetch(p + off, 1);
+}
+
 weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t)
 {
     weft__sfrec *rec = weft__sfrec_of(t);
+    /* The sub-graph this visit builds in, if it adds: the one it kept, or
+     * the head of its graph's spares, which its first add takes (sub_attach)
+     * unless another task of the graph takes it first (then the fetch is
+     * wasted). Read without the lock: a hint. */
+    {
+        weft_graph *next = atomic_load_explicit(&rec->sub, memory_order_relaxed);
+        if (!next)
+            next = atomic_load_explicit(&t->g->sf_spare, memory_order_relaxed);
+        if (next)
+            sub_prefetch(next);
+    }
     /* Only a graph with condition tasks can visit t twice at once (two
      * picks of it): there the exchange tells the second it is busy.
      * Elsewhere each run visits t once, runs of one graph do not
