@@ -85,9 +85,16 @@
  *   and after a join's wait. Its lock orders the emptying against a DOT
  *   dump of the outer graph, which reads it under that lock.
  */
+#include <stddef.h>
 #include <string.h>
 
+#include <ck_pr.h>
+
 #include "graph.h"
+
+/* The nodes of a sub-graph's first block that a visit prefetches: a
+ * recursion's call adds a few (fib: 3). */
+#define WEFT__SF_PREFETCH_NODES 4
 
 void weft__subflow_mark(void *sub)
 {
@@ -270,16 +277,30 @@ weft_subflow *weft_subflow_current(void)
     return (weft_subflow *)(void *)weft__sfrec_of(vis->cur);
 }
 
-/* Starts fetching the lines of sub-graph sub's header, all at once: a
- * recursion's sub-graphs are kept from run to run (a fib(22) holds
- * 28 000 of them, 40 MB), so by the next run each is out of cache, and
- * its emptying, adds and run start then touch its lines one miss after
- * another. Address arithmetic only: nothing of sub is read here. */
+/* Starts fetching, all at once, the lines a visit that builds in
+ * sub-graph sub touches first: its header, its first node block's first
+ * lines, and the line of each of its last visit's sub-graphs that its
+ * emptying writes (weft__subflow_give). A recursion's sub-graphs are kept
+ * from run to run (a fib(22) holds 28 000 of them, 40 MB), so by the
+ * next run each is out of cache, and its emptying, adds and run start
+ * would miss on those lines one after another. sub may be a spare that
+ * another thread takes and builds meanwhile: the two pointers read here
+ * are hints (ck_pr loads: a stale or torn-free old value only wastes a
+ * fetch; a prefetch never faults), and nothing else of sub is read. */
 static inline void sub_prefetch(const weft_graph *sub)
 {
     const char *p = (const char *)sub;
     for (size_t off = 0; off < sizeof *sub; off += WEFT_CACHELINE)
         __builtin_prefetch(p + off, 1);
+    const char *b = (const char *)ck_pr_load_ptr(&sub->blocks_inl[0]);   /* a small sub-graph's first block */
+    if (b)
+        for (size_t off = 0; off < WEFT__SF_PREFETCH_NODES * sizeof(weft_task); off += WEFT_CACHELINE)
+            __builtin_prefetch(b + off, 1);
+    for (int k = 0; k < WEFT__INL_SUBFLOWS; k++) {
+        const char *kid = (const char *)ck_pr_load_ptr((void *const *)&sub->sfrecs_inl[k].sub);
+        if (kid)
+            __builtin_prefetch(kid + offsetof(weft_graph, sf_next), 1);   /* the give writes sf_task, sf_next */
+    }
 }
 
 weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t)
