@@ -420,6 +420,16 @@ static inline weft_task *weft__graph_node_sp(const weft_graph *g, uint32_t i, co
     return all ? weft__graph_node(g, i) : &g->blocks[i >> WEFT__BLOCK_SHIFT][i & (WEFT__BLOCK_NODES - 1)];
 }
 
+/* Starts fetching every line of g's header at once (a hint: nothing of
+ * g is read). For a recursion's sub-graphs, kept from run to run and
+ * cold when a visit comes back to them (subflow.c, module.c), so that
+ * their lines arrive together instead of one miss after another. */
+static inline void weft__graph_prefetch(const weft_graph *g)
+{
+    for (size_t off = 0; off < sizeof *g; off += WEFT_CACHELINE)
+        __builtin_prefetch((const char *)g + off, 1);
+}
+
 /* run_lock.c */
 /* weft__graph_lock, giving up after about patience_ns (UINT64_MAX: never):
  * false, not held. For stall reports, which must not hang on a graph. */

@@ -289,9 +289,7 @@ weft_subflow *weft_subflow_current(void)
  * fetch; a prefetch never faults), and nothing else of sub is read. */
 static inline void sub_prefetch(const weft_graph *sub)
 {
-    const char *p = (const char *)sub;
-    for (size_t off = 0; off < sizeof *sub; off += WEFT_CACHELINE)
-        __builtin_prefetch(p + off, 1);
+    weft__graph_prefetch(sub);
     const char *b = (const char *)ck_pr_load_ptr(&sub->blocks_inl[0]);   /* a small sub-graph's first block */
     if (b)
         for (size_t off = 0; off < WEFT__SF_PREFETCH_NODES * sizeof(weft_task); off += WEFT_CACHELINE)
