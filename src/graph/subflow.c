@@ -245,10 +245,13 @@ static inline weft_graph *sub_for_add(weft_subflow *sf)
     return WEFT_LIKELY(sub != NULL) ? sub : sub_attach(rec);
 }
 
+/* The adds below go to graph.c's add itself, not through the public
+ * weft_graph_add* (one call a task instead of two or three). */
 weft_task *weft_subflow_add(weft_subflow *sf, weft_fn fn, void *arg)
 {
     weft_graph *sub = sf ? sub_for_add(sf) : NULL;
-    return sub ? weft_graph_add(sub, fn, arg) : NULL;
+    weft_task *t;
+    return sub && weft__graph_add_node(sub, fn, arg, 0, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_task *weft_subflow_add_cond(weft_subflow *sf, weft_cond_fn fn, void *arg)
@@ -266,7 +269,9 @@ weft_task *weft_subflow_add_multi_cond(weft_subflow *sf, weft_multi_cond_fn fn, 
 weft_task *weft_subflow_add_subflow(weft_subflow *sf, weft_subflow_fn fn, void *arg)
 {
     weft_graph *sub = sf && fn ? sub_for_add(sf) : NULL;
-    return sub ? weft_graph_add_subflow(sub, fn, arg) : NULL;
+    weft__sf_init init = { fn, arg };
+    weft_task *t;
+    return sub && weft__graph_add_node(sub, weft__subflow_mark, &init, 0, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_subflow *weft_subflow_current(void)
