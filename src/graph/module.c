@@ -38,7 +38,9 @@
  *   sub->parent  written under sub's lock by the module's start and end;
  *            read by sub's visits (claim) during the run, which the run's
  *            start publishes (the queues), and by weft__runs_within and
- *            weft__module_cancelled from threads running sub's tasks.
+ *            weft__module_cancelled from threads running sub's tasks; and
+ *            by the end (weft__run_ended, weft__module_end's prefetch)
+ *            before the lock: only that end clears it.
  *   weft__cancel_gen  bumped (fetch_add release) by each cancel after it
  *            set its run's mark; read (acquire) before a walk, or before
  *            the compare with up_clear, so a count that did not change

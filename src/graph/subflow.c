@@ -79,7 +79,17 @@
  *   sf_spare, sf_next, spare_chunks  under the owning graph's lock: the
  *            attach (take), the emptying (give), destroy (no run). A
  *            spare is emptied at its take under that lock alone: no task
- *            holds it, so nothing else can reach it.
+ *            holds it, so nothing else can reach it. sf_spare is an
+ *            atomic pointer (relaxed, under the lock) because a visit
+ *            reads it without the lock, as a hint (sub_prefetch).
+ *   prefetch hints  a visit reads, without any lock, its record's sub or
+ *            its graph's first spare, and of that sub-graph its first
+ *            block pointer (blocks_inl[0]) and its records' sub-graphs
+ *            (sfrecs_inl[k].sub), with ck_pr loads (whole pointers, no
+ *            ordering), only to prefetch what they point at: another
+ *            thread may be taking and building that spare meanwhile, and
+ *            a stale pointer costs a wasted fetch (a prefetch never
+ *            faults). Nothing read so decides anything.
  *   A sub-graph is emptied only with no run of it in flight: at the
  *   task's visit (its last run ended before the task's last visit did)
  *   and after a join's wait. Its lock orders the emptying against a DOT
