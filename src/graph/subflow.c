@@ -299,9 +299,11 @@ weft_subflow *weft_subflow_current(void)
  * from run to run (a fib(22) holds 28 000 of them, 40 MB), so by the
  * next run each is out of cache, and its emptying, adds and run start
  * would miss on those lines one after another. sub may be a spare that
- * another thread takes and builds meanwhile: the two pointers read here
- * are hints (ck_pr loads: a stale or torn-free old value only wastes a
- * fetch; a prefetch never faults), and nothing else of sub is read. */
+ * another thread takes and builds meanwhile: the pointers read here are
+ * hints (ck_pr loads of whole pointers: a stale one only wastes a fetch;
+ * a prefetch never faults), and nothing else of sub is read. */
+_Static_assert(offsetof(weft_graph, sf_task) / WEFT_CACHELINE == offsetof(weft_graph, sf_next) / WEFT_CACHELINE,
+               "the give writes one line of a kept sub-graph");
 static inline void sub_prefetch(const weft_graph *sub)
 {
     weft__graph_prefetch(sub);
