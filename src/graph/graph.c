@@ -323,7 +323,7 @@ void weft__graph_free(weft_graph *g)
     for (uint32_t k = 0; k < g->nsubflows; k++)
         if (g->sfrecs[k].sub)   /* made by a visit's first add (subflow.c) */
             weft__graph_free(g->sfrecs[k].sub);
-    for (weft_graph *sub = g->sf_spare, *next; sub; sub = next) {
+    for (weft_graph *sub = atomic_load_explicit(&g->sf_spare, memory_order_relaxed), *next; sub; sub = next) {   /* no run: nothing races */
         next = sub->sf_next;
         weft__graph_free(sub);
     }

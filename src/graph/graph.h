@@ -324,7 +324,9 @@ struct weft_graph {
     bool sf_dirty;                  /* the last run ended with a failure or not OK
                                        (series.c, under lock): a visit that builds
                                        nothing clears what it left (subflow.c) */
-    struct weft_graph *sf_spare;    /* sub-graphs of tasks emptied away, kept for reuse */
+    _Atomic(struct weft_graph *) sf_spare;   /* sub-graphs of tasks emptied away, kept for reuse;
+                                       written under lock, read without it by a
+                                       visit's prefetch (subflow.c) */
     struct weft_graph *sf_next;     /* next in the owner's sf_spare */
     weft__chunk *spare_chunks;      /* arena chunks kept by an emptying (weft__graph_clear) */
     uint32_t n;                     /* nodes; in the sf_* line, which a visit reads */
@@ -416,6 +418,16 @@ static inline weft_task *weft__graph_node(const weft_graph *g, uint32_t i)
 static inline weft_task *weft__graph_node_sp(const weft_graph *g, uint32_t i, const bool all)
 {
     return all ? weft__graph_node(g, i) : &g->blocks[i >> WEFT__BLOCK_SHIFT][i & (WEFT__BLOCK_NODES - 1)];
+}
+
+/* Starts fetching every line of g's header at once (a hint: nothing of
+ * g is read). For a recursion's sub-graphs, kept from run to run and
+ * cold when a visit comes back to them (subflow.c, module.c), so that
+ * their lines arrive together instead of one miss after another. */
+static inline void weft__graph_prefetch(const weft_graph *g)
+{
+    for (size_t off = 0; off < sizeof *g; off += WEFT_CACHELINE)
+        __builtin_prefetch((const char *)g + off, 1);
 }
 
 /* run_lock.c */
@@ -695,7 +707,7 @@ weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t);
  * its run ended, or none started. Callable from: that visit,
  * weft__module_end. */
 void weft__subflow_release(weft_task *t);
-/* run.c: the function of every multi-condition task (a weft_cond_fn);
+/* subflow.c: the function of every multi-condition task (a weft_cond_fn);
  * the task's arg is a weft__mcond in the graph's arena. */
 int weft__mcond_call(void *mc);
 typedef struct weft__mcond {

@@ -38,7 +38,9 @@
  *   sub->parent  written under sub's lock by the module's start and end;
  *            read by sub's visits (claim) during the run, which the run's
  *            start publishes (the queues), and by weft__runs_within and
- *            weft__module_cancelled from threads running sub's tasks.
+ *            weft__module_cancelled from threads running sub's tasks; and
+ *            by the end (weft__run_ended, weft__module_end's prefetch)
+ *            before the lock: only that end clears it.
  *   weft__cancel_gen  bumped (fetch_add release) by each cancel after it
  *            set its run's mark; read (acquire) before a walk, or before
  *            the compare with up_clear, so a count that did not change
@@ -138,7 +140,15 @@ bool weft__module_start(weft__worker *w, weft_task *m, weft_graph *sub, int *rc)
 
 void weft__module_end(weft__worker *w, weft_graph *sub, int rc, uint64_t fail)
 {
+    /* The way back up: m's graph went on with other work while sub ran
+     * (in a recursion, a whole subtree of sub-graphs), so m's line and its
+     * graph's header are likely out of cache now. m is read as
+     * weft__run_ended read it (the run's start published it; only this
+     * end clears it); its line is fetched during sub's finish, its
+     * graph's lines all at once after. */
+    __builtin_prefetch(sub->parent, 1);
     weft_task *m = weft__run_finish_up(sub, rc);   /* parent cleared; sub's own waiters woken */
+    weft__graph_prefetch(m->g);
     if (sub->sf_fn)
         weft__subflow_release(m);   /* a subflow's sub-graph: its task's record, valid while m's run is in flight */
     /* The task carries sub's failure word, not its result: a user's code

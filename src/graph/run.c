@@ -389,47 +389,6 @@ static __attribute__((noinline)) void hook_begin(weft__worker *w, weft_task *t)
     weft__hook_task_begin(w, named ? name : NULL, t->fn, true);
 }
 
-/* A multi-condition task's function as its node holds it (subflow.c):
- * asks the user's for its picks, queues every successor it picks but one
- * as a condition's pick is (each once, counted in `pending`), and returns
- * that one, which the visit goes on with on this fiber as a plain
- * condition's pick. -1: none, or t failed (weft_task_fail in the user's
- * function: it picks nothing). The visit's state comes from the fiber
- * (its vis->cur is t), so the condition path itself tells the two kinds
- * apart by nothing. Callable from: t's visit, as its function. */
-int weft__mcond_call(void *arg)
-{
-    const weft__mcond *mc = arg;
-    weft__worker *w = weft__tls_worker;
-    weft__visiting *vis = (weft__visiting *)weft__fstate_cur(w)->upper;
-    weft_task *t = vis->cur;
-    weft_graph *g = t->g;
-    int picks[WEFT_MULTI_COND_MAX];
-    size_t cap = t->nsucc < WEFT_MULTI_COND_MAX ? t->nsucc : WEFT_MULTI_COND_MAX;
-    size_t k = cap ? mc->fn(mc->arg, picks, cap) : 0;
-    if (k > cap)
-        k = cap;
-    if (vis->fail)
-        return -1;
-    const uint32_t *succ = weft__succ(t);
-    int keep = -1;
-    for (size_t i = 0; i < k; i++) {
-        int p = picks[i];
-        if (p < 0 || (size_t)p >= cap)
-            continue;   /* only the first WEFT_MULTI_COND_MAX can be picked */
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = picks[j] == p;
-        if (seen)
-            continue;   /* a repeat runs the successor once */
-        if (keep < 0)
-            keep = p;
-        else
-            queue_node(g, w, weft__graph_node(g, succ[p]), true, true);
-    }
-    return keep;
-}
-
 static inline __attribute__((always_inline))
 weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks, const bool sp,
                  const bool all)

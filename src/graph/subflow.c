@@ -39,7 +39,7 @@
  * its tasks are the exception (freed at each emptying, made again).
  *
  * A multi-condition task is a condition task (WEFT__CTL_COND: its edges
- * are weak) whose fn is run.c's weft__mcond_call and whose arg is a
+ * are weak) whose fn is weft__mcond_call (below) and whose arg is a
  * weft__mcond in its graph's arena holding the user's function: called
  * as any condition, it asks the user's for its picks, queues all but one
  * and answers that one, which the visit goes on with. So the condition
@@ -79,15 +79,32 @@
  *   sf_spare, sf_next, spare_chunks  under the owning graph's lock: the
  *            attach (take), the emptying (give), destroy (no run). A
  *            spare is emptied at its take under that lock alone: no task
- *            holds it, so nothing else can reach it.
+ *            holds it, so nothing else can reach it. sf_spare is an
+ *            atomic pointer (relaxed, under the lock) because a visit
+ *            reads it without the lock, as a hint (sub_prefetch).
+ *   prefetch hints  a visit reads, without any lock, its record's sub or
+ *            its graph's first spare, and of that sub-graph its first
+ *            block pointer (blocks_inl[0]) and its records' sub-graphs
+ *            (sfrecs_inl[k].sub), with ck_pr loads (whole pointers, no
+ *            ordering), only to prefetch what they point at: another
+ *            thread may be taking and building that spare meanwhile, and
+ *            a stale pointer costs a wasted fetch (a prefetch never
+ *            faults). Nothing read so decides anything.
  *   A sub-graph is emptied only with no run of it in flight: at the
  *   task's visit (its last run ended before the task's last visit did)
  *   and after a join's wait. Its lock orders the emptying against a DOT
  *   dump of the outer graph, which reads it under that lock.
  */
+#include <stddef.h>
 #include <string.h>
 
+#include <ck_pr.h>
+
 #include "graph.h"
+
+/* The nodes of a sub-graph's first block that a visit prefetches: a
+ * recursion's call adds a few (fib: 3). */
+#define WEFT__SF_PREFETCH_NODES 4
 
 void weft__subflow_mark(void *sub)
 {
@@ -137,9 +154,9 @@ bool weft__subflow_grow(weft_graph *g)
 
 weft_graph *weft__subflow_take(weft_graph *g)
 {
-    weft_graph *sub = g->sf_spare;
+    weft_graph *sub = atomic_load_explicit(&g->sf_spare, memory_order_relaxed);   /* under lock */
     if (sub) {
-        g->sf_spare = sub->sf_next;
+        atomic_store_explicit(&g->sf_spare, sub->sf_next, memory_order_relaxed);   /* under lock; a prefetch reads it unlocked */
         sub->sf_next = NULL;
         weft__graph_clear_spare(sub);   /* under g's lock, which gave it to the list */
         return sub;
@@ -153,8 +170,51 @@ weft_graph *weft__subflow_take(weft_graph *g)
 void weft__subflow_give(weft_graph *g, weft_graph *sub)
 {
     sub->sf_task = NULL;
-    sub->sf_next = g->sf_spare;
-    g->sf_spare = sub;
+    sub->sf_next = atomic_load_explicit(&g->sf_spare, memory_order_relaxed);   /* under lock */
+    atomic_store_explicit(&g->sf_spare, sub, memory_order_relaxed);   /* under lock; a prefetch reads it unlocked */
+}
+
+/* ---- multi-condition tasks ------------------------------------------------------ */
+
+/* A multi-condition task's function as its node holds it:
+ * asks the user's for its picks, queues every successor it picks but one
+ * as a condition's pick is (each once, counted in `pending`), and returns
+ * that one, which the visit goes on with on this fiber as a plain
+ * condition's pick. -1: none, or t failed (weft_task_fail in the user's
+ * function: it picks nothing). The visit's state comes from the fiber
+ * (its vis->cur is t), so the condition path itself tells the two kinds
+ * apart by nothing. Callable from: t's visit, as its function. */
+int weft__mcond_call(void *arg)
+{
+    const weft__mcond *mc = arg;
+    weft__worker *w = weft__tls_worker;
+    weft__visiting *vis = (weft__visiting *)weft__fstate_cur(w)->upper;
+    weft_task *t = vis->cur;
+    weft_graph *g = t->g;
+    int picks[WEFT_MULTI_COND_MAX];
+    size_t cap = t->nsucc < WEFT_MULTI_COND_MAX ? t->nsucc : WEFT_MULTI_COND_MAX;
+    size_t k = cap ? mc->fn(mc->arg, picks, cap) : 0;
+    if (k > cap)
+        k = cap;
+    if (vis->fail)
+        return -1;
+    const uint32_t *succ = weft__succ(t);
+    int keep = -1;
+    for (size_t i = 0; i < k; i++) {
+        int p = picks[i];
+        if (p < 0 || (size_t)p >= cap)
+            continue;   /* only the first WEFT_MULTI_COND_MAX can be picked */
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = picks[j] == p;
+        if (seen)
+            continue;   /* a repeat runs the successor once */
+        if (keep < 0)
+            keep = p;
+        else
+            weft__graph_queue(w, weft__graph_node(g, succ[p]), false);   /* run.c: as a visit queues a ready successor */
+    }
+    return keep;
 }
 
 /* ---- the subflow's calls ------------------------------------------------------ */
@@ -195,10 +255,13 @@ static inline weft_graph *sub_for_add(weft_subflow *sf)
     return WEFT_LIKELY(sub != NULL) ? sub : sub_attach(rec);
 }
 
+/* The adds below go to graph.c's add itself, not through the public
+ * weft_graph_add* (one call a task instead of two or three). */
 weft_task *weft_subflow_add(weft_subflow *sf, weft_fn fn, void *arg)
 {
     weft_graph *sub = sf ? sub_for_add(sf) : NULL;
-    return sub ? weft_graph_add(sub, fn, arg) : NULL;
+    weft_task *t;
+    return sub && weft__graph_add_node(sub, fn, arg, 0, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_task *weft_subflow_add_cond(weft_subflow *sf, weft_cond_fn fn, void *arg)
@@ -216,7 +279,9 @@ weft_task *weft_subflow_add_multi_cond(weft_subflow *sf, weft_multi_cond_fn fn, 
 weft_task *weft_subflow_add_subflow(weft_subflow *sf, weft_subflow_fn fn, void *arg)
 {
     weft_graph *sub = sf && fn ? sub_for_add(sf) : NULL;
-    return sub ? weft_graph_add_subflow(sub, fn, arg) : NULL;
+    weft__sf_init init = { fn, arg };
+    weft_task *t;
+    return sub && weft__graph_add_node(sub, weft__subflow_mark, &init, 0, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_subflow *weft_subflow_current(void)
@@ -227,9 +292,46 @@ weft_subflow *weft_subflow_current(void)
     return (weft_subflow *)(void *)weft__sfrec_of(vis->cur);
 }
 
+/* Starts fetching, all at once, the lines a visit that builds in
+ * sub-graph sub touches first: its header, its first node block's first
+ * lines, and the line of each of its last visit's sub-graphs that its
+ * emptying writes (weft__subflow_give). A recursion's sub-graphs are kept
+ * from run to run (a fib(22) holds 28 000 of them, 40 MB), so by the
+ * next run each is out of cache, and its emptying, adds and run start
+ * would miss on those lines one after another. sub may be a spare that
+ * another thread takes and builds meanwhile: the pointers read here are
+ * hints (ck_pr loads of whole pointers: a stale one only wastes a fetch;
+ * a prefetch never faults), and nothing else of sub is read. */
+_Static_assert(offsetof(weft_graph, sf_task) / WEFT_CACHELINE == offsetof(weft_graph, sf_next) / WEFT_CACHELINE,
+               "the give writes one line of a kept sub-graph");
+static inline void sub_prefetch(const weft_graph *sub)
+{
+    weft__graph_prefetch(sub);
+    const char *b = (const char *)ck_pr_load_ptr(&sub->blocks_inl[0]);   /* a small sub-graph's first block */
+    if (b)
+        for (size_t off = 0; off < WEFT__SF_PREFETCH_NODES * sizeof(weft_task); off += WEFT_CACHELINE)
+            __builtin_prefetch(b + off, 1);
+    for (int k = 0; k < WEFT__INL_SUBFLOWS; k++) {
+        const char *kid = (const char *)ck_pr_load_ptr((void *const *)&sub->sfrecs_inl[k].sub);
+        if (kid)
+            __builtin_prefetch(kid + offsetof(weft_graph, sf_next), 1);   /* the give writes sf_task, sf_next */
+    }
+}
+
 weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t)
 {
     weft__sfrec *rec = weft__sfrec_of(t);
+    /* The sub-graph this visit builds in, if it adds: the one it kept, or
+     * the head of its graph's spares, which its first add takes (sub_attach)
+     * unless another task of the graph takes it first (then the fetch is
+     * wasted). Read without the lock: a hint. */
+    {
+        weft_graph *next = atomic_load_explicit(&rec->sub, memory_order_relaxed);
+        if (!next)
+            next = atomic_load_explicit(&t->g->sf_spare, memory_order_relaxed);
+        if (next)
+            sub_prefetch(next);
+    }
     /* Only a graph with condition tasks can visit t twice at once (two
      * picks of it): there the exchange tells the second it is busy.
      * Elsewhere each run visits t once, runs of one graph do not
