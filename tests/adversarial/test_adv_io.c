@@ -246,30 +246,37 @@ static void *close_thread(void *arg)
     return NULL;
 }
 
+/* A task blocked in a call of kind (waiter.kind) on a pipe; weft_fd_close
+ * (or weft_fd_forget) from a plain thread must end it with want. */
+static void close_case(unsigned w, int forget, int kind, long want)
+{
+    weft_sched *s = adv_sched(w);
+    atomic_store(&bad, 0);
+    int p[2];
+    pipe_nb(p);
+    waiter x = { .fd = p[0], .kind = kind };
+    atomic_store(&x.rc, 1);
+    weft_event_init(&x.done, true, false);
+    WT_ASSERT_EQ(weft_spawn(s, wait_task, &x), WEFT_OK);
+    until_blocked(s, 1);
+    closer c = { p[0], forget };
+    adv_on_thread(close_thread, &c);
+    WT_ASSERT_EQ(weft_event_wait_for(&x.done, 60ull * 1000000000), WEFT_OK);
+    WT_ASSERT(atomic_load(&x.rc) == want, "w %u, kind %d, %s: ended %ld", w, kind,
+              forget ? "forget" : "close", atomic_load(&x.rc));
+    WT_ASSERT_EQ(atomic_load(&bad), 0);
+    if (forget)
+        close(p[0]);
+    close(p[1]);
+    adv_sched_end(s, w);
+    weft_event_destroy(&x.done);
+}
+
 WT_TEST(adv_io, close_wakes)
 {
     WT_FOR_WORKERS(w, 1, 2, 8) {
-        for (int forget = 0; forget < 2; forget++) {
-            weft_sched *s = adv_sched(w);
-            atomic_store(&bad, 0);
-            int p[2];
-            pipe_nb(p);
-            waiter x = { .fd = p[0], .kind = 0 };
-            atomic_store(&x.rc, 1);
-            weft_event_init(&x.done, true, false);
-            WT_ASSERT_EQ(weft_spawn(s, wait_task, &x), WEFT_OK);
-            until_blocked(s, 1);
-            closer c = { p[0], forget };
-            adv_on_thread(close_thread, &c);
-            WT_ASSERT_EQ(weft_event_wait_for(&x.done, 30ull * 1000000000), WEFT_OK);
-            WT_ASSERT_EQ(atomic_load(&x.rc), WEFT_ECLOSED);
-            WT_ASSERT_EQ(atomic_load(&bad), 0);
-            if (forget)
-                close(p[0]);
-            close(p[1]);
-            adv_sched_end(s, w);
-            weft_event_destroy(&x.done);
-        }
+        for (int forget = 0; forget < 2; forget++)
+            close_case(w, forget, 0, WEFT_ECLOSED);
     }
 }
 
@@ -279,28 +286,8 @@ WT_TEST(adv_io, close_wakes)
 WT_TEST(adv_io, close_wakes_wait_for, .timeout = 240)
 {
     WT_FOR_WORKERS(w, 1, 2, 8) {
-        for (int forget = 0; forget < 2; forget++) {
-            weft_sched *s = adv_sched(w);
-            atomic_store(&bad, 0);
-            int p[2];
-            pipe_nb(p);
-            waiter x = { .fd = p[0], .kind = 3 };
-            atomic_store(&x.rc, 1);
-            weft_event_init(&x.done, true, false);
-            WT_ASSERT_EQ(weft_spawn(s, wait_task, &x), WEFT_OK);
-            until_blocked(s, 1);
-            closer c = { p[0], forget };
-            adv_on_thread(close_thread, &c);
-            WT_ASSERT_EQ(weft_event_wait_for(&x.done, 60ull * 1000000000), WEFT_OK);
-            WT_ASSERT(atomic_load(&x.rc) == WEFT_EINVAL, "w %u, %s: weft_fd_wait_for ended %ld",
-                      w, forget ? "forget" : "close", atomic_load(&x.rc));
-            WT_ASSERT_EQ(atomic_load(&bad), 0);
-            if (forget)
-                close(p[0]);
-            close(p[1]);
-            adv_sched_end(s, w);
-            weft_event_destroy(&x.done);
-        }
+        for (int forget = 0; forget < 2; forget++)
+            close_case(w, forget, 3, WEFT_EINVAL);
     }
 }
 
