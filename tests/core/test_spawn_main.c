@@ -95,32 +95,7 @@ WT_TEST(spawn_main, failed_spawn_queues_nothing, .timeout = 120)
 
 /* More than a deque's 256 slots: part of each burst spills. */
 #define CHAIN 700
-
-static weft_event evs[CHAIN];
-static atomic_int next_done;
-static atomic_int out_of_order;
-
-/* Task i waits for task i - 1 (forward) or i + 1 (backward), then
- * sets its own event. */
-static void link_fwd(void *arg)
-{
-    int i = (int)(intptr_t)arg;
-    if (i > 0)
-        WT_ASSERT_EQ(weft_event_wait(&evs[i - 1]), WEFT_OK);
-    if (atomic_exchange(&next_done, i + 1) != i)
-        atomic_fetch_add(&out_of_order, 1);
-    weft_event_signal(&evs[i]);
-}
-
-static void link_back(void *arg)
-{
-    int i = (int)(intptr_t)arg;
-    if (i < CHAIN - 1)
-        WT_ASSERT_EQ(weft_event_wait(&evs[i + 1]), WEFT_OK);
-    if (atomic_exchange(&next_done, i - 1) != i)
-        atomic_fetch_add(&out_of_order, 1);
-    weft_event_signal(&evs[i]);
-}
+#include "spawn_chain.h"
 
 WT_TEST(spawn_main, burst_blocks_on_each_other, .timeout = 600)
 {
