@@ -6,7 +6,7 @@
 #     folder, built (release preset, library only) and installed there;
 #     or the prefix of a weft already installed.
 #   REPS: repetitions (each runs every cell once, in turn).
-#   OUT: OUT.tsv (one line per process) and OUT.md (the tables).
+#   OUT: <OUT>.tsv (one line per process) and <OUT>.md (the tables).
 #   ROW: fib chain wave pipe algo (default: all).
 # Environment: KIT_WORK, the scratch folder (weft builds under
 # KIT_WORK/weft-<commit>, the peers' programs in KIT_WORK/peers, built
@@ -41,7 +41,7 @@ if [ ! -x "$W/peers/tf_kit" ] || [ ! -x "$W/peers/tbb_kit" ]; then
     "$HERE/build.sh" peers "${TASKFLOW_SRC:?set TASKFLOW_SRC to the Taskflow source}" "$W/peers"
 fi
 echo "weft $TAG, built in $(( $(date +%s) - T0 )) s" >&2
-rm -f "$OUT.tsv"
-python3 "$HERE/run.py" "$W/$TAG/bin" "$W/peers" "$OUT.tsv" "$REPS" "${ROWS[@]}"
-python3 "$HERE/summarize.py" "$OUT.tsv" > "$OUT.md"
+rm -f "${OUT}.tsv"
+python3 "$HERE/run.py" "$W/$TAG/bin" "$W/peers" "${OUT}.tsv" "$REPS" "${ROWS[@]}"
+python3 "$HERE/summarize.py" "${OUT}.tsv" > "${OUT}.md"
 echo "wall $(( $(date +%s) - T0 )) s" >&2
