@@ -6,6 +6,11 @@
  * (deterministic), parallel_sort and parallel_stable_sort (a comparator
  * callable), parallel_find_if (the first match).
  * The bodies live on the caller's stack: nothing is copied or allocated.
+ * A body, op or comparator that is a lambda or a function object is
+ * inlined into the loop over a chunk (and vectorized where it can be); a
+ * function passed by name reaches the loop as a pointer, called once per
+ * element: wrap it, [](double v) { return f(v); } (a transform of 10^7
+ * doubles, 1 thread: 1.35x the time through the pointer).
  * An exception a body throws stops the chunks not yet started and is
  * thrown again on the caller once every started chunk has ended.
  * Part of weft.hpp. See docs/reference/cpp.md and docs/reference/parallel.md.
