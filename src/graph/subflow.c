@@ -423,6 +423,8 @@ static bool sub_done(void *sub)
 static bool sub_mine(weft__task *rec, void *sub)
 {
     const weft_graph *g = ((const weft_task *)(const void *)rec)->g;   /* a hook record is a node (graph.h) */
+    if (g->nhigh != 0 || g->flat_roots)
+        return false;   /* the loop picks its records by priority and place, as a walk's takes leave them (run.c) */
     for (unsigned k = 0; k < WEFT__SF_HELP_UP && g; k++) {
         if (g == sub)
             return true;

@@ -18,6 +18,8 @@
  *              the inline depth bound must hold
  *   stolen_*   children that run on another worker (pinned there), with
  *              some that stay: the join returns after all have run
+ *   trace_*    a traced fib(8) by joins: a valid trace with every leaf's
+ *              run in it, named
  *   fail_*     weft_task_fail inside a joined sub-graph, one level and
  *              at fib's leaves: the join, the task and the run fail with
  *              the code; a cancel of the outer run from inside the
@@ -34,6 +36,7 @@
 #include "weft.h"
 #include "wtest.h"
 #include "../core/sched_util.h"
+#include "../support/trace_util.h"
 #include "graph_util.h"
 
 static atomic_int bad;
@@ -221,6 +224,53 @@ WT_TEST(sfjoin, fib20_by_joins, .timeout = 300)
             run_wait(s, g, "fib");
             WT_ASSERT_EQ(f.out, 6765);
         }
+        WT_ASSERT_EQ(atomic_load(&bad), 0);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        close_sched(s, w);
+    }
+}
+
+/* ---- trace: the inline runs are recorded as any task's --------------------------------- */
+
+static void tfib_fn(weft_subflow *sf, void *arg)
+{
+    struct fib *f = arg;
+    if (f->n < 2) {
+        f->out = f->n;
+        return;
+    }
+    struct fib a = { f->n - 1, -1, 0 }, b = { f->n - 2, -1, 0 };
+    weft_task *x = weft_subflow_add_subflow(sf, tfib_fn, &a);
+    weft_task *y = weft_subflow_add_subflow(sf, tfib_fn, &b);
+    if (!x || !y) {
+        atomic_fetch_add(&bad, 1);
+        return;
+    }
+    if (a.n < 2)
+        weft_task_set_name(x, "sfj_leaf");
+    if (b.n < 2)
+        weft_task_set_name(y, "sfj_leaf");
+    if (weft_subflow_join(sf) != WEFT_OK)
+        atomic_fetch_add(&bad, 1);
+    f->out = a.out + b.out;
+}
+
+WT_TEST(sfjoin, trace_shows_every_inline_run, .timeout = 120)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = open_sched(w);
+        weft_graph *g = new_graph();
+        struct fib f = { 8, -1, 0 };
+        WT_ASSERT(weft_graph_add_subflow(g, tfib_fn, &f) != NULL);
+        start_ok(s, BIG);
+        run_wait(s, g, "traced fib");
+        stop_ok(s);
+        WT_ASSERT_EQ(f.out, 21);
+        tr_trace t;
+        CAPTURE(s, &t);
+        size_t runs = nruns(&t, "sfj_leaf");
+        WT_ASSERT(runs == 34, "%u workers: %zu leaf runs recorded, want 34", w, runs);
+        tr_free(&t);
         WT_ASSERT_EQ(atomic_load(&bad), 0);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
         close_sched(s, w);
