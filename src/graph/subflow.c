@@ -456,12 +456,16 @@ int weft_subflow_join(weft_subflow *sf)
     int rc = weft_graph_run(vis->g->sched, sub);
     if (rc == WEFT_OK) {
         weft__worker *w = weft__tls_worker;   /* vis: a task of the graph runs here */
-        if (!weft__worker_is_bound(w) && weft__worker_sched(w) == vis->g->sched)
-            (void)weft__help_hooks_until(w, sub_done, sub_mine, sub);   /* "Joining inline", above */
-        rc = weft_graph_wait(sub);   /* what others took; at once if nothing is left */
-        if (!weft_graph_done(sub))
-            return rc;   /* the wait was refused (no fiber to go on with): it runs on, joined when fn returns */
+        bool done = !weft__worker_is_bound(w) && weft__worker_sched(w) == vis->g->sched &&
+                    weft__help_hooks_until(w, sub_done, sub_mine, sub);   /* "Joining inline", above */
+        if (!done) {
+            rc = weft_graph_wait(sub);   /* what others took */
+            if (!weft_graph_done(sub))
+                return rc;   /* the wait was refused (no fiber to go on with): it runs on, joined when fn returns */
+        }
         weft__graph_lock(sub);
+        if (done)
+            rc = sub->result;   /* what weft_graph_wait would return, without its look up the chain of runs */
         uint64_t fail = atomic_load_explicit(&sub->fail_err, memory_order_relaxed);   /* under lock, no run */
         sub->sf_up = NULL;
         weft__graph_unlock(sub);
