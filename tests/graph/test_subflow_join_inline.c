@@ -19,7 +19,9 @@
  *   stolen_*   children that run on another worker (pinned there), with
  *              some that stay: the join returns after all have run
  *   trace_*    a traced fib(8) by joins: a valid trace with every leaf's
- *              run in it, named
+ *              run in it, named; a join inline under another that parks
+ *              (its task pinned elsewhere): every stretch the park ends
+ *              has its wait
  *   fail_*     weft_task_fail inside a joined sub-graph, one level and
  *              at fib's leaves: the join, the task and the run fail with
  *              the code; a cancel of the outer run from inside the
@@ -270,6 +272,46 @@ WT_TEST(sfjoin, trace_shows_every_inline_run, .timeout = 120)
         CAPTURE(s, &t);
         size_t runs = nruns(&t, "sfj_leaf");
         WT_ASSERT(runs == 34, "%u workers: %zu leaf runs recorded, want 34", w, runs);
+        tr_free(&t);
+        WT_ASSERT_EQ(atomic_load(&bad), 0);
+        WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
+        close_sched(s, w);
+    }
+}
+
+/* A join run inline under another that parks: its one task runs pinned
+ * to another thread, so the inner join waits for it with the outer
+ * task's run open under it on the same fiber. Every stretch that ends
+ * there ended because the fiber blocked: the trace says so of both. */
+static void tpark_inner(weft_subflow *sf, void *arg)
+{
+    weft_task *t = weft_subflow_add(sf, note_stack, arg);
+    if (!t || weft_task_set_pin(t, weft_thread_id() == 0 ? 1 : 0) != WEFT_OK || weft_subflow_join(sf) != WEFT_OK)
+        atomic_fetch_add(&bad, 1);
+}
+
+static void tpark_outer(weft_subflow *sf, void *arg)
+{
+    weft_task *t = weft_subflow_add_subflow(sf, tpark_inner, arg);
+    if (!t || weft_subflow_join(sf) != WEFT_OK)
+        atomic_fetch_add(&bad, 1);
+    weft_task_set_name(t, "sfj_inner");
+}
+
+WT_TEST(sfjoin, trace_of_a_nested_join_that_parks, .timeout = 120)
+{
+    WT_FOR_WORKERS(w, 2, 8) {
+        weft_sched *s = open_sched(w);
+        weft_graph *g = new_graph();
+        uintptr_t where = 0;
+        WT_ASSERT(weft_graph_add_subflow(g, tpark_outer, &where) != NULL);
+        start_ok(s, BIG);
+        for (int r = 0; r < 3; r++)
+            run_wait(s, g, "traced parked join");
+        stop_ok(s);
+        WT_ASSERT(where != 0);
+        tr_trace t;
+        CAPTURE(s, &t);
         tr_free(&t);
         WT_ASSERT_EQ(atomic_load(&bad), 0);
         WT_ASSERT_EQ(weft_graph_destroy(g), WEFT_OK);
