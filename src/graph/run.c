@@ -554,7 +554,7 @@ static void walk_plain(weft__worker *w, weft_task *t);
  * one record share one bound on takes, hops included
  * (WEFT__TAKE_OWN_MAX), so the worker's loop still looks at ready fibers
  * and the global ring as often. A record run nested in a task's function
- * (a join's inline runs, subflow.c) walks without hops (walk: hop_here). Only graphs with module or subflow tasks,
+ * (a join's inline runs, subflow.c) walks without hops. Only graphs with module or subflow tasks,
  * or running inside one, hop (walk_hop, a copy of the walk of its own).
  * A graph whose only special kind is the condition task (WEFT__WALK_COND)
  * has one too (walk_cond), untraced: a loop's visits ask less there. */
@@ -568,7 +568,11 @@ void weft__node_entry(void *arg)
         if (WEFT_UNLIKELY(t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))) {
             if (t->g->has_cond)
                 atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
-            if (!t->g->has_nested && !t->g->inside) {
+            /* Nested in a task's function (a subflow join runs its
+             * sub-graph's records inline: weft__help_hooks_until), the
+             * walk does not hop: a node of another graph is no work the
+             * join waits for, and must not run under it. */
+            if ((!t->g->has_nested && !t->g->inside) || weft__fstate_cur(w)->upper != NULL) {
                 if (t->g->special == WEFT__WALK_COND && !(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
                     walk_cond(w, t);
                 else
@@ -635,11 +639,6 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
     weft__fstate *st = weft__fstate_cur(w);
     void *outer = st->upper;
     weft__visiting vis = { g, NULL, st->nest, 0, NULL, false, hop ? left : NULL, NULL };
-    /* A walk nested in a task's function (a subflow join runs its
-     * sub-graph's records inline: weft__help_hooks_until) takes no node
-     * of another graph: that is no work the join waits for, and must not
-     * run under it. */
-    const bool hop_here = hop && !outer;
     st->upper = &vis;
     bool fresh = !completion;   /* attr.c: t came off a queue, not as a continuation */
     /* Whether this walk is all that is left of its record, so that a run
@@ -693,10 +692,10 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
         if (!next) {
             if (taken == take_max)
                 break;
-            next = (weft_task *)(void *)weft__take_own(w, hop_here ? any_graph : same_graph, g);
+            next = (weft_task *)(void *)weft__take_own(w, hop ? any_graph : same_graph, g);
             if (!next)
                 break;
-            if (hop_here && next->g != g) {
+            if (hop && next->g != g) {
                 /* Its graph's walk goes on after this one ends (node_entry). */
                 vis.other = next;
                 taken++;
