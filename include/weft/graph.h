@@ -149,8 +149,11 @@ WEFT_API weft_task *weft_subflow_add_multi_cond(weft_subflow *sf, weft_multi_con
  * Callable from: any thread, while the subflow task's function runs. */
 WEFT_API weft_task *weft_subflow_add_subflow(weft_subflow *sf, weft_subflow_fn fn, void *arg);
 
-/** Runs what sf holds now and waits for it (the caller's fiber waits;
- * its worker goes on), then empties sf: tasks added later form a new
+/** Runs what sf holds now and waits for it, then empties sf: on a
+ * worker the caller first runs, on its own stack, what of it is still
+ * queued on its own worker (work-first, as weft_wait_until), and its
+ * fiber waits (its worker goes on) only for what other workers took.
+ * Tasks added later form a new
  * sub-graph, run at the next join or when fn returns. Returns that run's
  * result as weft_graph_wait does; on a failure the subflow task fails
  * with it too (as weft_task_fail). OK at once if sf is empty. EINVAL: sf

@@ -347,12 +347,14 @@ static void thread_events(writer *wr, const weft__tev *ev, size_t n, uint64_t t_
             break;
         case WEFT__EV_SUSPEND:
             if (!f->suspended) {
-                /* Innermost first; the innermost task gets the wait: it is what blocked. */
-                bool waited = false;
+                /* Innermost first. Every task open on the fiber gets the
+                 * wait: one run inline under another (weft_wait_until's
+                 * children, a subflow join's sub-graph) blocks the ones
+                 * it runs under with it, and each stretch that ends here
+                 * ended because the fiber blocked (trace.md). */
                 for (uint32_t k = f->top; k != NONE; k = wr->items[k].below) {
                     bool task = wr->items[k].kind == WEFT__EV_TASK_BEGIN;
-                    emit_slice(wr, &wr->items[k], ts, task && !waited ? (const char *)(uintptr_t)a : NULL);
-                    waited |= task;
+                    emit_slice(wr, &wr->items[k], ts, task ? (const char *)(uintptr_t)a : NULL);
                 }
                 f->suspended = f->top != NONE;
             }

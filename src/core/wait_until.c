@@ -1,5 +1,7 @@
 /* This file is private to weft: waiting in a task: weft_wait_until (with
- * its work-first inline runs), weft__help_until, weft__spin_until,
+ * its work-first inline runs), weft__help_until and
+ * weft__help_hooks_until (a layer's records: a subflow join's sub-graph),
+ * weft__spin_until,
  * weft_yield, a bound thread's spawn burst (weft__host_drain: its
  * host waits, as in weft_wait_until, for its loop to run its full deque)
  * and, beside workers, its side runs (weft__host_run: its spawn runs
@@ -66,6 +68,41 @@ static bool run_own_child(weft__worker *w, weft__fiber *self, weft__fstate *st)
     weft__run_task(w, t);
     st->nest--;
     st->depth--;
+    return true;
+}
+
+/* run_own_child for a layer's records (weft__help_hooks_until): the
+ * newest record on the deque, if it is a hook record that mine(rec, ctx)
+ * calls the caller's, run through the layer's hook (weft__run_task), as
+ * deep as a child may nest. */
+static bool run_own_hook(weft__worker *w, weft__fstate *st, bool (*mine)(weft__task *, void *), void *ctx)
+{
+    if (st->depth >= w->inline_depth)
+        return false;   /* too deep, or never inline here (inline_depth 0) */
+    weft__node *n = weft__deque_pop(&w->deque);
+    if (!n)
+        return false;
+    if (!weft__node_is_hook(n) || !mine(weft__as_task(n), ctx)) {
+        if (!weft__deque_push(&w->deque, n))
+            weft__inject_push(&w->s->global, n);
+        return false;
+    }
+    WEFT__STAT(w, local_runs, 1);
+    st->depth++;
+    st->nest++;   /* as run_own_child's */
+    weft__run_task(w, weft__as_task(n));
+    st->nest--;
+    st->depth--;
+    return true;
+}
+
+bool weft__help_hooks_until(weft__worker *w, bool (*pred)(void *), bool (*mine)(weft__task *, void *), void *ctx)
+{
+    weft__fstate *st = weft__fstate_cur(w);
+    while (!pred(ctx)) {
+        if (!run_own_hook(w, st, mine, ctx))
+            return pred(ctx);
+    }
     return true;
 }
 

@@ -553,7 +553,8 @@ static void walk_plain(weft__worker *w, weft_task *t);
  * not hop, so the stack stays as deep as the graphs nest. The walks of
  * one record share one bound on takes, hops included
  * (WEFT__TAKE_OWN_MAX), so the worker's loop still looks at ready fibers
- * and the global ring as often. Only graphs with module or subflow tasks,
+ * and the global ring as often. A record run nested in a task's function
+ * (a join's inline runs, subflow.c) walks without hops. Only graphs with module or subflow tasks,
  * or running inside one, hop (walk_hop, a copy of the walk of its own).
  * A graph whose only special kind is the condition task (WEFT__WALK_COND)
  * has one too (walk_cond), untraced: a loop's visits ask less there. */
@@ -567,7 +568,11 @@ void weft__node_entry(void *arg)
         if (WEFT_UNLIKELY(t->g->special || (weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))) {
             if (t->g->has_cond)
                 atomic_fetch_and_explicit(&t->ctl, ~(uint32_t)WEFT__CTL_QUEUED, memory_order_relaxed);   /* its record is out of the queues: it may go in again */
-            if (!t->g->has_nested && !t->g->inside) {
+            /* Nested in a task's function (a subflow join runs its
+             * sub-graph's records inline: weft__help_hooks_until), the
+             * walk does not hop: a node of another graph is no work the
+             * join waits for, and must not run under it. */
+            if ((!t->g->has_nested && !t->g->inside) || weft__fstate_cur(w)->upper != NULL) {
                 if (t->g->special == WEFT__WALK_COND && !(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
                     walk_cond(w, t);
                 else

@@ -31,6 +31,26 @@
  * for it on the function's fiber; then empties it. A record with no
  * sub-graph joins at once: nothing was added.
  *
+ * Joining inline. The run's start queues its first root on the joining
+ * worker's deque, and its visits queue the rest there. Before it parks,
+ * the join runs, newest first, the records on top of its own deque that
+ * are its sub-graph's work (sub_mine: nodes of the sub-graph, or of a
+ * graph running inside it), on its own fiber, through core's
+ * weft__help_hooks_until: work-first, as weft_group_join runs its own
+ * members, with no switch, park or wake when nobody took any. It stops
+ * at the first record that is not the sub-graph's (left where it was),
+ * at an empty deque, or at core's inline depth bound (the one
+ * weft_wait_until keeps, so a recursion of joins nests no deeper on one
+ * fiber's stack), and parks only for what other workers took. Such a
+ * record's walk does not hop to another graph's node (run.c,
+ * weft__node_entry): only the sub-graph's work runs under the join. A
+ * record run inline that blocks suspends the joining fiber with it, and
+ * its worker goes on with the rest (the deque, other fibers): the join
+ * waited for that record anyway. So the inline rule of weft_wait_until
+ * holds as is: a sub-graph task must not block on what the function does
+ * after the join returns, which a parked join would never reach either.
+ * A bound thread does not help (as weft_group_join): it parks at once.
+ *
  * Memory. Emptying keeps what the sub-graph had: its node blocks, its
  * arrays, its arena chunks (spare_chunks), and the sub-graphs of the
  * subflow tasks it held (sf_spare, handed to the next subflow task of it
@@ -105,6 +125,11 @@
 /* The nodes of a sub-graph's first block that a visit prefetches: a
  * recursion's call adds a few (fib: 3). */
 #define WEFT__SF_PREFETCH_NODES 4
+
+/* How many graphs up a join looks from a queued node for its own
+ * sub-graph (sub_mine): a node deeper inside it than this is left to the
+ * loop, and the join parks for it. */
+#define WEFT__SF_HELP_UP 8
 
 void weft__subflow_mark(void *sub)
 {
@@ -382,6 +407,33 @@ void weft__subflow_release(weft_task *t)
     atomic_store_explicit(&weft__sfrec_of(t)->busy, false, memory_order_release);   /* the next visit sees this one's writes */
 }
 
+/* A join's help (weft__help_hooks_until): is the sub-graph's run over? */
+static bool sub_done(void *sub)
+{
+    return weft_graph_done(sub);   /* acquire: the run's writes are seen */
+}
+
+/* Is rec (a hook record: a node) work the join waits for: a node of its
+ * sub-graph, or of a graph running inside one of those (a subflow or
+ * module task's, at any depth, through parent and sf_up)? Each graph up
+ * the chain has a run in flight (the one below keeps its task's visit
+ * open), so none can be freed while this reads it; the fields read were
+ * written by the runs' starts, which the queues that delivered rec
+ * published. */
+static bool sub_mine(weft__task *rec, void *sub)
+{
+    const weft_graph *g = ((const weft_task *)(const void *)rec)->g;   /* a hook record is a node (graph.h) */
+    if (g->nhigh != 0 || g->flat_roots)
+        return false;   /* the loop picks its records by priority and place, as a walk's takes leave them (run.c) */
+    for (unsigned k = 0; k < WEFT__SF_HELP_UP && g; k++) {
+        if (g == sub)
+            return true;
+        const weft_task *up = weft__graph_up(g);
+        g = up ? up->g : NULL;
+    }
+    return false;
+}
+
 int weft_subflow_join(weft_subflow *sf)
 {
     weft__sfrec *rec = (weft__sfrec *)(void *)sf;
@@ -403,10 +455,17 @@ int weft_subflow_join(weft_subflow *sf)
         return WEFT_OK;
     int rc = weft_graph_run(vis->g->sched, sub);
     if (rc == WEFT_OK) {
-        rc = weft_graph_wait(sub);
-        if (!weft_graph_done(sub))
-            return rc;   /* the wait was refused (no fiber to go on with): it runs on, joined when fn returns */
+        weft__worker *w = weft__tls_worker;   /* vis: a task of the graph runs here */
+        bool done = !weft__worker_is_bound(w) && weft__worker_sched(w) == vis->g->sched &&
+                    weft__help_hooks_until(w, sub_done, sub_mine, sub);   /* "Joining inline", above */
+        if (!done) {
+            rc = weft_graph_wait(sub);   /* what others took */
+            if (!weft_graph_done(sub))
+                return rc;   /* the wait was refused (no fiber to go on with): it runs on, joined when fn returns */
+        }
         weft__graph_lock(sub);
+        if (done)
+            rc = sub->result;   /* what weft_graph_wait would return, without its look up the chain of runs */
         uint64_t fail = atomic_load_explicit(&sub->fail_err, memory_order_relaxed);   /* under lock, no run */
         sub->sf_up = NULL;
         weft__graph_unlock(sub);

@@ -306,6 +306,16 @@ static inline bool weft__unhold(weft__worker *w, weft__task *t)
  * on top). Never suspends. Callable from: a task on w, its owner. */
 bool weft__help_until(weft__worker *w, bool (*pred)(void *), void *ctx);
 
+/* weft__help_until for work of a layer above that the caller waits for
+ * (a subflow join's sub-graph): while !pred(ctx), runs the newest record
+ * on w's deque inline if it is a hook record for which mine(rec, ctx)
+ * holds, through the layer's hook, nested as weft_wait_until runs a
+ * child and under the same depth bound; returns pred(ctx) once none is
+ * on top (or too deep). Never suspends itself (a record it runs may).
+ * Callable from: a task on w, its owner. */
+bool weft__help_hooks_until(weft__worker *w, bool (*pred)(void *), bool (*mine)(weft__task *, void *),
+                            void *ctx);
+
 /* For a thread that is not a worker of s and waits for work it handed to
  * the workers: spins while !pred(ctx), up to cfg.spin_us, if a CPU is
  * spare for it (fewer workers than online CPUs), so a short wait costs no
