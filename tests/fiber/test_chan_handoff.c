@@ -306,7 +306,7 @@ WT_TEST(chan_handoff, destroyed_as_soon_as_a_call_returns, .timeout = 300)
 
 /* spin_us is 1 s: a waiting task that held on to its worker while the
  * task that would answer it sat queued for that worker would cost a
- * second a round, 200 s a case. */
+ * second a round: 50-200 s a case, past the test's timeout. */
 enum { BY_GLOBAL, BY_PINNED, BY_INBOX, BY_TIMER };
 
 typedef struct giveway {
@@ -353,11 +353,12 @@ static void gw_waiter(void *arg)
 WT_TEST(chan_handoff, a_waiting_task_gives_its_worker_to_other_work, .timeout = 120)
 {
     static const char *const names[] = { "global task", "pinned task", "fiber woken", "due timer" };
+    unsigned rounds = (unsigned)wt_scaled(200, 50);   /* a worker held would cost 50 s a case: past the timeout */
     for (unsigned how = BY_GLOBAL; how <= BY_TIMER; how++)
         for (unsigned workers = 1; workers <= 2; workers++) {
             giveway g = { .s = sched_with(workers, 1000000), .workers = workers, .how = how };
             int last = (int)workers - 1;
-            for (unsigned i = 0; i < 200; i++) {
+            for (unsigned i = 0; i < rounds; i++) {
                 WT_ASSERT_EQ(weft_chan_create(&g.ch, sizeof(uint64_t), 0), WEFT_OK);
                 weft_event_init(&g.woken, false, false);
                 atomic_store(&g.waiting, 0);
@@ -383,8 +384,8 @@ WT_TEST(chan_handoff, a_waiting_task_gives_its_worker_to_other_work, .timeout = 
                 weft_chan_destroy(g.ch);
                 weft_event_destroy(&g.woken);
             }
-            WT_ASSERT(atomic_load(&g.got) == 200, "%s, %u workers: %u of 200 received", names[how],
-                      workers, atomic_load(&g.got));
+            WT_ASSERT(atomic_load(&g.got) == rounds, "%s, %u workers: %u of %u received", names[how],
+                      workers, atomic_load(&g.got), rounds);
             WT_ASSERT_EQ(weft_sched_destroy(g.s), WEFT_OK);
         }
 }

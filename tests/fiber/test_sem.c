@@ -259,7 +259,7 @@ static void race_body(unsigned id)
 WT_TEST(sem, timeout_racing_release_ends_once, .timeout = 600)
 {
     seed = wt_seed();
-    race_rounds = (unsigned)wt_scaled(10000, 300);
+    race_rounds = (unsigned)wt_scaled(2500, 300);
     cur_body = race_body;
     static const unsigned workers[] = { 1, 2, 8 };
     /* Pair 0: task waits, thread releases. 1: thread waits, task
