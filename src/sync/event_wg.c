@@ -28,7 +28,8 @@
  *     <= 0 and so never needs the CAS's test. add: count += delta, and
  *     releasers + 1 if it takes count from > 0 to <= 0 while waiters > 0
  *     (acq_rel: each adder's work reaches the one that ends at zero, and
- *     from it the waiters). wg.h's inline done is this CAS. wait: waiters + 1 under lock, only while count > 0.
+ *     from it the waiters); wg.h's inline done is this CAS. wait:
+ *     waiters + 1 under lock, only while count > 0.
  *     Releaser: waiters - n (under lock) for the n it claimed, then
  *     releasers - 1 (release) as its last access. A timed-out waiter:
  *     waiters - 1 after unlinking itself.
