@@ -24,8 +24,8 @@
  * Synchronization
  *   wait group state   count (signed, high bits) | waiters | releasers.
  *     Changed by CAS, but for wg.h's weft__wg_add1 (src/flow's task
- *     groups): a fetch_add of one to the count, which never takes it to
- *     <= 0 and so never needs the CAS's test. add: count += delta, and
+ *     groups): a fetch_add of one to the count, which never ends a wait
+ *     (only a fall to <= 0 does) and so needs no test. add: count += delta, and
  *     releasers + 1 if it takes count from > 0 to <= 0 while waiters > 0
  *     (acq_rel: each adder's work reaches the one that ends at zero, and
  *     from it the waiters); wg.h's inline done is this CAS. wait:
