@@ -19,6 +19,12 @@
 //                         per-line slot; oneTBB: parallel_pipeline with
 //                         max_number_of_live_tokens = lines and the same
 //                         filter modes (serial_in_order, parallel).
+//   group_fib_22          fib(22) with a task group per call: fib(n-1) a
+//                         member, fib(n-2) inline, join (weft_group_*);
+//                         oneTBB: task_group, run(n-1), n-2 inline, wait.
+//                         weft's top call is a member of a group the
+//                         calling thread joins; oneTBB's runs on the
+//                         calling thread. items: calls (57 313).
 // After the timed loop each case checks its results (the chain's last
 // value, the grid's corner, the pipeline's checksum); a mismatch marks the
 // case with an error. Public API only.
@@ -27,6 +33,7 @@
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_pipeline.h>
+#include <oneapi/tbb/task_group.h>
 
 #include <cstdint>
 #include <memory>
@@ -288,6 +295,78 @@ void bench_tbb_pipe(benchmark::State &st, unsigned threads, unsigned lines) {
     if (sum != pipe_ref()) st.SkipWithError("WRONG: the pipeline's checksum");
 }
 
+// ---- task group fib -----------------------------------------------------------
+
+constexpr int kFib = 22;
+constexpr long kFibValue = 17711, kFibCalls = 57313;
+
+weft_sched *g_group_sched;
+
+struct GFib {
+    int n;
+    long r;
+    bool bad;
+};
+
+void gfib(void *a) {
+    auto *f = static_cast<GFib *>(a);
+    if (f->n < 2) {
+        f->r = f->n;
+        return;
+    }
+    GFib x{f->n - 1, 0, false}, y{f->n - 2, 0, false};
+    weft_group g;
+    bool ok = weft_group_init(&g, g_group_sched) == WEFT_OK && weft_group_spawn(&g, gfib, &x) == WEFT_OK;
+    gfib(&y);
+    ok &= weft_group_join(&g) == WEFT_OK;
+    weft_group_destroy(&g);
+    f->r = x.r + y.r;
+    f->bad = !ok || x.bad || y.bad;
+}
+
+void bench_weft_group_fib(benchmark::State &st, unsigned threads) {
+    g_group_sched = weft_bench_sched("bench_flow", threads);
+    GFib top{kFib, 0, false};
+    bool ok = true;
+    auto once = [&]() {
+        top = GFib{kFib, 0, false};
+        weft_group g;
+        ok &= weft_group_init(&g, g_group_sched) == WEFT_OK && weft_group_spawn(&g, gfib, &top) == WEFT_OK &&
+              weft_group_join(&g) == WEFT_OK;
+        weft_group_destroy(&g);
+        ok &= top.r == kFibValue && !top.bad;
+    };
+    once();
+    for (auto _ : st) once();
+    st.SetItemsProcessed(int64_t(st.iterations()) * kFibCalls);
+    if (!ok) st.SkipWithError("WRONG: fib's value or a group call's code");
+    weft_sched_destroy(g_group_sched);
+}
+
+long tbb_fib(int n) {
+    if (n < 2) return n;
+    long x = 0;
+    oneapi::tbb::task_group g;
+    g.run([&] { x = tbb_fib(n - 1); });
+    long y = tbb_fib(n - 2);
+    g.wait();
+    return x + y;
+}
+
+void bench_tbb_group_fib(benchmark::State &st, unsigned threads) {
+    namespace tbb = oneapi::tbb;
+    tbb::global_control gc(tbb::global_control::max_allowed_parallelism, threads);
+    long r = tbb_fib(kFib);
+    bool ok = true;
+    for (auto _ : st) {
+        r = tbb_fib(kFib);
+        ok &= r == kFibValue;
+    }
+    st.SetItemsProcessed(int64_t(st.iterations()) * kFibCalls);
+    st.SetLabel("baseline");
+    if (!ok || r != kFibValue) st.SkipWithError("WRONG: fib's value");
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -318,5 +397,12 @@ int main(int argc, char **argv) {
                 [t, lines](benchmark::State &st) { bench_tbb_pipe(st, t, lines); })
                 ->UseRealTime()->Unit(benchmark::kMillisecond);
         }
+    for (unsigned t : threads) {
+        std::string g = "group_fib_22_t" + std::to_string(t);
+        benchmark::RegisterBenchmark((g + "/weft").c_str(), [t](benchmark::State &st) { bench_weft_group_fib(st, t); })
+            ->UseRealTime()->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark((g + "/tbb").c_str(), [t](benchmark::State &st) { bench_tbb_group_fib(st, t); })
+            ->UseRealTime()->Unit(benchmark::kMillisecond);
+    }
     return weft_bench_run(argc, argv);
 }

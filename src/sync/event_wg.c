@@ -23,10 +23,13 @@
  *
  * Synchronization
  *   wait group state   count (signed, high bits) | waiters | releasers.
- *     Changed by CAS only. add: count += delta, and releasers + 1 if it
- *     takes count from > 0 to <= 0 while waiters > 0 (acq_rel: each
- *     adder's work reaches the one that ends at zero, and from it the
- *     waiters). wait: waiters + 1 under lock, only while count > 0.
+ *     Changed by CAS, but for wg.h's weft__wg_add1 (src/flow's task
+ *     groups): a fetch_add of one to the count, which never ends a wait
+ *     (only a fall to <= 0 does) and so needs no test. add: count += delta, and
+ *     releasers + 1 if it takes count from > 0 to <= 0 while waiters > 0
+ *     (acq_rel: each adder's work reaches the one that ends at zero, and
+ *     from it the waiters); wg.h's inline done is this CAS. wait:
+ *     waiters + 1 under lock, only while count > 0.
  *     Releaser: waiters - n (under lock) for the n it claimed, then
  *     releasers - 1 (release) as its last access. A timed-out waiter:
  *     waiters - 1 after unlinking itself.
@@ -60,6 +63,7 @@
 #include "backoff.h"
 #include "spin.h"
 #include "wait.h"
+#include "wg.h"
 
 /* Waits until no releaser is inside the object any more. A releaser
  * holds the spin lock at most for a few claims and never blocks, and on
@@ -87,34 +91,7 @@ static inline void releaser_slot_backoff(weft__backoff *b)
 
 /* ---- wait group ---------------------------------------------------------- */
 
-/* state: count << 28 | waiters << 8 | releasers. */
-#define WG_RELEASER     ((uint64_t)1)
-#define WG_RELEASERS    ((uint64_t)0xff)
-#define WG_WAITER       ((uint64_t)1 << 8)
-#define WG_WAITERS      ((uint64_t)0xfffff << 8)
-#define WG_SHIFT        28
-#define WG_LOW          (((uint64_t)1 << WG_SHIFT) - 1)
-#define WG_LIMIT        ((int64_t)1 << 35)          /* |count| must stay below */
-
-static inline int64_t wg_count(uint64_t v)
-{
-    return (int64_t)v >> WG_SHIFT;   /* arithmetic shift (gcc, clang) */
-}
-
-typedef struct wg_impl {
-    _Atomic uint64_t state;
-    weft__spin lock;
-    uint32_t tag;             /* WEFT__TAG_WAITGROUP while alive */
-    weft__waitq q;
-} wg_impl;
-
-_Static_assert(sizeof(wg_impl) <= sizeof(weft_waitgroup), "wait group fits its public body");
-_Static_assert(_Alignof(wg_impl) <= _Alignof(weft_waitgroup), "wait group alignment");
-
-static inline wg_impl *wg_of(weft_waitgroup *p)
-{
-    return (wg_impl *)(void *)p->private_;
-}
+/* The state word, wg_impl and wg_of: wg.h (shared with src/flow's groups). */
 
 static void wg_range(weft_waitgroup *p, int64_t v)
 {

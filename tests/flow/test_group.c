@@ -15,6 +15,12 @@
  *   cancel_queued 300 members queued, then a cancel: none runs; with
  *                 weft_group_set_skip each calls the skip function once
  *                 with its own heap argument (ASan: none leaks)
+ *   respawn       1000 members, each spawning one more of the same group,
+ *                 twice over (a member's spawn right after it started,
+ *                 where a freed member may be reused at once), from a
+ *                 task, a plain thread and a bound one; the first member
+ *                 waits for the last to set an event: every member ran
+ *                 exactly once, with its own argument
  * Members never assert: they count what went wrong, and the test checks. */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -369,6 +375,79 @@ WT_TEST(group, cancel_queued, .timeout = 120)
         WT_ASSERT_EQ(atomic_load(&bad), 0);
         flow_sched_end(s, w);
       }
+    }
+}
+
+/* ---- members that spawn members of their own group ------------------------------- */
+
+#define RESPAWN_TOP 1000   /* members the first spawner makes; each makes one more, twice over */
+
+static struct {
+    weft_group g;
+    weft_event ev;
+    atomic_int hits[3 * RESPAWN_TOP];
+} rs;
+
+static void respawn_member(void *arg)
+{
+    uintptr_t i = (uintptr_t)arg;
+    if (i == 0 && weft_event_wait(&rs.ev) != WEFT_OK)   /* set by the last member, spawned long after */
+        atomic_fetch_add(&bad, 1);
+    if (i == 3 * RESPAWN_TOP - 1)
+        weft_event_signal(&rs.ev);
+    if (i >= 3 * RESPAWN_TOP || atomic_fetch_add(&rs.hits[i], 1) != 0)
+        atomic_fetch_add(&bad, 1);
+    else if (i + RESPAWN_TOP < 3 * RESPAWN_TOP &&
+             weft_group_spawn(&rs.g, respawn_member, (void *)(i + RESPAWN_TOP)) != WEFT_OK)
+        atomic_fetch_add(&bad, 1);
+}
+
+static void respawn_top(void *arg)
+{
+    if (weft_group_init(&rs.g, arg) != WEFT_OK) {
+        atomic_fetch_add(&bad, 1);
+        return;
+    }
+    for (uintptr_t i = 0; i < RESPAWN_TOP; i++)
+        if (weft_group_spawn(&rs.g, respawn_member, (void *)i) != WEFT_OK)
+            atomic_fetch_add(&bad, 1);
+    if (weft_group_join(&rs.g) != WEFT_OK)
+        atomic_fetch_add(&bad, 1);
+    for (int i = 0; i < 3 * RESPAWN_TOP; i++)   /* every member ended before the join returned */
+        if (atomic_load(&rs.hits[i]) != 1)
+            atomic_fetch_add(&bad, 1);
+    weft_group_destroy(&rs.g);
+}
+
+static void *respawn_thread(void *arg)
+{
+    respawn_top(arg);
+    return NULL;
+}
+
+WT_TEST(group, respawn, .timeout = 120)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = flow_sched(w);
+        for (int from = 0; from < 2; from++) {   /* a task; then a plain thread (this one, bound, with no workers) */
+            atomic_store(&bad, 0);
+            for (int i = 0; i < 3 * RESPAWN_TOP; i++)
+                atomic_store(&rs.hits[i], 0);
+            weft_event_init(&rs.ev, true, false);
+            if (from == 0) {
+                WT_ASSERT_EQ(weft_spawn(s, respawn_top, s), WEFT_OK);
+                WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);
+            } else if (w) {
+                on_thread(respawn_thread, s);
+            } else {
+                respawn_top(s);
+            }
+            WT_ASSERT_EQ(atomic_load(&bad), 0);
+            for (int i = 0; i < 3 * RESPAWN_TOP; i++)
+                WT_ASSERT_EQ(atomic_load(&rs.hits[i]), 1);
+            weft_event_destroy(&rs.ev);
+        }
+        flow_sched_end(s, w);
     }
 }
 

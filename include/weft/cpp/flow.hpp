@@ -533,7 +533,8 @@ public:
         if (err_)
             return error();
         int rc = weft_group_join(&gr_);
-        if (rc == WEFT_OK && cancelled_.exchange(false, std::memory_order_acq_rel))
+        if (rc == WEFT_OK && cancelled_.load(std::memory_order_relaxed) &&   /* no locked instruction unless cancelled */
+            cancelled_.exchange(false, std::memory_order_acq_rel))
             rc = WEFT_ECANCELED;   /* the join clears the mark, as weft_group_join's */
 #if WEFT_CPP_EXCEPTIONS
         if (thrown_.load(std::memory_order_acquire) && rc != WEFT_ENOMEM &&

@@ -15,7 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#define KIT_FIB 22                 /* subflow fib(22) */
+#ifndef KIT_FIB
+#define KIT_FIB 22                 /* fib(22); -DKIT_FIB=30 for a deeper one */
+#endif
 #define KIT_CHAIN 100000           /* a dependent async chain of 10^5 */
 #define KIT_SIDE 256               /* a 256 x 256 wavefront */
 #define KIT_TOKENS 1000000         /* 10^6 tokens through 4 stages */

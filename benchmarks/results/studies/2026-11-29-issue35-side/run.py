@@ -6,7 +6,10 @@ another. Appends one line per process to OUT.tsv: row, rep, cell, T, the
 process's figure (the median ms per round of its timed rounds), the
 1-minute load average when it ended, the process's wall seconds. A
 process that fails or prints WRONG stops the run.
-ROW: fib chain wave pipe (lines 1, 2, 4, 8) algo (transform scan sort)."""
+ROW: fib fibgroup chain wave pipe (lines 1, 2, 4, 8) algo (transform scan
+sort). fibgroup: the task group fib, weft_group (w_kit) and
+weft::task_group (w_kit_cpp) against Taskflow's TaskGroup (tf_kit fibtg)
+and oneTBB's task_group (tbb_kit fib)."""
 import os, subprocess, sys, time
 
 WB, PB, OUT, REPS, ROWS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
@@ -20,10 +23,12 @@ CELLS = {
             ("weft_cpp", [W("w_kit_cpp"), "fib"]), ("taskflow", [P("tf_kit"), "fib"]),
             ("taskflow_sum", [P("tf_kit"), "fibsum"]), ("taskflow_tg", [P("tf_kit"), "fibtg"]),
             ("oneTBB", [P("tbb_kit"), "fib"])],
+    "fibgroup": [("weft", [W("w_kit"), "fibgroup"]), ("weft_cpp", [W("w_kit_cpp"), "fibgroup"]),
+                 ("taskflow", [P("tf_kit"), "fibtg"]), ("oneTBB", [P("tbb_kit"), "fib"])],
 }
 for k in ("chain", "wave", "transform", "scan", "sort"):
     CELLS[k] = FLOW(k)
-GROUPS = {"fib": ["fib"], "chain": ["chain"], "wave": ["wave"],
+GROUPS = {"fib": ["fib"], "fibgroup": ["fibgroup"], "chain": ["chain"], "wave": ["wave"],
           "pipe": ["pipe_L1", "pipe_L2", "pipe_L4", "pipe_L8"], "algo": ["transform", "scan", "sort"]}
 
 

@@ -7,7 +7,7 @@
 #     or the prefix of a weft already installed.
 #   REPS: repetitions (each runs every cell once, in turn).
 #   OUT: <OUT>.tsv (one line per process) and <OUT>.md (the tables).
-#   ROW: fib chain wave pipe algo (default: all).
+#   ROW: fib fibgroup chain wave pipe algo (default: all).
 # Environment: KIT_WORK, the scratch folder (weft builds under
 # KIT_WORK/weft-<commit>, the peers' programs in KIT_WORK/peers, built
 # once and reused); TASKFLOW_SRC, Taskflow's fetched source (needed only
@@ -15,7 +15,7 @@
 set -e
 [ $# -ge 3 ] || { echo "usage: run.sh WEFT_COMMIT_OR_PREFIX REPS OUT [ROW...]" >&2; exit 2; }
 REF=$1; REPS=$2; OUT=$3; shift 3
-ROWS=("$@"); [ ${#ROWS[@]} -gt 0 ] || ROWS=(fib chain wave pipe algo)
+ROWS=("$@"); [ ${#ROWS[@]} -gt 0 ] || ROWS=(fib fibgroup chain wave pipe algo)
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=${KIT_WORK:?set KIT_WORK to a scratch folder}
 mkdir -p "$W"

@@ -3,7 +3,9 @@
 cell's figure is the median of its process medians (ms per round); a
 ratio is peer / weft between two such medians of the same run (> 1: weft
 ahead). The summary: per row and thread count, weft's C API (weft) and
-weft.hpp (weft_cpp) against Taskflow and oneTBB; the fib forms; then
+weft.hpp (weft_cpp) against Taskflow and oneTBB; the fib forms; the
+task group fib (row fibgroup: weft_group and weft::task_group against
+Taskflow's TaskGroup and oneTBB's task_group); then
 every cell with its range, process count and the 1-minute load average's
 range over its processes."""
 import collections, statistics, sys
@@ -49,6 +51,16 @@ if "fib" in rows:
             t, ratio("fib", "taskflow", "weft_join", t), ratio("fib", "taskflow_sum", "weft", t),
             ratio("fib", "taskflow_sum", "weft_cpp", t), ratio("fib", "taskflow_tg", "weft", t),
             ratio("fib", "oneTBB", "weft", t)))
+if "fibgroup" in rows:
+    print("\n### fib as a task group, group against group (ratio = peer / weft face)\n")
+    print("| T | weft group ms | weft::task_group ms | oneTBB task_group / weft group | oneTBB task_group / weft::task_group "
+          "| Taskflow TaskGroup / weft group | Taskflow TaskGroup / weft::task_group |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for t in ("1", "2"):
+        print("| %s | %s | %s | %s | %s | %s | %s |" % (
+            t, ms(med.get(("fibgroup", "weft", t))), ms(med.get(("fibgroup", "weft_cpp", t))),
+            ratio("fibgroup", "oneTBB", "weft", t), ratio("fibgroup", "oneTBB", "weft_cpp", t),
+            ratio("fibgroup", "taskflow", "weft", t), ratio("fibgroup", "taskflow", "weft_cpp", t)))
 print("\n### Every cell (ms per round: median of the process medians, range, processes, load)\n")
 print("| row | T | cell | median | range | n | load |")
 print("|---|---|---|---:|---|---:|---|")

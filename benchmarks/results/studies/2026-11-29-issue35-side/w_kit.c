@@ -1,6 +1,6 @@
 /* weft's C API, every row: `w_kit KERNEL T R [LINES]`, KERNEL one of
- * fib, fibjoin, chain, wave, pipe, transform, scan, sort. The kernels of
- * weft's suite (bench_subflow.c's subflow fib, bench_flow.cc's chain,
+ * fib, fibjoin, fibgroup, chain, wave, pipe, transform, scan, sort. The
+ * kernels of weft's suite (bench_subflow.c's subflow fib, bench_flow.cc's chain,
  * wavefront and pipeline, bench_algo.cc's transform, range scan and
  * sort), through the installed library's public calls.
  *
@@ -72,6 +72,49 @@ static void fib_check(void)
 {
     if (top.r != kit_fib_seq(KIT_FIB) || atomic_load(&bad))
         kit_wrong("fib");
+}
+
+/* ---- fibgroup: a task group per call, as oneTBB's task_group fib:
+ * fib(n - 1) spawned, fib(n - 2) inline, join; the top call a member of
+ * a group that main (a plain thread) joins ---- */
+typedef struct gfib {
+    int n;
+    long r;
+} gfib;
+static gfib gtop;
+
+static void gfib_fn(void *a)
+{
+    gfib *f = a;
+    if (f->n < 2) {
+        f->r = f->n;
+        return;
+    }
+    gfib x = {f->n - 1, 0}, y = {f->n - 2, 0};
+    weft_group gr;
+    if (weft_group_init(&gr, s) != WEFT_OK || weft_group_spawn(&gr, gfib_fn, &x) != WEFT_OK)
+        atomic_store(&bad, true);
+    gfib_fn(&y);
+    if (weft_group_join(&gr) != WEFT_OK)
+        atomic_store(&bad, true);
+    weft_group_destroy(&gr);
+    f->r = x.r + y.r;
+}
+
+static void gfib_run(void)
+{
+    weft_group gr;
+    gtop = (gfib){KIT_FIB, 0};
+    if (weft_group_init(&gr, s) != WEFT_OK || weft_group_spawn(&gr, gfib_fn, &gtop) != WEFT_OK ||
+        weft_group_join(&gr) != WEFT_OK)
+        kit_wrong("fibgroup: run");
+    weft_group_destroy(&gr);
+}
+
+static void gfib_check(void)
+{
+    if (gtop.r != kit_fib_seq(KIT_FIB) || atomic_load(&bad))
+        kit_wrong("fibgroup");
 }
 
 /* ---- chain and wavefront: dependent asyncs ---- */
@@ -247,6 +290,8 @@ int main(int argc, char **argv)
         if (!weft_graph_add_subflow(g, fib_sf, &top))
             kit_wrong("fib: add");
         run = fib_run, check = fib_check;
+    } else if (!strcmp(K, "fibgroup")) {
+        run = gfib_run, check = gfib_check;
     } else if (!strcmp(K, "chain") || !strcmp(K, "wave")) {
         val = calloc(KIT_SIDE * KIT_SIDE + KIT_CHAIN, sizeof *val);
         h = calloc(KIT_SIDE * KIT_SIDE + KIT_CHAIN, sizeof *h);
@@ -268,7 +313,7 @@ int main(int argc, char **argv)
             prep = y_prep, run = K[1] == 'r' ? transform_run : scan_run,
             check = K[1] == 'r' ? transform_check : scan_check;
     } else {
-        kit_wrong("kernel: fib fibjoin chain wave pipe transform scan sort");
+        kit_wrong("kernel: fib fibjoin fibgroup chain wave pipe transform scan sort");
     }
     double ms[64];
     for (int r = 0; r <= R; r++) {

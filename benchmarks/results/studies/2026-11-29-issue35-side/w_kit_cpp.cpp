@@ -1,8 +1,9 @@
 // weft's C++ face (weft.hpp), every row it has: `w_kit_cpp KERNEL T R
-// [LINES]`, KERNEL one of fib, chain, wave, pipe, transform, scan, sort.
-// The same kernels as w_kit.c, written with the header's calls: a
-// subflow task per fib call (weft::subflow::emplace, a sum task after
-// the two calls, no join), weft::dependent_async, weft::pipeline of
+// [LINES]`, KERNEL one of fib, fibgroup, chain, wave, pipe, transform,
+// scan, sort. The same kernels as w_kit.c, written with the header's
+// calls: a subflow task per fib call (weft::subflow::emplace, a sum task
+// after the two calls, no join), a weft::task_group per fib call
+// (fibgroup: spawn a lambda for n - 1, n - 2 inline, join), weft::dependent_async, weft::pipeline of
 // weft::pipe stages, weft::parallel_transform, parallel_inclusive_scan
 // (std::plus) and parallel_sort (std::less, inlined).
 // T as w_kit.c: T workers for the graph and flow rows, the main thread
@@ -42,6 +43,21 @@ void fib_sf(weft::subflow &sf, Fib *f)
     weft::task sum = sf.emplace([f] { f->r = f->kids[0].r + f->kids[1].r; });
     x.precede(sum);
     y.precede(sum);
+}
+
+// fibgroup: oneTBB's task_group fib, word for word but the names
+long fib_group(weft::scheduler_ref s, int n)
+{
+    if (n < 2)
+        return n;
+    long x = 0;
+    weft::task_group tg(s);
+    if (tg.spawn([&] { x = fib_group(s, n - 1); }))
+        bad = true;
+    long y = fib_group(s, n - 2);
+    if (tg.join())
+        bad = true;
+    return x + y;
 }
 
 struct alignas(64) Pipe {
@@ -90,6 +106,18 @@ int main(int argc, char **argv)
         check = [&] {
             if (top.r != kit_fib_seq(KIT_FIB) || bad)
                 kit_wrong("fib");
+        };
+    } else if (k == "fibgroup") {
+        run = [&] {   // the top call a member of a group main joins
+            weft::scheduler_ref sr = s;
+            weft::task_group tg(sr);
+            if (tg.spawn([&] { top.r = fib_group(sr, KIT_FIB); }) || tg.join())
+                kit_wrong("fibgroup: run");
+        };
+        check = [&] {
+            if (top.r != kit_fib_seq(KIT_FIB) || bad)
+                kit_wrong("fibgroup");
+            top.r = 0;
         };
     } else if (k == "chain") {
         val.assign(KIT_CHAIN, 0);
@@ -184,7 +212,7 @@ int main(int argc, char **argv)
             }
         }
     } else {
-        kit_wrong("kernel: fib chain wave pipe transform scan sort");
+        kit_wrong("kernel: fib fibgroup chain wave pipe transform scan sort");
     }
     double ms[64];
     for (int r = 0; r <= R; r++) {
