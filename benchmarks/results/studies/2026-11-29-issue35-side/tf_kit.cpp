@@ -216,7 +216,7 @@ int main(int argc, char **argv)
         } else {
             prep = [&] { std::fill(y.begin(), y.end(), -1.0); };
             if (k == "transform") {
-                f.transform(x.begin(), x.end(), y.begin(), kit_axpb1);
+                f.transform(x.begin(), x.end(), y.begin(), [](double v) { return kit_axpb1(v); });
                 check = [&] { kit_check_transform(x.data(), y.data()); };
             } else {
                 f.inclusive_scan(x.begin(), x.end(), y.begin(), std::plus<double>());

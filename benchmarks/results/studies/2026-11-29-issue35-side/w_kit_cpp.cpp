@@ -204,7 +204,7 @@ int main(int argc, char **argv)
         } else {
             prep = [&] { std::fill(y.begin(), y.end(), -1.0); };
             if (k == "transform") {
-                run = [&] { on(weft::parallel_transform(s, x.begin(), x.end(), y.begin(), kit_axpb1), "transform: call"); };
+                run = [&] { on(weft::parallel_transform(s, x.begin(), x.end(), y.begin(), [](double v) { return kit_axpb1(v); }), "transform: call"); };
                 check = [&] { kit_check_transform(x.data(), y.data()); };
             } else {
                 run = [&] { on(weft::parallel_inclusive_scan(s, x.begin(), x.end(), y.begin(), std::plus<>()), "scan: call"); };
