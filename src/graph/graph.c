@@ -414,6 +414,11 @@ void weft__graph_clear(weft_graph *g)
     weft__graph_unlock(g);
 }
 
+void weft__graph_clear_locked(weft_graph *g)
+{
+    clear_tasks(g);
+}
+
 void weft__graph_clear_spare(weft_graph *g)
 {
     clear_tasks(g);   /* no task holds g, no run, no dump reaches it: its lock would order nothing */

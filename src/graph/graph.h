@@ -479,6 +479,18 @@ weft_task *weft__run_finish_up(weft_graph *g, int rc);
  * walk (run.c). */
 void weft__run_ended(weft__worker *w, weft_graph *g, bool tail);
 
+/* series.c: a join's start (subflow.c, weft_subflow_join) of sub-graph
+ * g in one hold of its lock: what weft_graph_run(s, g) does, with
+ * g->sf_up set to its task before the setup, where start() would take
+ * its short way (no run in flight, no module, no pinned task, a root, w
+ * a worker of s); returns WEFT_OK (queued from w), WEFT__JOIN_EMPTY (g
+ * holds no task: nothing done), WEFT__JOIN_GENERAL (none of that holds:
+ * nothing done, the caller takes weft_graph_run's way), or the check's
+ * ECYCLE or ENOMEM (nothing run). Callable from: the join, on w. */
+#define WEFT__JOIN_EMPTY (-1001)
+#define WEFT__JOIN_GENERAL (-1002)
+int weft__run_start_join(weft_sched *s, weft_graph *g, weft__worker *w);
+
 /* The task of another graph that g's run in flight is part of: the
  * module or subflow task that started it (parent), or the subflow task
  * whose join started it (sf_up); NULL for a run of its own. */
@@ -663,6 +675,9 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
  * arena chunks and arrays for the tasks added next; the sub-graphs of
  * its subflow tasks go to g's spare list. */
 void weft__graph_clear(weft_graph *g);
+/* graph.c: weft__graph_clear with g's lock held by the caller (a join
+ * that reads its run's result in the same hold). */
+void weft__graph_clear_locked(weft_graph *g);
 /* graph.c: weft__graph_clear of a spare sub-graph (subflow.c), without
  * its lock: on its owner's spare list it belongs to no task, so no run,
  * DOT dump or build call can reach it. Caller holds the owner's lock

@@ -51,6 +51,18 @@
  * after the join returns, which a parked join would never reach either.
  * A bound thread does not help (as weft_group_join): it parks at once.
  *
+ * Joining's start and end. A join starts its run in one hold of the
+ * sub-graph's lock (series.c, weft__run_start_join: sf_up, the setup,
+ * the trace mark; the first root queued after the unlock), where
+ * weft_graph_run's start would take its short way anyway: no run in
+ * flight, no module (whose check may let go of the lock), no pinned
+ * task, a root, a worker of the graph's scheduler; anything else goes
+ * through weft_graph_run as before. Its end reads the run's result and
+ * failure, clears sf_up and empties the sub-graph in one hold too. Both
+ * holds are the ones weft_graph_run, the read and weft__graph_clear took
+ * one after the other; nothing is read or written outside the lock that
+ * was not before.
+ *
  * Memory. Emptying keeps what the sub-graph had: its node blocks, its
  * arrays, its arena chunks (spare_chunks), and the sub-graphs of the
  * subflow tasks it held (sf_spare, handed to the next subflow task of it
@@ -446,32 +458,41 @@ int weft_subflow_join(weft_subflow *sf)
     if (!sub)
         return WEFT_OK;   /* nothing added yet: empty */
     WEFT__GRAPH_CHECK(sub, "weft_subflow_join");
-    weft__graph_lock(sub);
-    bool empty = sub->n == 0;
-    if (!empty)
-        sub->sf_up = sub->sf_task;   /* cancels and waits see through it (module.c) */
-    weft__graph_unlock(sub);
-    if (empty)
+    weft__worker *w = weft__tls_worker;   /* vis: a task of the graph runs here */
+    weft_sched *s = vis->g->sched;
+    /* The start in one hold of the lock ("Joining's start and end",
+     * above); else as weft_graph_run. */
+    int rc = weft__run_start_join(s, sub, w);
+    if (rc == WEFT__JOIN_EMPTY)
         return WEFT_OK;
-    int rc = weft_graph_run(vis->g->sched, sub);
+    if (rc == WEFT__JOIN_GENERAL) {
+        weft__graph_lock(sub);
+        bool empty = sub->n == 0;
+        if (!empty)
+            sub->sf_up = sub->sf_task;   /* cancels and waits see through it (module.c) */
+        weft__graph_unlock(sub);
+        if (empty)
+            return WEFT_OK;
+        rc = weft_graph_run(s, sub);
+    }
     if (rc == WEFT_OK) {
-        weft__worker *w = weft__tls_worker;   /* vis: a task of the graph runs here */
-        bool done = !weft__worker_is_bound(w) && weft__worker_sched(w) == vis->g->sched &&
+        bool done = !weft__worker_is_bound(w) && weft__worker_sched(w) == s &&
                     weft__help_hooks_until(w, sub_done, sub_mine, sub);   /* "Joining inline", above */
         if (!done) {
             rc = weft_graph_wait(sub);   /* what others took */
             if (!weft_graph_done(sub))
                 return rc;   /* the wait was refused (no fiber to go on with): it runs on, joined when fn returns */
         }
+        /* The result, the failure and the emptying in one hold. */
         weft__graph_lock(sub);
         if (done)
             rc = sub->result;   /* what weft_graph_wait would return, without its look up the chain of runs */
         uint64_t fail = atomic_load_explicit(&sub->fail_err, memory_order_relaxed);   /* under lock, no run */
         sub->sf_up = NULL;
+        weft__graph_clear_locked(sub);
         weft__graph_unlock(sub);
         if (fail != 0 && vis->fail == 0)
             vis->fail = fail;   /* the task fails as the run did, word and all */
-        weft__graph_clear(sub);
         return rc;
     }
     weft__graph_lock(sub);
