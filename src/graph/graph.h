@@ -307,6 +307,13 @@ struct weft_graph {
     bool cyclic;                    /* found a cycle: stays (no edge removal) */
     bool need_dedup;                /* a list past WEFT__SUCC_SCAN grew unsearched */
     bool need_order;                /* back_edges and an edge since the last order check */
+    /* subflow.c, "Solo builds": a sub-graph its task's own visit builds
+     * without the lock. solo: WEFT__SOLO_*, set ON under the lock by that
+     * visit, turned off by it (any time) or by any other thread that
+     * takes the lock (weft__solo_revoke); solo_op: 1 while the visit is
+     * inside an unlocked add or edge; solo_fib: the visit's fiber. */
+    _Atomic uint8_t solo;
+    _Atomic uint8_t solo_op;
     bool has_cond;                  /* a condition task is in it: runs end by `pending` */
     bool has_module;                /* a module task is in it (module.c) */
     uint32_t *modules;              /* indices of its module tasks */
@@ -321,6 +328,7 @@ struct weft_graph {
     void *sf_arg;
     weft_task *sf_task;             /* the subflow task (of another graph) owning g */
     weft_task *sf_up;               /* during a join's run: sf_task (cancel crosses it) */
+    _Atomic(weft__fiber *) solo_fib;   /* subflow.c: the fiber of the visit building solo (solo ON) */
     bool sf_dirty;                  /* the last run ended with a failure or not OK
                                        (series.c, under lock): a visit that builds
                                        nothing clears what it left (subflow.c) */
@@ -442,16 +450,28 @@ bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns);
 #define WEFT__GRAPH_CHECK(g, call) WEFT__CHECK_TAG((g)->tag, WEFT__TAG_GRAPH, (call), "graph", (g))
 #define WEFT__TASK_CHECK(t, call) WEFT__GRAPH_CHECK((t)->g, (call))
 
+/* subflow.c, "Solo builds": the values of weft_graph.solo. */
+enum { WEFT__SOLO_OFF = 0, WEFT__SOLO_ON = 1, WEFT__SOLO_REVOKED = 2 };
+/* subflow.c: a thread that took g's lock and found solo ON ends the solo
+ * build (step R1-R3) before it reads or writes anything of g. Caller
+ * holds g's lock. */
+void weft__solo_revoke(weft_graph *g);
+
 static inline void weft__graph_lock(weft_graph *g)
 {
     WEFT__GRAPH_CHECK(g, "weft_graph call (its lock)");   /* every build and inspect call takes it */
     weft__spin_lock(&g->lock);   /* acquire: pairs with the release in unlock */
+    /* Relaxed: ON is stored under this lock only, which the acquire
+     * above ordered before. */
+    if (WEFT_UNLIKELY(atomic_load_explicit(&g->solo, memory_order_relaxed) == WEFT__SOLO_ON))
+        weft__solo_revoke(g);
 }
 
 static inline void weft__graph_unlock(weft_graph *g)
 {
     weft__spin_unlock(&g->lock);   /* release: pairs with the acquire in lock */
 }
+
 /* The record function of every node. */
 void weft__node_entry(void *arg);
 
@@ -675,14 +695,16 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
  * arena chunks and arrays for the tasks added next; the sub-graphs of
  * its subflow tasks go to g's spare list. */
 void weft__graph_clear(weft_graph *g);
+/* graph.c: weft__graph_add_node without g's lock, for the visit that
+ * builds g solo, between weft__solo_enter and weft__solo_exit. */
+int weft__graph_add_node_solo(weft_graph *g, weft_fn fn, void *arg, weft_task **out);
 /* graph.c: weft__graph_clear with g's lock held by the caller (a join
- * that reads its run's result in the same hold). */
+ * that reads its run's result in the same hold), or of a spare
+ * sub-graph (subflow.c) without it: on its owner's spare list it belongs
+ * to no task, so no run, DOT dump or build call can reach it; the
+ * caller holds the owner's lock (which ordered the spare's last
+ * emptying or run before it). */
 void weft__graph_clear_locked(weft_graph *g);
-/* graph.c: weft__graph_clear of a spare sub-graph (subflow.c), without
- * its lock: on its owner's spare list it belongs to no task, so no run,
- * DOT dump or build call can reach it. Caller holds the owner's lock
- * (which ordered the spare's last emptying or run before it). */
-void weft__graph_clear_spare(weft_graph *g);
 /* graph.c: g, new and empty, takes small node blocks (a sub-graph:
  * WEFT__SMALL_SHIFT). */
 void weft__graph_small_blocks(weft_graph *g);

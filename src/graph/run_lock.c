@@ -180,8 +180,11 @@ bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
     uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
     weft__backoff b = WEFT__BACKOFF_INIT;
     for (;;) {
-        if (weft__spin_trylock(&g->lock))   /* acquire: pairs with the release in unlock */
+        if (weft__spin_trylock(&g->lock)) {   /* acquire: pairs with the release in unlock */
+            if (WEFT_UNLIKELY(atomic_load_explicit(&g->solo, memory_order_relaxed) == WEFT__SOLO_ON))
+                weft__solo_revoke(g);   /* as weft__graph_lock (graph.h) */
             return true;
+        }
         /* Past the pauses the holder may be preempted, or checking a
          * large graph: the clock is read only then. */
         if (!weft__backoff_spinning(&b) && until != UINT64_MAX && weft__now_ns() > until)

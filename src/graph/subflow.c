@@ -63,6 +63,56 @@
  * one after the other; nothing is read or written outside the lock that
  * was not before.
  *
+ * Solo builds. A sub-graph's adds and edges take its lock, and in a
+ * recursion (fib: three adds and two edges a call) those five locked
+ * exchanges were a seventh of a call's time, though almost always no
+ * other thread comes near the sub-graph while the function builds it.
+ * Any thread may add while the function runs (graph.h), and a DOT dump,
+ * a stall report, a name or an attribute may lock it at any time, so
+ * the visit cannot know that nobody will; it builds without the lock
+ * until somebody does, and that thread pays for the switch. The
+ * protocol, with g the sub-graph (its solo, solo_op, solo_fib):
+ *   A.  The task's visit arms g (solo = ON, solo_fib = its fiber): under
+ *       g's lock when it empties g at its start or after a join, or
+ *       before g is published at all (sub_attach, the first add; a
+ *       thread reaches g through the outer graph's lock, after the
+ *       publication). Not where the light fence below would be a real
+ *       fence (no membarrier; TSAN builds arm anyway, to check the
+ *       protocol): there the lock stays.
+ *   O1. An add or edge by that fiber (weft__solo_mine: ON and solo_fib
+ *       is the caller's fiber, so work nested in the function counts as
+ *       the visit's: it runs between the visit's own steps, never
+ *       beside them) stores solo_op = 1;
+ *   O2. weft__fence_light (a compiler barrier; membarrier makes up the
+ *       rest); loads solo: ON, it goes on without the lock; else it
+ *       stores solo_op = 0 and takes the lock as before;
+ *   O3. done, solo_op = 0 (release).
+ *   R1. Any thread that takes g's lock (weft__graph_lock and
+ *       weft__graph_lock_for look right after the acquire) and finds ON
+ *       stores REVOKED; on the visit's own fiber that is all (it is not
+ *       inside an op: a condition added, a name set, a join);
+ *   R2. weft__fence_heavy (membarrier: a full barrier on every running
+ *       thread);
+ *   R3. waits, with the lock held, until solo_op reads 0 (acquire),
+ *       and only then reads or writes g.
+ *   E.  When the function returns (or joins), the visit stores OFF
+ *       itself before the run's start takes the lock.
+ * Why no two touch g at once: O1-O2 and R1-R3 are Dekker's two halves
+ * with R2 the fence of both (membarrier puts a full barrier between any
+ * two of the visit's instructions that straddle it): either O2 reads
+ * REVOKED, and the op takes the lock, which R's thread holds; or R3
+ * reads O1's 1 and waits for O3, whose release hands it the op's
+ * writes. An op that starts after R3 reads REVOKED in O2. ON is stored
+ * under the lock (or before publication) only, so a taker's acquire sees
+ * it; REVOKED and OFF may be stored at any time, and only make a later
+ * op take the lock. The op itself runs no user code and takes no lock,
+ * so R3's wait is a few dozen instructions (or the visit's thread being
+ * preempted inside one), and every wait ends. A switch costs its thread
+ * one membarrier; the visit goes on under the lock for the rest of that
+ * build (REVOKED until E or the next A). The run's start, end and visits
+ * are unchanged: the visit's unlocked writes precede its run's start on
+ * its own fiber, which the start's lock and the queues publish as before.
+ *
  * Memory. Emptying keeps what the sub-graph had: its node blocks, its
  * arrays, its arena chunks (spare_chunks), and the sub-graphs of the
  * subflow tasks it held (sf_spare, handed to the next subflow task of it
@@ -122,6 +172,14 @@
  *            thread may be taking and building that spare meanwhile, and
  *            a stale pointer costs a wasted fetch (a prefetch never
  *            faults). Nothing read so decides anything.
+ *   solo, solo_op, solo_fib  a sub-graph's solo build ("Solo builds"):
+ *            solo ON stored with solo_fib under the lock (or before
+ *            publication) by the building visit; REVOKED stored under
+ *            the lock by a taker, OFF by the visit at any time; loaded
+ *            relaxed by the visit's ops (after the light fence) and by
+ *            every taker of the lock (after its acquire). solo_op stored
+ *            by the visit's ops (1 relaxed, 0 release), loaded (acquire)
+ *            by a revoker.
  *   A sub-graph is emptied only with no run of it in flight: at the
  *   task's visit (its last run ended before the task's last visit did)
  *   and after a join's wait. Its lock orders the emptying against a DOT
@@ -133,6 +191,7 @@
 #include <ck_pr.h>
 
 #include "graph.h"
+#include "solo.h"
 
 /* The nodes of a sub-graph's first block that a visit prefetches: a
  * recursion's call adds a few (fib: 3). */
@@ -157,6 +216,17 @@ weft_task *weft_graph_add_subflow(weft_graph *g, weft_subflow_fn fn, void *arg)
     weft__sf_init init = { fn, arg };
     weft_task *t;
     return weft__graph_add_node(g, weft__subflow_mark, &init, 0, &t) == WEFT_OK ? t : NULL;
+}
+
+weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg)
+{
+    weft_task *t;
+    if (!fn)
+        return NULL;   /* a condition must answer */
+    /* Stored as a weft_fn and called back as what it is (run.c). */
+    weft_fn as_fn;
+    memcpy(&as_fn, &fn, sizeof as_fn);
+    return weft__graph_add_node(g, as_fn, arg, WEFT__CTL_COND, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_task *weft_graph_add_multi_cond(weft_graph *g, weft_multi_cond_fn fn, void *arg)
@@ -195,7 +265,7 @@ weft_graph *weft__subflow_take(weft_graph *g)
     if (sub) {
         atomic_store_explicit(&g->sf_spare, sub->sf_next, memory_order_relaxed);   /* under lock; a prefetch reads it unlocked */
         sub->sf_next = NULL;
-        weft__graph_clear_spare(sub);   /* under g's lock, which gave it to the list */
+        weft__graph_clear_locked(sub);   /* a spare: under g's lock, which gave it to the list */
         return sub;
     }
     if (weft_graph_create(&sub) != WEFT_OK)
@@ -261,6 +331,8 @@ int weft__mcond_call(void *arg)
  * on. NULL: out of memory. Under the outer graph's lock: adds from other
  * threads race only here, and a DOT dump or a cancel of the outer graph
  * reads the record's sub-graph under that lock. */
+static void solo_arm(weft_graph *sub);
+
 static __attribute__((noinline)) weft_graph *sub_attach(weft__sfrec *rec)
 {
     weft_graph *g = rec->task->g;
@@ -272,11 +344,69 @@ static __attribute__((noinline)) weft_graph *sub_attach(weft__sfrec *rec)
             sub->sf_fn = rec->fn;
             sub->sf_arg = rec->arg;
             sub->sf_task = rec->task;
+            const weft__visiting *vis = weft__visiting_fn();
+            if (vis && vis->cur == rec->task)
+                solo_arm(sub);   /* the task's visit adds first: it builds solo, armed before anyone can reach sub */
             atomic_store_explicit(&rec->sub, sub, memory_order_release);   /* release: pairs with the adds' acquire */
         }
     }
     weft__graph_unlock(g);
     return sub;
+}
+
+/* ---- solo builds ----------------------------------------------------------------- */
+
+/* May a visit build solo here? With membarrier the building side's fence
+ * is a compiler barrier; without it, a seq_cst fence costs what the
+ * lock's exchange did, so the lock stays (nothing armed) but under TSAN,
+ * where both sides' fences are seq_cst and the protocol is checked. */
+static inline bool solo_allowed(void)
+{
+#if defined(WEFT_TSAN)
+    return true;
+#else
+    return weft__fences_asymmetric();
+#endif
+}
+
+/* Step A: the visit running on this fiber starts building sub solo.
+ * Caller holds sub's lock (so no thread that took it before still reads
+ * sub: it let go first, and every later taker sees ON), or sub is not
+ * published yet (sub_attach: a taker reaches it through the outer
+ * graph's lock after the publication, which orders this before). */
+static void solo_arm(weft_graph *sub)
+{
+    const weft__worker *w = weft__tls_worker;
+    if (!solo_allowed() || !w)
+        return;
+    atomic_store_explicit(&sub->solo_fib, weft__worker_fiber(w), memory_order_relaxed);   /* ordered as solo, below */
+    atomic_store_explicit(&sub->solo, WEFT__SOLO_ON, memory_order_relaxed);   /* under lock (or before the publication): every later taker's acquire sees it */
+}
+
+/* Step E: the visit is done building sub (its function returned, or it
+ * joins): anything after takes the lock. Any time, no lock: only the
+ * visit itself builds unlocked, and it is not inside an add now. */
+static inline void solo_end(weft_graph *sub)
+{
+    if (atomic_load_explicit(&sub->solo, memory_order_relaxed) != WEFT__SOLO_OFF)
+        atomic_store_explicit(&sub->solo, WEFT__SOLO_OFF, memory_order_relaxed);   /* the visit's own: no op of its is under way */
+}
+
+void weft__solo_revoke(weft_graph *g)
+{
+    /* R1, under the lock: no new solo op may start (O2 reads it). */
+    atomic_store_explicit(&g->solo, WEFT__SOLO_REVOKED, memory_order_relaxed);
+    const weft__worker *w = weft__tls_worker;
+    if (w && atomic_load_explicit(&g->solo_fib, memory_order_relaxed) == weft__worker_fiber(w))
+        return;   /* the building visit's own fiber (a condition added, a name set, a join): not inside an op */
+    /* R2: pairs with O1-O2's light fence: either the visit's O2 reads
+     * REVOKED (and it takes the lock, held here), or R3 reads its O1. */
+    weft__fence_heavy();
+    /* R3: wait out an op under way (a few dozen instructions; the visit
+     * runs no user code inside one). */
+    weft__backoff b = WEFT__BACKOFF_INIT;
+    while (atomic_load_explicit(&g->solo_op, memory_order_acquire))   /* acquire: pairs with O3's release */
+        weft__backoff_step(&b);
 }
 
 static inline weft_graph *sub_for_add(weft_subflow *sf)
@@ -292,13 +422,44 @@ static inline weft_graph *sub_for_add(weft_subflow *sf)
     return WEFT_LIKELY(sub != NULL) ? sub : sub_attach(rec);
 }
 
+/* The caller's first add to sub with solo OFF: if it is the visit of
+ * sf's task itself, arms solo (step A) under the lock. true: armed. */
+static __attribute__((noinline)) bool sub_arm(weft_subflow *sf, weft_graph *sub)
+{
+    weft__visiting *vis = weft__visiting_fn();
+    if (!solo_allowed() || !vis || vis->cur != ((weft__sfrec *)(void *)sf)->task)
+        return false;   /* another thread, or work nested in the function: the lock */
+    weft__graph_lock(sub);
+    bool armed = atomic_load_explicit(&sub->solo, memory_order_relaxed) == WEFT__SOLO_OFF;   /* under lock */
+    if (armed)
+        solo_arm(sub);
+    weft__graph_unlock(sub);
+    return armed;
+}
+
 /* The adds below go to graph.c's add itself, not through the public
  * weft_graph_add* (one call a task instead of two or three). */
+/* An add to sub for sf's record: solo if the caller is the visit building
+ * it so (arming it first if the visit has not: its first add since the
+ * sub-graph was made or emptied without), else under the lock. */
+static inline int sub_add(weft_subflow *sf, weft_graph *sub, weft_fn fn, void *arg, weft_task **t)
+{
+    if (WEFT_LIKELY(weft__solo_mine(sub)) ||
+        (atomic_load_explicit(&sub->solo, memory_order_relaxed) == WEFT__SOLO_OFF && sub_arm(sf, sub))) {
+        if (weft__solo_enter(sub)) {
+            int rc = weft__graph_add_node_solo(sub, fn, arg, t);
+            weft__solo_exit(sub);
+            return rc;
+        }
+    }
+    return weft__graph_add_node(sub, fn, arg, 0, t);
+}
+
 weft_task *weft_subflow_add(weft_subflow *sf, weft_fn fn, void *arg)
 {
     weft_graph *sub = sf ? sub_for_add(sf) : NULL;
     weft_task *t;
-    return sub && weft__graph_add_node(sub, fn, arg, 0, &t) == WEFT_OK ? t : NULL;
+    return sub && sub_add(sf, sub, fn, arg, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_task *weft_subflow_add_cond(weft_subflow *sf, weft_cond_fn fn, void *arg)
@@ -318,7 +479,7 @@ weft_task *weft_subflow_add_subflow(weft_subflow *sf, weft_subflow_fn fn, void *
     weft_graph *sub = sf && fn ? sub_for_add(sf) : NULL;
     weft__sf_init init = { fn, arg };
     weft_task *t;
-    return sub && weft__graph_add_node(sub, weft__subflow_mark, &init, 0, &t) == WEFT_OK ? t : NULL;
+    return sub && sub_add(sf, sub, weft__subflow_mark, &init, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_subflow *weft_subflow_current(void)
@@ -387,11 +548,17 @@ weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t)
      * read without the lock, as only the visit holding busy writes it
      * (its adds, its emptyings). */
     weft_graph *sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* acquire: an add from another thread made it */
-    if (sub && sub->n != 0)
-        weft__graph_clear(sub);
+    if (sub && sub->n != 0) {
+        weft__graph_lock(sub);
+        weft__graph_clear_locked(sub);
+        solo_arm(sub);   /* the function's adds build it solo ("Solo builds") */
+        weft__graph_unlock(sub);
+    }
     rec->fn((weft_subflow *)(void *)rec, rec->arg);
+    sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* the function's adds happened before its return */
+    if (sub)
+        solo_end(sub);   /* before the run's start, and any lock of it */
     if (!vis->fail) {
-        sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* the function's adds happened before its return */
         if (sub && sub->n != 0)
             return sub;   /* n read as above: the visit's own */
         /* What a module's start of an empty graph leaves (module.c): no
@@ -490,6 +657,7 @@ int weft_subflow_join(weft_subflow *sf)
         uint64_t fail = atomic_load_explicit(&sub->fail_err, memory_order_relaxed);   /* under lock, no run */
         sub->sf_up = NULL;
         weft__graph_clear_locked(sub);
+        solo_arm(sub);   /* the function's adds after the join build it solo again */
         weft__graph_unlock(sub);
         if (fail != 0 && vis->fail == 0)
             vis->fail = fail;   /* the task fails as the run did, word and all */
