@@ -545,7 +545,7 @@ int weft__graph_add_node_solo(weft_graph *g, weft_fn fn, void *arg, weft_task **
 
 int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
 {
-    return weft__graph_add_node(g, fn, arg, 0, out);
+    return add_node(g, fn, arg, 0, NULL, 0, out, false);
 }
 
 weft_task *weft_graph_add(weft_graph *g, weft_fn fn, void *arg)
@@ -578,7 +578,7 @@ static bool succ_has(weft_task *t, uint32_t v)
 /* Makes room for one more successor of t: NULL if the list has room, else
  * the new array (the caller commits it with succ_append), or *rc set and
  * NULL on failure, nothing changed. Caller holds the lock. */
-static uint32_t *succ_room(weft_graph *g, weft_task *t, int *rc)
+static inline __attribute__((always_inline)) uint32_t *succ_room(weft_graph *g, weft_task *t, int *rc)
 {
     uint32_t n = t->nsucc;
     if (n < WEFT__SUCC_INLINE || (n > WEFT__SUCC_INLINE && n < succ_cap(t)))
