@@ -308,12 +308,12 @@ struct weft_graph {
     bool need_dedup;                /* a list past WEFT__SUCC_SCAN grew unsearched */
     bool need_order;                /* back_edges and an edge since the last order check */
     /* subflow.c, "Solo builds": a sub-graph its task's own visit builds
-     * without the lock. solo: WEFT__SOLO_*, set ON under the lock by that
-     * visit, turned off by it (any time) or by any other thread that
-     * takes the lock (weft__solo_revoke); solo_op: 1 while the visit is
-     * inside an unlocked add or edge; solo_fib: the visit's fiber. */
-    _Atomic uint8_t solo;
+     * without the lock (while lock's word is WEFT__LOCK_SOLO). solo_op:
+     * 1 while the visit is inside an unlocked add or edge; solo_revoked:
+     * a taker of the lock ended this build's solo (no new arming until
+     * the next emptying); solo_fib: the visit's fiber. */
     _Atomic uint8_t solo_op;
+    _Atomic uint8_t solo_revoked;
     bool has_cond;                  /* a condition task is in it: runs end by `pending` */
     bool has_module;                /* a module task is in it (module.c) */
     uint32_t *modules;              /* indices of its module tasks */
@@ -450,21 +450,26 @@ bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns);
 #define WEFT__GRAPH_CHECK(g, call) WEFT__CHECK_TAG((g)->tag, WEFT__TAG_GRAPH, (call), "graph", (g))
 #define WEFT__TASK_CHECK(t, call) WEFT__GRAPH_CHECK((t)->g, (call))
 
-/* subflow.c, "Solo builds": the values of weft_graph.solo. */
-enum { WEFT__SOLO_OFF = 0, WEFT__SOLO_ON = 1, WEFT__SOLO_REVOKED = 2 };
-/* subflow.c: a thread that took g's lock and found solo ON ends the solo
- * build (step R1-R3) before it reads or writes anything of g. Caller
- * holds g's lock. */
+/* subflow.c, "Solo builds": g's lock word while the visit that builds
+ * g holds it to build without taking it (1: held, 0: free). A taker's
+ * exchange that reads it holds the lock and ends the solo build
+ * (weft__solo_revoke, steps R1-R3) before it reads or writes anything of
+ * g; a plain lock never reads it otherwise, so a graph that is no
+ * sub-graph pays nothing for it. */
+#define WEFT__LOCK_SOLO 2u
+/* subflow.c: R1-R3, by a thread whose exchange read WEFT__LOCK_SOLO
+ * (it holds the lock now). */
 void weft__solo_revoke(weft_graph *g);
+/* run_lock.c: the contended half of weft__graph_lock (old: what its
+ * exchange read). */
+void weft__graph_lock_slow(weft_graph *g, uint32_t old);
 
 static inline void weft__graph_lock(weft_graph *g)
 {
     WEFT__GRAPH_CHECK(g, "weft_graph call (its lock)");   /* every build and inspect call takes it */
-    weft__spin_lock(&g->lock);   /* acquire: pairs with the release in unlock */
-    /* Relaxed: ON is stored under this lock only, which the acquire
-     * above ordered before. */
-    if (WEFT_UNLIKELY(atomic_load_explicit(&g->solo, memory_order_relaxed) == WEFT__SOLO_ON))
-        weft__solo_revoke(g);
+    uint32_t old = atomic_exchange_explicit(&g->lock.v, 1, memory_order_acquire);   /* acquire: pairs with the release in unlock, or the visit's arming */
+    if (WEFT_UNLIKELY(old != 0))
+        weft__graph_lock_slow(g, old);
 }
 
 static inline void weft__graph_unlock(weft_graph *g)

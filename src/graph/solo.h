@@ -16,7 +16,7 @@ static inline bool weft__solo_enter(weft_graph *g)
 {
     atomic_store_explicit(&g->solo_op, 1, memory_order_relaxed);   /* O1; ordered before O2's load by the fence */
     weft__fence_light();   /* StoreLoad: pairs with the revoker's weft__fence_heavy (R2) */
-    if (WEFT_LIKELY(atomic_load_explicit(&g->solo, memory_order_relaxed) == WEFT__SOLO_ON))   /* O2 */
+    if (WEFT_LIKELY(atomic_load_explicit(&g->lock.v, memory_order_relaxed) == WEFT__LOCK_SOLO))   /* O2 */
         return true;
     atomic_store_explicit(&g->solo_op, 0, memory_order_release);   /* release: as weft__solo_exit */
     return false;
@@ -34,7 +34,7 @@ static inline void weft__solo_exit(weft_graph *g)
  * from: any thread. */
 static inline bool weft__solo_mine(const weft_graph *g)
 {
-    if (WEFT_LIKELY(atomic_load_explicit(&((weft_graph *)g)->solo, memory_order_relaxed) != WEFT__SOLO_ON))
+    if (WEFT_LIKELY(atomic_load_explicit(&((weft_graph *)g)->lock.v, memory_order_relaxed) != WEFT__LOCK_SOLO))
         return false;
     const weft__worker *w = weft__tls_worker;
     return w && atomic_load_explicit(&((weft_graph *)g)->solo_fib, memory_order_relaxed) == weft__worker_fiber(w);

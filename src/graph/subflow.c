@@ -65,53 +65,63 @@
  *
  * Solo builds. A sub-graph's adds and edges take its lock, and in a
  * recursion (fib: three adds and two edges a call) those five locked
- * exchanges were a seventh of a call's time, though almost always no
+ * exchanges were a seventh of a call's CPU time, though almost always no
  * other thread comes near the sub-graph while the function builds it.
  * Any thread may add while the function runs (graph.h), and a DOT dump,
  * a stall report, a name or an attribute may lock it at any time, so
  * the visit cannot know that nobody will; it builds without the lock
- * until somebody does, and that thread pays for the switch. The
- * protocol, with g the sub-graph (its solo, solo_op, solo_fib):
- *   A.  The task's visit arms g (solo = ON, solo_fib = its fiber): under
- *       g's lock when it empties g at its start or after a join, or
- *       before g is published at all (sub_attach, the first add; a
- *       thread reaches g through the outer graph's lock, after the
- *       publication). Not where the light fence below would be a real
- *       fence (no membarrier; TSAN builds arm anyway, to check the
- *       protocol): there the lock stays.
- *   O1. An add or edge by that fiber (weft__solo_mine: ON and solo_fib
- *       is the caller's fiber, so work nested in the function counts as
- *       the visit's: it runs between the visit's own steps, never
- *       beside them) stores solo_op = 1;
+ * until somebody takes it, and that thread pays for the switch. The
+ * visit holds the lock meanwhile in a word of its own: g's lock word is
+ * WEFT__LOCK_SOLO (graph.h), which no plain lock ever sees as free. With
+ * g the sub-graph (its lock word, solo_op, solo_fib, solo_revoked):
+ *   A.  The task's visit arms g (solo_fib = its fiber; the word
+ *       WEFT__LOCK_SOLO, stored with release as its unlock would store
+ *       0): as it lets go of the lock after emptying g at its start or
+ *       after a join, or at its first add (sub_arm, one hold of the
+ *       lock), or before g is published at all (sub_attach: a thread
+ *       reaches g through the outer graph's lock, after the
+ *       publication). Not after a taker ended this build's solo
+ *       (solo_revoked), nor where the light fence below would be a real
+ *       fence (no membarrier: the lock stays; TSAN builds arm anyway,
+ *       with seq_cst fences on both sides, to check the protocol).
+ *   O1. An add or edge by that fiber (weft__solo_mine: the word is
+ *       WEFT__LOCK_SOLO and solo_fib is the caller's fiber, so work
+ *       nested in the function counts as the visit's: it runs between
+ *       the visit's own steps, never beside them) stores solo_op = 1;
  *   O2. weft__fence_light (a compiler barrier; membarrier makes up the
- *       rest); loads solo: ON, it goes on without the lock; else it
- *       stores solo_op = 0 and takes the lock as before;
+ *       rest); loads the word: WEFT__LOCK_SOLO, it goes on without the
+ *       lock; else it stores solo_op = 0 and takes the lock as before;
  *   O3. done, solo_op = 0 (release).
- *   R1. Any thread that takes g's lock (weft__graph_lock and
- *       weft__graph_lock_for look right after the acquire) and finds ON
- *       stores REVOKED; on the visit's own fiber that is all (it is not
- *       inside an op: a condition added, a name set, a join);
+ *   R1. Any thread's exchange on the lock that reads WEFT__LOCK_SOLO
+ *       (weft__graph_lock, weft__graph_lock_for) holds the lock now,
+ *       the word 1; it sets solo_revoked; on the visit's own fiber that
+ *       is all (it is not inside an op: a condition added, a name set, a
+ *       join, the run's start after the function returned);
  *   R2. weft__fence_heavy (membarrier: a full barrier on every running
  *       thread);
  *   R3. waits, with the lock held, until solo_op reads 0 (acquire),
  *       and only then reads or writes g.
- *   E.  When the function returns (or joins), the visit stores OFF
- *       itself before the run's start takes the lock.
+ *   E.  A visit whose function returned and that will not lock g (it
+ *       added nothing, or failed) gives the word back (a compare and
+ *       swap to 0, release: a taker may have it already). One that goes
+ *       on to start g's run takes the word over at that lock (R1, on
+ *       its own fiber).
  * Why no two touch g at once: O1-O2 and R1-R3 are Dekker's two halves
  * with R2 the fence of both (membarrier puts a full barrier between any
- * two of the visit's instructions that straddle it): either O2 reads
- * REVOKED, and the op takes the lock, which R's thread holds; or R3
- * reads O1's 1 and waits for O3, whose release hands it the op's
- * writes. An op that starts after R3 reads REVOKED in O2. ON is stored
- * under the lock (or before publication) only, so a taker's acquire sees
- * it; REVOKED and OFF may be stored at any time, and only make a later
- * op take the lock. The op itself runs no user code and takes no lock,
- * so R3's wait is a few dozen instructions (or the visit's thread being
- * preempted inside one), and every wait ends. A switch costs its thread
- * one membarrier; the visit goes on under the lock for the rest of that
- * build (REVOKED until E or the next A). The run's start, end and visits
- * are unchanged: the visit's unlocked writes precede its run's start on
- * its own fiber, which the start's lock and the queues publish as before.
+ * two of the visit's instructions that straddle it): either O2 reads the
+ * taker's 1, and the op takes the lock, which the taker holds; or R3
+ * reads O1's 1 and waits for O3, whose release hands it the op's writes.
+ * An op that starts after R3 reads 1 (or 0) in O2. The word becomes
+ * WEFT__LOCK_SOLO only from a hold of the lock (or before publication),
+ * so a taker's acquiring exchange reads it or a later value. The op
+ * runs no user code and takes no lock, so R3's wait is a few dozen
+ * instructions (or the visit's thread preempted inside one), and every
+ * wait ends. A switch costs its thread one membarrier; the visit goes
+ * on under the lock for the rest of that build. A graph that is no
+ * sub-graph never holds the word, and its lock is the one exchange it
+ * was. The run's start, end and visits are unchanged: the visit's
+ * unlocked writes precede its run's start on its own fiber, which the
+ * start's lock and the queues publish as before.
  *
  * Memory. Emptying keeps what the sub-graph had: its node blocks, its
  * arrays, its arena chunks (spare_chunks), and the sub-graphs of the
@@ -172,14 +182,18 @@
  *            thread may be taking and building that spare meanwhile, and
  *            a stale pointer costs a wasted fetch (a prefetch never
  *            faults). Nothing read so decides anything.
- *   solo, solo_op, solo_fib  a sub-graph's solo build ("Solo builds"):
- *            solo ON stored with solo_fib under the lock (or before
- *            publication) by the building visit; REVOKED stored under
- *            the lock by a taker, OFF by the visit at any time; loaded
- *            relaxed by the visit's ops (after the light fence) and by
- *            every taker of the lock (after its acquire). solo_op stored
- *            by the visit's ops (1 relaxed, 0 release), loaded (acquire)
- *            by a revoker.
+ *   lock word WEFT__LOCK_SOLO, solo_op, solo_fib, solo_revoked  a
+ *            sub-graph's solo build ("Solo builds"): the word stored
+ *            WEFT__LOCK_SOLO (release) by the building visit from a hold
+ *            of the lock (or before publication), with solo_fib before
+ *            it; taken by any taker's exchange (acquire), or given back
+ *            by the visit's compare and swap (E); loaded relaxed by the
+ *            visit's ops after the light fence. solo_op stored by the
+ *            visit's ops (1 relaxed, 0 release), loaded (acquire) by a
+ *            taker. solo_revoked stored under the lock by a taker and by
+ *            the arming, by the visit at E; loaded relaxed by the
+ *            visit's adds (a hint: the arming looks again under the
+ *            lock).
  *   A sub-graph is emptied only with no run of it in flight: at the
  *   task's visit (its last run ended before the task's last visit did)
  *   and after a join's wait. Its lock orders the emptying against a DOT
@@ -331,7 +345,7 @@ int weft__mcond_call(void *arg)
  * on. NULL: out of memory. Under the outer graph's lock: adds from other
  * threads race only here, and a DOT dump or a cancel of the outer graph
  * reads the record's sub-graph under that lock. */
-static void solo_arm(weft_graph *sub);
+static void solo_arm_unpublished(weft_graph *sub);
 
 static __attribute__((noinline)) weft_graph *sub_attach(weft__sfrec *rec)
 {
@@ -346,7 +360,7 @@ static __attribute__((noinline)) weft_graph *sub_attach(weft__sfrec *rec)
             sub->sf_task = rec->task;
             const weft__visiting *vis = weft__visiting_fn();
             if (vis && vis->cur == rec->task)
-                solo_arm(sub);   /* the task's visit adds first: it builds solo, armed before anyone can reach sub */
+                solo_arm_unpublished(sub);   /* the task's visit adds first: it builds solo, armed before anyone can reach sub */
             atomic_store_explicit(&rec->sub, sub, memory_order_release);   /* release: pairs with the adds' acquire */
         }
     }
@@ -369,38 +383,62 @@ static inline bool solo_allowed(void)
 #endif
 }
 
-/* Step A: the visit running on this fiber starts building sub solo.
- * Caller holds sub's lock (so no thread that took it before still reads
- * sub: it let go first, and every later taker sees ON), or sub is not
- * published yet (sub_attach: a taker reaches it through the outer
- * graph's lock after the publication, which orders this before). */
-static void solo_arm(weft_graph *sub)
+/* Step A, the visit running on this fiber starts building sub solo,
+ * as it lets go of sub's lock: the word becomes WEFT__LOCK_SOLO instead
+ * of 0 (release, as an unlock), so every later taker's exchange reads it.
+ * Caller holds sub's lock. */
+static void solo_unlock_arm(weft_graph *sub)
+{
+    const weft__worker *w = weft__tls_worker;
+    if (!solo_allowed() || !w) {
+        weft__graph_unlock(sub);
+        return;
+    }
+    atomic_store_explicit(&sub->solo_fib, weft__worker_fiber(w), memory_order_relaxed);   /* published by the release below */
+    atomic_store_explicit(&sub->solo_revoked, 0, memory_order_relaxed);   /* under lock */
+    atomic_store_explicit(&sub->lock.v, WEFT__LOCK_SOLO, memory_order_release);   /* release: as weft__graph_unlock */
+}
+
+/* Step A for a sub-graph nobody can reach yet (sub_attach, before it
+ * publishes sub: a taker reaches it through the outer graph's lock,
+ * after the publication, which orders this before). Its lock is free. */
+static void solo_arm_unpublished(weft_graph *sub)
 {
     const weft__worker *w = weft__tls_worker;
     if (!solo_allowed() || !w)
         return;
-    atomic_store_explicit(&sub->solo_fib, weft__worker_fiber(w), memory_order_relaxed);   /* ordered as solo, below */
-    atomic_store_explicit(&sub->solo, WEFT__SOLO_ON, memory_order_relaxed);   /* under lock (or before the publication): every later taker's acquire sees it */
+    atomic_store_explicit(&sub->solo_fib, weft__worker_fiber(w), memory_order_relaxed);
+    atomic_store_explicit(&sub->solo_revoked, 0, memory_order_relaxed);
+    atomic_store_explicit(&sub->lock.v, WEFT__LOCK_SOLO, memory_order_relaxed);   /* the publication's release orders it */
 }
 
-/* Step E: the visit is done building sub (its function returned, or it
- * joins): anything after takes the lock. Any time, no lock: only the
- * visit itself builds unlocked, and it is not inside an add now. */
+/* Step E: the visit is done building sub and will not lock it now (its
+ * function returned having added nothing, or failed): the solo build
+ * lets go of the lock (release, as an unlock, for the next taker),
+ * unless a taker ended it already (then the word is that taker's). A
+ * visit that goes on to lock sub (the run's start, a join) takes the
+ * word over through its exchange instead (weft__solo_revoke, on its own
+ * fiber). Callable from: the visit, not inside an op. */
 static inline void solo_end(weft_graph *sub)
 {
-    if (atomic_load_explicit(&sub->solo, memory_order_relaxed) != WEFT__SOLO_OFF)
-        atomic_store_explicit(&sub->solo, WEFT__SOLO_OFF, memory_order_relaxed);   /* the visit's own: no op of its is under way */
+    uint32_t solo = WEFT__LOCK_SOLO;
+    if (atomic_load_explicit(&sub->lock.v, memory_order_relaxed) == WEFT__LOCK_SOLO)
+        atomic_compare_exchange_strong_explicit(&sub->lock.v, &solo, 0, memory_order_release,
+                                                memory_order_relaxed);   /* release: as weft__graph_unlock */
+    atomic_store_explicit(&sub->solo_revoked, 0, memory_order_relaxed);   /* the next build may arm again */
 }
 
 void weft__solo_revoke(weft_graph *g)
 {
-    /* R1, under the lock: no new solo op may start (O2 reads it). */
-    atomic_store_explicit(&g->solo, WEFT__SOLO_REVOKED, memory_order_relaxed);
+    /* R1 was the caller's exchange: the word is 1, so O2 reads no
+     * WEFT__LOCK_SOLO from now on; and no arming until the next build. */
+    atomic_store_explicit(&g->solo_revoked, 1, memory_order_relaxed);   /* under lock */
     const weft__worker *w = weft__tls_worker;
     if (w && atomic_load_explicit(&g->solo_fib, memory_order_relaxed) == weft__worker_fiber(w))
         return;   /* the building visit's own fiber (a condition added, a name set, a join): not inside an op */
     /* R2: pairs with O1-O2's light fence: either the visit's O2 reads
-     * REVOKED (and it takes the lock, held here), or R3 reads its O1. */
+     * the word this thread wrote (and it takes the lock, held here), or
+     * R3 reads its O1. */
     weft__fence_heavy();
     /* R3: wait out an op under way (a few dozen instructions; the visit
      * runs no user code inside one). */
@@ -422,19 +460,21 @@ static inline weft_graph *sub_for_add(weft_subflow *sf)
     return WEFT_LIKELY(sub != NULL) ? sub : sub_attach(rec);
 }
 
-/* The caller's first add to sub with solo OFF: if it is the visit of
- * sf's task itself, arms solo (step A) under the lock. true: armed. */
+/* The caller's add to sub with no solo build: if it is the visit of
+ * sf's task itself and no taker ended one in this build, arms it (step
+ * A) as it lets go of the lock. true: armed. */
 static __attribute__((noinline)) bool sub_arm(weft_subflow *sf, weft_graph *sub)
 {
     weft__visiting *vis = weft__visiting_fn();
     if (!solo_allowed() || !vis || vis->cur != ((weft__sfrec *)(void *)sf)->task)
         return false;   /* another thread, or work nested in the function: the lock */
     weft__graph_lock(sub);
-    bool armed = atomic_load_explicit(&sub->solo, memory_order_relaxed) == WEFT__SOLO_OFF;   /* under lock */
-    if (armed)
-        solo_arm(sub);
-    weft__graph_unlock(sub);
-    return armed;
+    if (atomic_load_explicit(&sub->solo_revoked, memory_order_relaxed)) {   /* under lock */
+        weft__graph_unlock(sub);
+        return false;
+    }
+    solo_unlock_arm(sub);
+    return true;
 }
 
 /* The adds below go to graph.c's add itself, not through the public
@@ -445,7 +485,7 @@ static __attribute__((noinline)) bool sub_arm(weft_subflow *sf, weft_graph *sub)
 static inline int sub_add(weft_subflow *sf, weft_graph *sub, weft_fn fn, void *arg, weft_task **t)
 {
     if (WEFT_LIKELY(weft__solo_mine(sub)) ||
-        (atomic_load_explicit(&sub->solo, memory_order_relaxed) == WEFT__SOLO_OFF && sub_arm(sf, sub))) {
+        (!atomic_load_explicit(&sub->solo_revoked, memory_order_relaxed) && sub_arm(sf, sub))) {
         if (weft__solo_enter(sub)) {
             int rc = weft__graph_add_node_solo(sub, fn, arg, t);
             weft__solo_exit(sub);
@@ -551,13 +591,12 @@ weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t)
     if (sub && sub->n != 0) {
         weft__graph_lock(sub);
         weft__graph_clear_locked(sub);
-        solo_arm(sub);   /* the function's adds build it solo ("Solo builds") */
-        weft__graph_unlock(sub);
+        solo_unlock_arm(sub);   /* the function's adds build it solo ("Solo builds") */
     }
     rec->fn((weft_subflow *)(void *)rec, rec->arg);
     sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* the function's adds happened before its return */
-    if (sub)
-        solo_end(sub);   /* before the run's start, and any lock of it */
+    if (sub && (sub->n == 0 || vis->fail))
+        solo_end(sub);   /* no run's start takes the lock from the solo build (step E) */
     if (!vis->fail) {
         if (sub && sub->n != 0)
             return sub;   /* n read as above: the visit's own */
@@ -657,8 +696,7 @@ int weft_subflow_join(weft_subflow *sf)
         uint64_t fail = atomic_load_explicit(&sub->fail_err, memory_order_relaxed);   /* under lock, no run */
         sub->sf_up = NULL;
         weft__graph_clear_locked(sub);
-        solo_arm(sub);   /* the function's adds after the join build it solo again */
-        weft__graph_unlock(sub);
+        solo_unlock_arm(sub);   /* the function's adds after the join build it solo again */
         if (fail != 0 && vis->fail == 0)
             vis->fail = fail;   /* the task fails as the run did, word and all */
         return rc;
