@@ -328,7 +328,7 @@ struct weft_graph {
     void *sf_arg;
     weft_task *sf_task;             /* the subflow task (of another graph) owning g */
     weft_task *sf_up;               /* during a join's run: sf_task (cancel crosses it) */
-    _Atomic(weft__fiber *) solo_fib;   /* subflow.c: the fiber of the visit building solo (solo ON) */
+    _Atomic(weft__fiber *) solo_fib;   /* subflow.c: the fiber of the visit building g solo */
     bool sf_dirty;                  /* the last run ended with a failure or not OK
                                        (series.c, under lock): a visit that builds
                                        nothing clears what it left (subflow.c) */

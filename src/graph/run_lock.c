@@ -191,7 +191,6 @@ void weft__graph_lock_slow(weft_graph *g, uint32_t old)
     }
 }
 
-
 bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
 {
     uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;

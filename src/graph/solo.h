@@ -10,7 +10,7 @@
 
 /* subflow.c, "Solo builds", step O1-O2: the building visit enters an
  * add or edge of g without the lock; false: not solo (any more), take
- * the lock. Callable from: the fiber of the visit that set solo ON
+ * the lock. Callable from: the fiber of the visit that armed g
  * (weft__solo_mine). */
 static inline bool weft__solo_enter(weft_graph *g)
 {
@@ -28,10 +28,10 @@ static inline void weft__solo_exit(weft_graph *g)
     atomic_store_explicit(&g->solo_op, 0, memory_order_release);   /* release: the op's writes before a revoker's acquire (R3) */
 }
 
-/* Is the caller on the fiber of the visit building g solo (ON)? That
- * fiber runs the function, and any work nested in it, one step after
- * another: none of it overlaps an unlocked op of the visit's. Callable
- * from: any thread. */
+/* Is the caller on the fiber of the visit building g solo (its lock
+ * word WEFT__LOCK_SOLO)? That fiber runs the function, and any work
+ * nested in it, one step after another: none of it overlaps an unlocked
+ * op of the visit's. Callable from: any thread. */
 static inline bool weft__solo_mine(const weft_graph *g)
 {
     if (WEFT_LIKELY(atomic_load_explicit(&((weft_graph *)g)->lock.v, memory_order_relaxed) != WEFT__LOCK_SOLO))
