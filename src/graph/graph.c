@@ -56,6 +56,7 @@
 
 #include "block_cache.h"
 #include "graph.h"
+#include "solo.h"
 
 /* ---- pieces: node blocks and arena chunks --------------------------------------
  * Both are block_cache.h's kept blocks of WEFT__PIECE bytes: a destroyed graph's
@@ -414,9 +415,9 @@ void weft__graph_clear(weft_graph *g)
     weft__graph_unlock(g);
 }
 
-void weft__graph_clear_spare(weft_graph *g)
+void weft__graph_clear_locked(weft_graph *g)
 {
-    clear_tasks(g);   /* no task holds g, no run, no dump reaches it: its lock would order nothing */
+    clear_tasks(g);   /* a spare: no task holds g, no run, no dump reaches it: its lock would order nothing */
 }
 
 /* ---- tasks ----------------------------------------------------------------- */
@@ -427,14 +428,16 @@ void weft__graph_clear_spare(weft_graph *g)
  * test each way. */
 static inline __attribute__((always_inline)) int add_node(weft_graph *g, weft_fn fn, void *arg,
                                                           uint32_t kind, const void *extra,
-                                                          size_t extra_size, weft_task **out)
+                                                          size_t extra_size, weft_task **out,
+                                                          const bool solo)
 {
     if (!out)
         return WEFT_EINVAL;
     *out = NULL;
     if (!g)
         return WEFT_EINVAL;
-    weft__graph_lock(g);
+    if (!solo)
+        weft__graph_lock(g);   /* solo: the building visit's own, between solo_enter and solo_exit (subflow.c) */
     int rc = WEFT_OK;
     if (running(g)) {
         rc = WEFT_EBUSY;
@@ -518,53 +521,37 @@ static inline __attribute__((always_inline)) int add_node(weft_graph *g, weft_fn
     g->n = i + 1;
     *out = t;
 out:
-    weft__graph_unlock(g);
+    if (!solo)
+        weft__graph_unlock(g);
     return rc;
 }
 
 /* Adds a task (kind: 0, or WEFT__CTL_COND for a condition task). */
 int weft__graph_add_node(weft_graph *g, weft_fn fn, void *arg, uint32_t kind, weft_task **out)
 {
-    return add_node(g, fn, arg, kind, NULL, 0, out);
+    return add_node(g, fn, arg, kind, NULL, 0, out, false);
 }
 
 int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
                            const void *extra, size_t extra_size, weft_task **out)
 {
-    return add_node(g, fn, arg, kind, extra, extra_size, out);
+    return add_node(g, fn, arg, kind, extra, extra_size, out, false);
+}
+
+int weft__graph_add_node_solo(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
+{
+    return add_node(g, fn, arg, 0, NULL, 0, out, true);
 }
 
 int weft_graph_add_task(weft_graph *g, weft_fn fn, void *arg, weft_task **out)
 {
-    return weft__graph_add_node(g, fn, arg, 0, out);
-}
-
-weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg)
-{
-    weft_task *t;
-    if (!fn)
-        return NULL;   /* a condition must answer */
-    /* Stored as a weft_fn and called back as what it is (run.c). */
-    weft_fn as_fn;
-    memcpy(&as_fn, &fn, sizeof as_fn);
-    return weft__graph_add_node(g, as_fn, arg, WEFT__CTL_COND, &t) == WEFT_OK ? t : NULL;
+    return add_node(g, fn, arg, 0, NULL, 0, out, false);
 }
 
 weft_task *weft_graph_add(weft_graph *g, weft_fn fn, void *arg)
 {
     weft_task *t;
     return weft_graph_add_task(g, fn, arg, &t) == WEFT_OK ? t : NULL;
-}
-
-size_t weft_graph_size(const weft_graph *g)
-{
-    if (!g)
-        return 0;
-    weft_graph *m = (weft_graph *)g;   /* the lock only */
-    weft__graph_lock(m);
-    size_t n = g->n;
-    weft__graph_unlock(m);
-    return n;
 }
 
 /* ---- edges ---------------------------------------------------------------- */
@@ -591,7 +578,7 @@ static bool succ_has(weft_task *t, uint32_t v)
 /* Makes room for one more successor of t: NULL if the list has room, else
  * the new array (the caller commits it with succ_append), or *rc set and
  * NULL on failure, nothing changed. Caller holds the lock. */
-static uint32_t *succ_room(weft_graph *g, weft_task *t, int *rc)
+static inline __attribute__((always_inline)) uint32_t *succ_room(weft_graph *g, weft_task *t, int *rc)
 {
     uint32_t n = t->nsucc;
     if (n < WEFT__SUCC_INLINE || (n > WEFT__SUCC_INLINE && n < succ_cap(t)))
@@ -623,15 +610,13 @@ static void succ_append(weft_task *t, uint32_t *grown, uint32_t v)
     t->nsucc = n + 1;
 }
 
-int weft_task_precede(weft_task *t, weft_task *successor)
+/* weft_task_precede's body, t and v checked; solo: without g's lock
+ * (the building visit's own, subflow.c), else under it. */
+static inline __attribute__((always_inline)) int precede(weft_task *t, weft_task *v, const bool solo)
 {
-    if (!t || !successor || t->g != successor->g)
-        return WEFT_EINVAL;
-    if (t == successor && !weft__is_cond(t))
-        return WEFT_EINVAL;   /* a strong self-edge is a cycle; a condition's is a loop */
     weft_graph *g = t->g;
-    weft_task *v = successor;
-    weft__graph_lock(g);
+    if (!solo)
+        weft__graph_lock(g);
     int rc = WEFT_OK;
     if (running(g)) {
         rc = WEFT_EBUSY;
@@ -685,8 +670,31 @@ int weft_task_precede(weft_task *t, weft_task *successor)
     if (g->back_edges)
         g->need_order = true;   /* any edge may close a cycle through a back edge */
 out:
-    weft__graph_unlock(g);
+    if (!solo)
+        weft__graph_unlock(g);
     return rc;
+}
+
+/* precede without the lock, between weft__solo_enter and its exit. */
+static __attribute__((noinline)) int precede_solo(weft_task *t, weft_task *v)
+{
+    int rc = precede(t, v, true);
+    weft__solo_exit(t->g);
+    return rc;
+}
+
+int weft_task_precede(weft_task *t, weft_task *successor)
+{
+    if (!t || !successor || t->g != successor->g)
+        return WEFT_EINVAL;
+    if (t == successor && !weft__is_cond(t))
+        return WEFT_EINVAL;   /* a strong self-edge is a cycle; a condition's is a loop */
+    /* An edge of a sub-graph its visit builds solo, by that visit
+     * (subflow.c, "Solo builds"): no lock. Out of line, so that the
+     * locked edge keeps its code. */
+    if (WEFT_UNLIKELY(weft__solo_mine(t->g)) && weft__solo_enter(t->g))
+        return precede_solo(t, successor);
+    return precede(t, successor, false);
 }
 
 int weft_task_succeed(weft_task *t, weft_task *predecessor)

@@ -307,6 +307,13 @@ struct weft_graph {
     bool cyclic;                    /* found a cycle: stays (no edge removal) */
     bool need_dedup;                /* a list past WEFT__SUCC_SCAN grew unsearched */
     bool need_order;                /* back_edges and an edge since the last order check */
+    /* subflow.c, "Solo builds": a sub-graph its task's own visit builds
+     * without the lock (while lock's word is WEFT__LOCK_SOLO). solo_op:
+     * 1 while the visit is inside an unlocked add or edge; solo_revoked:
+     * a taker of the lock ended this build's solo (no new arming until
+     * the next emptying); solo_fib: the visit's fiber. */
+    _Atomic uint8_t solo_op;
+    _Atomic uint8_t solo_revoked;
     bool has_cond;                  /* a condition task is in it: runs end by `pending` */
     bool has_module;                /* a module task is in it (module.c) */
     uint32_t *modules;              /* indices of its module tasks */
@@ -321,6 +328,7 @@ struct weft_graph {
     void *sf_arg;
     weft_task *sf_task;             /* the subflow task (of another graph) owning g */
     weft_task *sf_up;               /* during a join's run: sf_task (cancel crosses it) */
+    _Atomic(weft__fiber *) solo_fib;   /* subflow.c: the fiber of the visit building g solo */
     bool sf_dirty;                  /* the last run ended with a failure or not OK
                                        (series.c, under lock): a visit that builds
                                        nothing clears what it left (subflow.c) */
@@ -442,16 +450,33 @@ bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns);
 #define WEFT__GRAPH_CHECK(g, call) WEFT__CHECK_TAG((g)->tag, WEFT__TAG_GRAPH, (call), "graph", (g))
 #define WEFT__TASK_CHECK(t, call) WEFT__GRAPH_CHECK((t)->g, (call))
 
+/* subflow.c, "Solo builds": g's lock word while the visit that builds
+ * g holds it to build without taking it (1: held, 0: free). A taker's
+ * exchange that reads it holds the lock and ends the solo build
+ * (weft__solo_revoke, steps R1-R3) before it reads or writes anything of
+ * g; a plain lock never reads it otherwise, so a graph that is no
+ * sub-graph pays nothing for it. */
+#define WEFT__LOCK_SOLO 2u
+/* subflow.c: R1-R3, by a thread whose exchange read WEFT__LOCK_SOLO
+ * (it holds the lock now). */
+void weft__solo_revoke(weft_graph *g);
+/* run_lock.c: the contended half of weft__graph_lock (old: what its
+ * exchange read). */
+void weft__graph_lock_slow(weft_graph *g, uint32_t old);
+
 static inline void weft__graph_lock(weft_graph *g)
 {
     WEFT__GRAPH_CHECK(g, "weft_graph call (its lock)");   /* every build and inspect call takes it */
-    weft__spin_lock(&g->lock);   /* acquire: pairs with the release in unlock */
+    uint32_t old = atomic_exchange_explicit(&g->lock.v, 1, memory_order_acquire);   /* acquire: pairs with the release in unlock, or the visit's arming */
+    if (WEFT_UNLIKELY(old != 0))
+        weft__graph_lock_slow(g, old);
 }
 
 static inline void weft__graph_unlock(weft_graph *g)
 {
     weft__spin_unlock(&g->lock);   /* release: pairs with the acquire in lock */
 }
+
 /* The record function of every node. */
 void weft__node_entry(void *arg);
 
@@ -478,6 +503,18 @@ weft_task *weft__run_finish_up(weft_graph *g, int rc);
  * back to its loop after it: run.c, step 4). Callable from: that visit's
  * walk (run.c). */
 void weft__run_ended(weft__worker *w, weft_graph *g, bool tail);
+
+/* series.c: a join's start (subflow.c, weft_subflow_join) of sub-graph
+ * g in one hold of its lock: what weft_graph_run(s, g) does, with
+ * g->sf_up set to its task before the setup, where start() would take
+ * its short way (no run in flight, no module, no pinned task, a root, w
+ * a worker of s); returns WEFT_OK (queued from w), WEFT__JOIN_EMPTY (g
+ * holds no task: nothing done), WEFT__JOIN_GENERAL (none of that holds:
+ * nothing done, the caller takes weft_graph_run's way), or the check's
+ * ECYCLE or ENOMEM (nothing run). Callable from: the join, on w. */
+#define WEFT__JOIN_EMPTY (-1001)
+#define WEFT__JOIN_GENERAL (-1002)
+int weft__run_start_join(weft_sched *s, weft_graph *g, weft__worker *w);
 
 /* The task of another graph that g's run in flight is part of: the
  * module or subflow task that started it (parent), or the subflow task
@@ -663,11 +700,16 @@ int weft__graph_add_node_x(weft_graph *g, weft_fn fn, void *arg, uint32_t kind,
  * arena chunks and arrays for the tasks added next; the sub-graphs of
  * its subflow tasks go to g's spare list. */
 void weft__graph_clear(weft_graph *g);
-/* graph.c: weft__graph_clear of a spare sub-graph (subflow.c), without
- * its lock: on its owner's spare list it belongs to no task, so no run,
- * DOT dump or build call can reach it. Caller holds the owner's lock
- * (which ordered the spare's last emptying or run before it). */
-void weft__graph_clear_spare(weft_graph *g);
+/* graph.c: weft__graph_add_node without g's lock, for the visit that
+ * builds g solo, between weft__solo_enter and weft__solo_exit. */
+int weft__graph_add_node_solo(weft_graph *g, weft_fn fn, void *arg, weft_task **out);
+/* graph.c: weft__graph_clear with g's lock held by the caller (a join
+ * that reads its run's result in the same hold), or of a spare
+ * sub-graph (subflow.c) without it: on its owner's spare list it belongs
+ * to no task, so no run, DOT dump or build call can reach it; the
+ * caller holds the owner's lock (which ordered the spare's last
+ * emptying or run before it). */
+void weft__graph_clear_locked(weft_graph *g);
 /* graph.c: g, new and empty, takes small node blocks (a sub-graph:
  * WEFT__SMALL_SHIFT). */
 void weft__graph_small_blocks(weft_graph *g);

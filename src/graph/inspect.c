@@ -329,3 +329,14 @@ weft_task_status weft_task_state(const weft_task *t)
         return WEFT_TASK_PENDING;
     }
 }
+
+size_t weft_graph_size(const weft_graph *g)
+{
+    if (!g)
+        return 0;
+    weft_graph *m = (weft_graph *)g;   /* the lock only */
+    weft__graph_lock(m);
+    size_t n = g->n;
+    weft__graph_unlock(m);
+    return n;
+}

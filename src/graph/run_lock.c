@@ -173,15 +173,35 @@ int weft__graph_lock_checked(weft_graph *g, weft_task *m)
     }
 }
 
-/* ---- the lock with a patience (stall reports, the module check) ----------------- */
+/* ---- the lock's contended half, and the lock with a patience -------------------- */
+
+void weft__graph_lock_slow(weft_graph *g, uint32_t old)
+{
+    weft__backoff b = WEFT__BACKOFF_INIT;
+    for (;;) {
+        if (old == WEFT__LOCK_SOLO) {
+            weft__solo_revoke(g);   /* held now: a solo build's, ended first (subflow.c) */
+            return;
+        }
+        if (old == 0)
+            return;
+        while (atomic_load_explicit(&g->lock.v, memory_order_relaxed) == 1)   /* relaxed: only a hint; the exchange decides */
+            weft__backoff_step(&b);   /* the holder may be preempted */
+        old = atomic_exchange_explicit(&g->lock.v, 1, memory_order_acquire);   /* acquire: as weft__graph_lock */
+    }
+}
 
 bool weft__graph_lock_for(weft_graph *g, uint64_t patience_ns)
 {
     uint64_t until = patience_ns == UINT64_MAX ? UINT64_MAX : weft__now_ns() + patience_ns;
     weft__backoff b = WEFT__BACKOFF_INIT;
     for (;;) {
-        if (weft__spin_trylock(&g->lock))   /* acquire: pairs with the release in unlock */
+        uint32_t old = atomic_load_explicit(&g->lock.v, memory_order_relaxed);   /* relaxed: only a hint; the exchange decides */
+        if (old != 1 && (old = atomic_exchange_explicit(&g->lock.v, 1, memory_order_acquire)) != 1) {   /* acquire: as weft__graph_lock */
+            if (old == WEFT__LOCK_SOLO)
+                weft__solo_revoke(g);   /* held by a solo build: ended first (subflow.c) */
             return true;
+        }
         /* Past the pauses the holder may be preempted, or checking a
          * large graph: the clock is read only then. */
         if (!weft__backoff_spinning(&b) && until != UINT64_MAX && weft__now_ns() > until)

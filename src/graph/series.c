@@ -311,6 +311,35 @@ static int start(weft_sched *s, weft_graph *g, uint64_t runs_left, bool (*until)
     return rc;
 }
 
+int weft__run_start_join(weft_sched *s, weft_graph *g, weft__worker *w)
+{
+    weft__graph_lock(g);
+    if (g->n == 0) {
+        weft__graph_unlock(g);
+        return WEFT__JOIN_EMPTY;
+    }
+    /* What start() would refuse or look further at: a run in flight (a
+     * join whose wait was refused), modules (their check may let go of
+     * the lock), pinned tasks, no root, a worker of another scheduler. */
+    if ((atomic_load_explicit(&g->run, memory_order_relaxed) & 1u) || g->has_module || g->npinned != 0 ||   /* under lock */
+        g->nroots == 0 || !w || weft__worker_sched(w) != s) {
+        weft__graph_unlock(g);
+        return WEFT__JOIN_GENERAL;
+    }
+    int rc = g->cyclic || g->need_dedup || g->need_order ? weft__graph_check(g) : WEFT_OK;
+    if (rc != WEFT_OK) {
+        weft__graph_unlock(g);
+        return rc;   /* as weft_graph_run: ECYCLE or ENOMEM, nothing run */
+    }
+    g->sf_up = g->sf_task;   /* cancels and waits see through it (module.c); read by the setup */
+    g->until_while = false;
+    weft_task *first = weft__run_setup(g, s, 0, NULL, NULL);
+    mark_start(g, s);
+    weft__graph_unlock(g);
+    weft__submit(s, w, weft__node_rec(first), WEFT_HINT_NONE);   /* a worker's own deque: cannot fail */
+    return WEFT_OK;
+}
+
 int weft_graph_run(weft_sched *s, weft_graph *g)
 {
     return start(s, g, 0, NULL, NULL, false);

@@ -51,6 +51,78 @@
  * after the join returns, which a parked join would never reach either.
  * A bound thread does not help (as weft_group_join): it parks at once.
  *
+ * Joining's start and end. A join starts its run in one hold of the
+ * sub-graph's lock (series.c, weft__run_start_join: sf_up, the setup,
+ * the trace mark; the first root queued after the unlock), where
+ * weft_graph_run's start would take its short way anyway: no run in
+ * flight, no module (whose check may let go of the lock), no pinned
+ * task, a root, a worker of the graph's scheduler; anything else goes
+ * through weft_graph_run as before. Its end reads the run's result and
+ * failure, clears sf_up and empties the sub-graph in one hold too. Both
+ * holds are the ones weft_graph_run, the read and weft__graph_clear took
+ * one after the other; nothing is read or written outside the lock that
+ * was not before.
+ *
+ * Solo builds. A sub-graph's adds and edges take its lock, and in a
+ * recursion (fib: three adds and two edges a call) those five locked
+ * exchanges were a seventh of a call's CPU time, though almost always no
+ * other thread comes near the sub-graph while the function builds it.
+ * Any thread may add while the function runs (graph.h), and a DOT dump,
+ * a stall report, a name or an attribute may lock it at any time, so
+ * the visit cannot know that nobody will; it builds without the lock
+ * until somebody takes it, and that thread pays for the switch. The
+ * visit holds the lock meanwhile in a word of its own: g's lock word is
+ * WEFT__LOCK_SOLO (graph.h), which no plain lock ever sees as free. With
+ * g the sub-graph (its lock word, solo_op, solo_fib, solo_revoked):
+ *   A.  The task's visit arms g (solo_fib = its fiber; the word
+ *       WEFT__LOCK_SOLO, stored with release as its unlock would store
+ *       0): as it lets go of the lock after emptying g at its start or
+ *       after a join, or at its first add (sub_arm, one hold of the
+ *       lock), or before g is published at all (sub_attach: a thread
+ *       reaches g through the outer graph's lock, after the
+ *       publication). Not after a taker ended this build's solo
+ *       (solo_revoked), nor where the light fence below would be a real
+ *       fence (no membarrier: the lock stays; TSAN builds arm anyway,
+ *       with seq_cst fences on both sides, to check the protocol).
+ *   O1. An add or edge by that fiber (weft__solo_mine: the word is
+ *       WEFT__LOCK_SOLO and solo_fib is the caller's fiber, so work
+ *       nested in the function counts as the visit's: it runs between
+ *       the visit's own steps, never beside them) stores solo_op = 1;
+ *   O2. weft__fence_light (a compiler barrier; membarrier makes up the
+ *       rest); loads the word: WEFT__LOCK_SOLO, it goes on without the
+ *       lock; else it stores solo_op = 0 and takes the lock as before;
+ *   O3. done, solo_op = 0 (release).
+ *   R1. Any thread's exchange on the lock that reads WEFT__LOCK_SOLO
+ *       (weft__graph_lock, weft__graph_lock_for) holds the lock now,
+ *       the word 1; it sets solo_revoked; on the visit's own fiber that
+ *       is all (it is not inside an op: a condition added, a name set, a
+ *       join, the run's start after the function returned);
+ *   R2. weft__fence_heavy (membarrier: a full barrier on every running
+ *       thread);
+ *   R3. waits, with the lock held, until solo_op reads 0 (acquire),
+ *       and only then reads or writes g.
+ *   E.  A visit whose function returned and that will not lock g (it
+ *       added nothing, or failed) gives the word back (a compare and
+ *       swap to 0, release: a taker may have it already). One that goes
+ *       on to start g's run takes the word over at that lock (R1, on
+ *       its own fiber).
+ * Why no two touch g at once: O1-O2 and R1-R3 are Dekker's two halves
+ * with R2 the fence of both (membarrier puts a full barrier between any
+ * two of the visit's instructions that straddle it): either O2 reads the
+ * taker's 1, and the op takes the lock, which the taker holds; or R3
+ * reads O1's 1 and waits for O3, whose release hands it the op's writes.
+ * An op that starts after R3 reads 1 (or 0) in O2. The word becomes
+ * WEFT__LOCK_SOLO only from a hold of the lock (or before publication),
+ * so a taker's acquiring exchange reads it or a later value. The op
+ * runs no user code and takes no lock, so R3's wait is a few dozen
+ * instructions (or the visit's thread preempted inside one), and every
+ * wait ends. A switch costs its thread one membarrier; the visit goes
+ * on under the lock for the rest of that build. A graph that is no
+ * sub-graph never holds the word, and its lock is the one exchange it
+ * was. The run's start, end and visits are unchanged: the visit's
+ * unlocked writes precede its run's start on its own fiber, which the
+ * start's lock and the queues publish as before.
+ *
  * Memory. Emptying keeps what the sub-graph had: its node blocks, its
  * arrays, its arena chunks (spare_chunks), and the sub-graphs of the
  * subflow tasks it held (sf_spare, handed to the next subflow task of it
@@ -110,6 +182,18 @@
  *            thread may be taking and building that spare meanwhile, and
  *            a stale pointer costs a wasted fetch (a prefetch never
  *            faults). Nothing read so decides anything.
+ *   lock word WEFT__LOCK_SOLO, solo_op, solo_fib, solo_revoked  a
+ *            sub-graph's solo build ("Solo builds"): the word stored
+ *            WEFT__LOCK_SOLO (release) by the building visit from a hold
+ *            of the lock (or before publication), with solo_fib before
+ *            it; taken by any taker's exchange (acquire), or given back
+ *            by the visit's compare and swap (E); loaded relaxed by the
+ *            visit's ops after the light fence. solo_op stored by the
+ *            visit's ops (1 relaxed, 0 release), loaded (acquire) by a
+ *            taker. solo_revoked stored under the lock by a taker and by
+ *            the arming, by the visit at E; loaded relaxed by the
+ *            visit's adds (a hint: the arming looks again under the
+ *            lock).
  *   A sub-graph is emptied only with no run of it in flight: at the
  *   task's visit (its last run ended before the task's last visit did)
  *   and after a join's wait. Its lock orders the emptying against a DOT
@@ -121,6 +205,7 @@
 #include <ck_pr.h>
 
 #include "graph.h"
+#include "solo.h"
 
 /* The nodes of a sub-graph's first block that a visit prefetches: a
  * recursion's call adds a few (fib: 3). */
@@ -145,6 +230,17 @@ weft_task *weft_graph_add_subflow(weft_graph *g, weft_subflow_fn fn, void *arg)
     weft__sf_init init = { fn, arg };
     weft_task *t;
     return weft__graph_add_node(g, weft__subflow_mark, &init, 0, &t) == WEFT_OK ? t : NULL;
+}
+
+weft_task *weft_graph_add_cond(weft_graph *g, weft_cond_fn fn, void *arg)
+{
+    weft_task *t;
+    if (!fn)
+        return NULL;   /* a condition must answer */
+    /* Stored as a weft_fn and called back as what it is (run.c). */
+    weft_fn as_fn;
+    memcpy(&as_fn, &fn, sizeof as_fn);
+    return weft__graph_add_node(g, as_fn, arg, WEFT__CTL_COND, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_task *weft_graph_add_multi_cond(weft_graph *g, weft_multi_cond_fn fn, void *arg)
@@ -183,7 +279,7 @@ weft_graph *weft__subflow_take(weft_graph *g)
     if (sub) {
         atomic_store_explicit(&g->sf_spare, sub->sf_next, memory_order_relaxed);   /* under lock; a prefetch reads it unlocked */
         sub->sf_next = NULL;
-        weft__graph_clear_spare(sub);   /* under g's lock, which gave it to the list */
+        weft__graph_clear_locked(sub);   /* a spare: under g's lock, which gave it to the list */
         return sub;
     }
     if (weft_graph_create(&sub) != WEFT_OK)
@@ -249,6 +345,8 @@ int weft__mcond_call(void *arg)
  * on. NULL: out of memory. Under the outer graph's lock: adds from other
  * threads race only here, and a DOT dump or a cancel of the outer graph
  * reads the record's sub-graph under that lock. */
+static void solo_arm_unpublished(weft_graph *sub);
+
 static __attribute__((noinline)) weft_graph *sub_attach(weft__sfrec *rec)
 {
     weft_graph *g = rec->task->g;
@@ -260,11 +358,93 @@ static __attribute__((noinline)) weft_graph *sub_attach(weft__sfrec *rec)
             sub->sf_fn = rec->fn;
             sub->sf_arg = rec->arg;
             sub->sf_task = rec->task;
+            const weft__visiting *vis = weft__visiting_fn();
+            if (vis && vis->cur == rec->task)
+                solo_arm_unpublished(sub);   /* the task's visit adds first: it builds solo, armed before anyone can reach sub */
             atomic_store_explicit(&rec->sub, sub, memory_order_release);   /* release: pairs with the adds' acquire */
         }
     }
     weft__graph_unlock(g);
     return sub;
+}
+
+/* ---- solo builds ----------------------------------------------------------------- */
+
+/* May a visit build solo here? With membarrier the building side's fence
+ * is a compiler barrier; without it, a seq_cst fence costs what the
+ * lock's exchange did, so the lock stays (nothing armed) but under TSAN,
+ * where both sides' fences are seq_cst and the protocol is checked. */
+static inline bool solo_allowed(void)
+{
+#if defined(WEFT_TSAN)
+    return true;
+#else
+    return weft__fences_asymmetric();
+#endif
+}
+
+/* Step A, the visit running on this fiber starts building sub solo,
+ * as it lets go of sub's lock: the word becomes WEFT__LOCK_SOLO instead
+ * of 0 (release, as an unlock), so every later taker's exchange reads it.
+ * Caller holds sub's lock. */
+static void solo_unlock_arm(weft_graph *sub)
+{
+    const weft__worker *w = weft__tls_worker;
+    if (!solo_allowed() || !w) {
+        weft__graph_unlock(sub);
+        return;
+    }
+    atomic_store_explicit(&sub->solo_fib, weft__worker_fiber(w), memory_order_relaxed);   /* published by the release below */
+    atomic_store_explicit(&sub->solo_revoked, 0, memory_order_relaxed);   /* under lock */
+    atomic_store_explicit(&sub->lock.v, WEFT__LOCK_SOLO, memory_order_release);   /* release: as weft__graph_unlock */
+}
+
+/* Step A for a sub-graph nobody can reach yet (sub_attach, before it
+ * publishes sub: a taker reaches it through the outer graph's lock,
+ * after the publication, which orders this before). Its lock is free. */
+static void solo_arm_unpublished(weft_graph *sub)
+{
+    const weft__worker *w = weft__tls_worker;
+    if (!solo_allowed() || !w)
+        return;
+    atomic_store_explicit(&sub->solo_fib, weft__worker_fiber(w), memory_order_relaxed);
+    atomic_store_explicit(&sub->solo_revoked, 0, memory_order_relaxed);
+    atomic_store_explicit(&sub->lock.v, WEFT__LOCK_SOLO, memory_order_relaxed);   /* the publication's release orders it */
+}
+
+/* Step E: the visit is done building sub and will not lock it now (its
+ * function returned having added nothing, or failed): the solo build
+ * lets go of the lock (release, as an unlock, for the next taker),
+ * unless a taker ended it already (then the word is that taker's). A
+ * visit that goes on to lock sub (the run's start, a join) takes the
+ * word over through its exchange instead (weft__solo_revoke, on its own
+ * fiber). Callable from: the visit, not inside an op. */
+static inline void solo_end(weft_graph *sub)
+{
+    uint32_t solo = WEFT__LOCK_SOLO;
+    if (atomic_load_explicit(&sub->lock.v, memory_order_relaxed) == WEFT__LOCK_SOLO)
+        atomic_compare_exchange_strong_explicit(&sub->lock.v, &solo, 0, memory_order_release,
+                                                memory_order_relaxed);   /* release: as weft__graph_unlock */
+    atomic_store_explicit(&sub->solo_revoked, 0, memory_order_relaxed);   /* the next build may arm again */
+}
+
+void weft__solo_revoke(weft_graph *g)
+{
+    /* R1 was the caller's exchange: the word is 1, so O2 reads no
+     * WEFT__LOCK_SOLO from now on; and no arming until the next build. */
+    atomic_store_explicit(&g->solo_revoked, 1, memory_order_relaxed);   /* under lock */
+    const weft__worker *w = weft__tls_worker;
+    if (w && atomic_load_explicit(&g->solo_fib, memory_order_relaxed) == weft__worker_fiber(w))
+        return;   /* the building visit's own fiber (a condition added, a name set, a join): not inside an op */
+    /* R2: pairs with O1-O2's light fence: either the visit's O2 reads
+     * the word this thread wrote (and it takes the lock, held here), or
+     * R3 reads its O1. */
+    weft__fence_heavy();
+    /* R3: wait out an op under way (a few dozen instructions; the visit
+     * runs no user code inside one). */
+    weft__backoff b = WEFT__BACKOFF_INIT;
+    while (atomic_load_explicit(&g->solo_op, memory_order_acquire))   /* acquire: pairs with O3's release */
+        weft__backoff_step(&b);
 }
 
 static inline weft_graph *sub_for_add(weft_subflow *sf)
@@ -280,13 +460,46 @@ static inline weft_graph *sub_for_add(weft_subflow *sf)
     return WEFT_LIKELY(sub != NULL) ? sub : sub_attach(rec);
 }
 
+/* The caller's add to sub with no solo build: if it is the visit of
+ * sf's task itself and no taker ended one in this build, arms it (step
+ * A) as it lets go of the lock. true: armed. */
+static __attribute__((noinline)) bool sub_arm(weft_subflow *sf, weft_graph *sub)
+{
+    weft__visiting *vis = weft__visiting_fn();
+    if (!solo_allowed() || !vis || vis->cur != ((weft__sfrec *)(void *)sf)->task)
+        return false;   /* another thread, or work nested in the function: the lock */
+    weft__graph_lock(sub);
+    if (atomic_load_explicit(&sub->solo_revoked, memory_order_relaxed)) {   /* under lock */
+        weft__graph_unlock(sub);
+        return false;
+    }
+    solo_unlock_arm(sub);
+    return true;
+}
+
 /* The adds below go to graph.c's add itself, not through the public
  * weft_graph_add* (one call a task instead of two or three). */
+/* An add to sub for sf's record: solo if the caller is the visit building
+ * it so (arming it first if the visit has not: its first add since the
+ * sub-graph was made or emptied without), else under the lock. */
+static inline int sub_add(weft_subflow *sf, weft_graph *sub, weft_fn fn, void *arg, weft_task **t)
+{
+    if (WEFT_LIKELY(weft__solo_mine(sub)) ||
+        (!atomic_load_explicit(&sub->solo_revoked, memory_order_relaxed) && sub_arm(sf, sub))) {
+        if (weft__solo_enter(sub)) {
+            int rc = weft__graph_add_node_solo(sub, fn, arg, t);
+            weft__solo_exit(sub);
+            return rc;
+        }
+    }
+    return weft__graph_add_node(sub, fn, arg, 0, t);
+}
+
 weft_task *weft_subflow_add(weft_subflow *sf, weft_fn fn, void *arg)
 {
     weft_graph *sub = sf ? sub_for_add(sf) : NULL;
     weft_task *t;
-    return sub && weft__graph_add_node(sub, fn, arg, 0, &t) == WEFT_OK ? t : NULL;
+    return sub && sub_add(sf, sub, fn, arg, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_task *weft_subflow_add_cond(weft_subflow *sf, weft_cond_fn fn, void *arg)
@@ -306,7 +519,7 @@ weft_task *weft_subflow_add_subflow(weft_subflow *sf, weft_subflow_fn fn, void *
     weft_graph *sub = sf && fn ? sub_for_add(sf) : NULL;
     weft__sf_init init = { fn, arg };
     weft_task *t;
-    return sub && weft__graph_add_node(sub, weft__subflow_mark, &init, 0, &t) == WEFT_OK ? t : NULL;
+    return sub && sub_add(sf, sub, weft__subflow_mark, &init, &t) == WEFT_OK ? t : NULL;
 }
 
 weft_subflow *weft_subflow_current(void)
@@ -375,11 +588,16 @@ weft_graph *weft__subflow_visit(weft__visiting *vis, weft_task *t)
      * read without the lock, as only the visit holding busy writes it
      * (its adds, its emptyings). */
     weft_graph *sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* acquire: an add from another thread made it */
-    if (sub && sub->n != 0)
-        weft__graph_clear(sub);
+    if (sub && sub->n != 0) {
+        weft__graph_lock(sub);
+        weft__graph_clear_locked(sub);
+        solo_unlock_arm(sub);   /* the function's adds build it solo ("Solo builds") */
+    }
     rec->fn((weft_subflow *)(void *)rec, rec->arg);
+    sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* the function's adds happened before its return */
+    if (sub && (sub->n == 0 || vis->fail))
+        solo_end(sub);   /* no run's start takes the lock from the solo build (step E) */
     if (!vis->fail) {
-        sub = atomic_load_explicit(&rec->sub, memory_order_acquire);   /* the function's adds happened before its return */
         if (sub && sub->n != 0)
             return sub;   /* n read as above: the visit's own */
         /* What a module's start of an empty graph leaves (module.c): no
@@ -446,32 +664,41 @@ int weft_subflow_join(weft_subflow *sf)
     if (!sub)
         return WEFT_OK;   /* nothing added yet: empty */
     WEFT__GRAPH_CHECK(sub, "weft_subflow_join");
-    weft__graph_lock(sub);
-    bool empty = sub->n == 0;
-    if (!empty)
-        sub->sf_up = sub->sf_task;   /* cancels and waits see through it (module.c) */
-    weft__graph_unlock(sub);
-    if (empty)
+    weft__worker *w = weft__tls_worker;   /* vis: a task of the graph runs here */
+    weft_sched *s = vis->g->sched;
+    /* The start in one hold of the lock ("Joining's start and end",
+     * above); else as weft_graph_run. */
+    int rc = weft__run_start_join(s, sub, w);
+    if (rc == WEFT__JOIN_EMPTY)
         return WEFT_OK;
-    int rc = weft_graph_run(vis->g->sched, sub);
+    if (rc == WEFT__JOIN_GENERAL) {
+        weft__graph_lock(sub);
+        bool empty = sub->n == 0;
+        if (!empty)
+            sub->sf_up = sub->sf_task;   /* cancels and waits see through it (module.c) */
+        weft__graph_unlock(sub);
+        if (empty)
+            return WEFT_OK;
+        rc = weft_graph_run(s, sub);
+    }
     if (rc == WEFT_OK) {
-        weft__worker *w = weft__tls_worker;   /* vis: a task of the graph runs here */
-        bool done = !weft__worker_is_bound(w) && weft__worker_sched(w) == vis->g->sched &&
+        bool done = !weft__worker_is_bound(w) && weft__worker_sched(w) == s &&
                     weft__help_hooks_until(w, sub_done, sub_mine, sub);   /* "Joining inline", above */
         if (!done) {
             rc = weft_graph_wait(sub);   /* what others took */
             if (!weft_graph_done(sub))
                 return rc;   /* the wait was refused (no fiber to go on with): it runs on, joined when fn returns */
         }
+        /* The result, the failure and the emptying in one hold. */
         weft__graph_lock(sub);
         if (done)
             rc = sub->result;   /* what weft_graph_wait would return, without its look up the chain of runs */
         uint64_t fail = atomic_load_explicit(&sub->fail_err, memory_order_relaxed);   /* under lock, no run */
         sub->sf_up = NULL;
-        weft__graph_unlock(sub);
+        weft__graph_clear_locked(sub);
+        solo_unlock_arm(sub);   /* the function's adds after the join build it solo again */
         if (fail != 0 && vis->fail == 0)
             vis->fail = fail;   /* the task fails as the run did, word and all */
-        weft__graph_clear(sub);
         return rc;
     }
     weft__graph_lock(sub);

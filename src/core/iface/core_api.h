@@ -42,6 +42,33 @@
  * NULL. */
 extern WEFT_TLS weft__worker *weft__tls_worker;
 
+/* ---- the asymmetric StoreLoad pair (park.c's) ------------------------
+ * For a layer's own Dekker-style protocol between one frequent side and
+ * a rare one (graph's solo builds, graph.h): the frequent side pays
+ * weft__fence_light (a compiler barrier where the kernel has membarrier,
+ * else a seq_cst fence), the rare side weft__fence_heavy (membarrier on
+ * every running thread of the process, else a seq_cst fence); each
+ * orders the caller's stores before its later loads against the other
+ * side's. weft__fences_asymmetric: the light side is a compiler barrier
+ * only (set before any worker exists: park.c). */
+extern bool weft__use_membarrier;
+void weft__fence_park(void);
+static inline bool weft__fences_asymmetric(void)
+{
+    return weft__use_membarrier;
+}
+static inline void weft__fence_light(void)
+{
+    if (WEFT_LIKELY(weft__use_membarrier))
+        atomic_signal_fence(memory_order_seq_cst);   /* compiler only: pairs with membarrier in weft__fence_heavy */
+    else
+        atomic_thread_fence(memory_order_seq_cst);   /* StoreLoad: pairs with weft__fence_heavy */
+}
+static inline void weft__fence_heavy(void)
+{
+    weft__fence_park();   /* membarrier, retried until it succeeds; else a seq_cst fence */
+}
+
 /* ---- hook records ----------------------------------------------------
  * A queued record whose link carries WEFT__NODE_HOOK (node.h) belongs to
  * a layer above (a graph node: 64 bytes holding what the graph needs, no
