@@ -186,7 +186,9 @@ int weft_group_join(weft_group *gr)
 {
     group_impl *g = impl(gr);
     weft__worker *w = weft__tls_worker;
-    if (weft__sched_unserved_here(g->s) && !all_ended(g))
+    /* all_ended first: a group whose members all ended joins without
+     * touching its scheduler, which may be destroyed by then. */
+    if (!all_ended(g) && weft__sched_unserved_here(g->s))
         return WEFT_ENOTBOUND;   /* members left and nobody here would run them (core_api.h) */
     if (!(w && weft__worker_sched(w) == g->s && !weft__worker_is_bound(w) && weft__help_until(w, all_ended, g))) {
         int rc = weft_waitgroup_wait(&g->wg);
