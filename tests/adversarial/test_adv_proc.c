@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -336,16 +337,28 @@ static void child_member(void *arg)
     atomic_fetch_add((atomic_long *)arg, 1);
 }
 
+/* Where a child is (a step number in memory the parent shares), so that
+ * a child that hangs is reported with the step it hung in. */
+static _Atomic int *child_step;
+
+static void child_at(int step)
+{
+    if (child_step)
+        atomic_store(child_step, step);
+}
+
 static int child_main(void)
 {
     weft_sched *s = NULL;
     weft_config c;
     weft_config_init(&c);
     c.workers = 2;
+    child_at(1);
     if (weft_sched_create(&s, &c) != WEFT_OK)
         return 10;
     weft_async *h = NULL;
     int x = 5;
+    child_at(2);
     if (weft_async_spawn(s, child_async, &x, NULL, 0, &h) != WEFT_OK || weft_async_wait(h) != 0 ||
         weft_async_result(h) != &x)
         return 11;
@@ -354,33 +367,43 @@ static int child_main(void)
     weft_pipe_stage st[2] = { { WEFT_PIPE_SERIAL, child_stage, &n },
                               { WEFT_PIPE_PARALLEL, child_stage, &n } };
     weft_pipeline *pl = NULL;
+    child_at(3);
     if (weft_pipeline_create(2, st, 2, &pl) != WEFT_OK || weft_pipeline_run(s, pl) != WEFT_OK ||
         weft_pipeline_tokens(pl) != 10 || weft_pipeline_destroy(pl) != WEFT_OK)
         return 12;
     weft_group gr;
     atomic_long m = 0;
+    child_at(4);
     if (weft_group_init(&gr, s) != WEFT_OK)
         return 13;
+    child_at(5);
     for (int i = 0; i < 50; i++)
         weft_group_spawn(&gr, child_member, &m);
+    child_at(6);
     if (weft_group_join(&gr) != WEFT_OK || atomic_load(&m) != 50)
         return 14;
     weft_group_destroy(&gr);
     int p[2];
+    child_at(7);
     if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0)
         return 15;
     char b[4];
+    child_at(8);
     if (weft_fd_read_for(p[0], b, 4, 1000000) != WEFT_ETIMEDOUT)
         return 16;
     const char *tr[] = { "true", NULL };
     weft_proc_spec sp = { .argv = tr };
     int status = -1;
+    child_at(9);
     if (weft_proc_run_for(s, &sp, &status, UINT64_MAX) != WEFT_OK || status != 0)
         return 17;
+    child_at(10);
     if (weft_signal_wait_for(WEFT_SIG(SIGUSR1), 0) != WEFT_ETIMEDOUT)
         return 18;
+    child_at(11);
     weft_fd_close(p[0]);
     weft_fd_close(p[1]);
+    child_at(12);
     if (weft_sched_destroy(s) != WEFT_OK)
         return 19;
     return 0;
@@ -422,6 +445,8 @@ static void *fork_thread(void *arg)
             atomic_fetch_add(&j->fails, 1);
             break;
         }
+        if (child_step)
+            atomic_store(child_step, 0);
         if (pid == 0)
             _exit(child_main());
         int st = -1;
@@ -429,7 +454,8 @@ static void *fork_thread(void *arg)
         if (rc != WEFT_OK) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
-            fprintf(stderr, "child %d: wait %d\n", round, rc);
+            fprintf(stderr, "child %d: wait %d, the child at its step %d\n", round, rc,
+                    child_step ? atomic_load(child_step) : -1);
             atomic_fetch_add(&j->fails, 1);
         } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             fprintf(stderr, "child %d: status %#x\n", round, st);
@@ -453,6 +479,8 @@ WT_TEST(adv_proc, fork_child)
     WT_SKIP("under TSAN: no threads in a child of a multi-threaded fork");
 #endif
     WT_ASSERT_EQ(weft_signal_block(WEFT_SIG(SIGUSR1)), WEFT_OK);
+    void *m = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    child_step = m == MAP_FAILED ? NULL : m;
     WT_FOR_WORKERS(w, 1, 2, 8) {
         fjob j;
         memset(&j, 0, sizeof j);
@@ -474,4 +502,7 @@ WT_TEST(adv_proc, fork_child)
         weft_fd_close(j.p[1]);
         weft_event_destroy(&j.gate);
     }
+    if (child_step)
+        munmap((void *)child_step, sizeof(int));
+    child_step = NULL;
 }
