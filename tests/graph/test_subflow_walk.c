@@ -142,6 +142,7 @@ WT_TEST(sfwalk, sem_in_a_sub_graph, .timeout = 120)
         weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         sem_case c;
+        atomic_init(&c.inside, 0);
         weft_sem_init(&c.sem, 1);
         weft_event_init(&c.ev, true, false);
         WT_ASSERT(weft_graph_add_subflow(g, sem_outer, &c) != NULL);
