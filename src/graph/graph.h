@@ -127,8 +127,11 @@ enum { WEFT__VISIT_NONE = 0, WEFT__VISIT_RAN = 1, WEFT__VISIT_SKIPPED = 2, WEFT_
 
 /* Which copy of the walk a run's visits take (weft_graph.special, run.c):
  * the plain one; the condition walk, for a graph whose only special kind
- * is the condition task; the general one. */
-enum { WEFT__WALK_PLAIN = 0, WEFT__WALK_COND = 1, WEFT__WALK_ALL = 2 };
+ * is the condition task; the general one; the nest walk, the general one
+ * less attr.c's tests and condition tasks, for a graph that would run the
+ * general one but has no task with attributes and no condition task (a
+ * subflow's sub-graph, mostly). */
+enum { WEFT__WALK_PLAIN = 0, WEFT__WALK_COND = 1, WEFT__WALK_ALL = 2, WEFT__WALK_NEST = 3 };
 
 /* Never an epoch: the initial value of done and cancel_epoch. */
 #define WEFT__NO_EPOCH UINT32_MAX
@@ -388,8 +391,9 @@ struct weft_graph {
                                        known); set by the start, or by a claim
                                        that looked up the chain */
     uint8_t special;                /* the run in flight's walk (WEFT__WALK_*): PLAIN, COND
-                                       (has_cond only) or ALL (has_nested, inside, nattr or
-                                       small blocks too): set by its start (run.c) */
+                                       (has_cond only), ALL (has_nested, inside, nattr or
+                                       small blocks too) or NEST (ALL's, with neither nattr
+                                       nor has_cond): set by its start (run.c) */
     weft_task *parent;              /* running as a module (or a subflow's sub-graph):
                                        the task (of another graph) whose visit started
                                        this run; under lock, read by the run's visits

@@ -132,14 +132,18 @@
 
 /* ---- visiting a node ---------------------------------------------------------- */
 
-/* What a copy of the walk (walk, below) may meet, two constants: sp,
- * condition tasks; all, also attributes, nested runs, a run inside another
- * graph's, hooks. sp and not all: the condition walk, of a graph whose
- * only special kind is the condition task. */
+/* What a copy of the walk (walk, below) may meet, three constants: sp,
+ * condition tasks; all, also nested runs, a run inside another graph's,
+ * hooks, small blocks; at, attributes (a priority, a pin, a semaphore:
+ * attr.c) and, where all, condition tasks. sp and not all: the
+ * condition walk, of a graph whose only special kind is the condition
+ * task. all and not at: the nest walk (WEFT__WALK_NEST), of a graph with
+ * nested runs or inside one, but with no task that has attributes and no
+ * condition task: a subflow's sub-graph, as a recursion builds it. */
 static inline __attribute__((always_inline))
-bool conds(const weft_graph *g, const bool sp, const bool all)
+bool conds(const weft_graph *g, const bool sp, const bool all, const bool at)
 {
-    return sp && (!all || g->has_cond);
+    return sp && (!all || (at && g->has_cond));
 }
 
 /* Claims t for this run: RAN, or SKIPPED if t is cancelled, poisoned or
@@ -173,9 +177,9 @@ static void queue_again(weft_graph *g, weft__worker *w, weft_task *v);
 /* Submits rec, a record that visits v: a task with attributes goes
  * where its priority and pin say (attr.c), in the general walk only. */
 static inline __attribute__((always_inline))
-void submit_node(weft_graph *g, weft__worker *w, weft__task *rec, weft_task *v, const bool all)
+void submit_node(weft_graph *g, weft__worker *w, weft__task *rec, weft_task *v, const bool at)
 {
-    if (all && WEFT_UNLIKELY(weft__has_attr(v)))
+    if (at && WEFT_UNLIKELY(weft__has_attr(v)))
         weft__attr_submit(g, w, rec, v);
     else
         weft__submit(g->sched, w, rec, WEFT_HINT_NONE);
@@ -187,9 +191,9 @@ void submit_node(weft_graph *g, weft__worker *w, weft__task *rec, weft_task *v, 
  * for its semaphore). */
 static inline __attribute__((always_inline))
 void queue_node_counted(weft_graph *g, weft__worker *w, weft_task *v, const bool sp, const bool all,
-                        bool counted)
+                        const bool at, bool counted)
 {
-    if (conds(g, sp, all)) {
+    if (conds(g, sp, all, at)) {
         if (!counted)
             atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* before the submit, which publishes the record */
         if (atomic_fetch_or_explicit(&v->ctl, WEFT__CTL_QUEUED, memory_order_relaxed) & WEFT__CTL_QUEUED) {
@@ -197,18 +201,18 @@ void queue_node_counted(weft_graph *g, weft__worker *w, weft_task *v, const bool
             return;
         }
     }
-    submit_node(g, w, weft__node_rec(v), v, all);
+    submit_node(g, w, weft__node_rec(v), v, at);
 }
 
 static inline __attribute__((always_inline))
-void queue_node(weft_graph *g, weft__worker *w, weft_task *v, const bool sp, const bool all)
+void queue_node(weft_graph *g, weft__worker *w, weft_task *v, const bool sp, const bool all, const bool at)
 {
-    queue_node_counted(g, w, v, sp, all, false);
+    queue_node_counted(g, w, v, sp, all, at, false);
 }
 
 void weft__graph_queue(weft__worker *w, weft_task *v, bool counted)
 {
-    queue_node_counted(v->g, w, v, true, true, counted);
+    queue_node_counted(v->g, w, v, true, true, true, counted);
 }
 
 /* A record of core's that visits a node whose own record was queued
@@ -268,7 +272,7 @@ static __attribute__((noinline, cold)) void fail_task(weft_graph *g, weft_task *
  * NULL. first: t's first successor's node, or NULL. */
 static inline __attribute__((always_inline))
 weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch, const bool sp,
-                            const bool all, bool ran, int pick, weft_task *first, uint32_t *sinks)
+                            const bool all, const bool at, bool ran, int pick, weft_task *first, uint32_t *sinks)
 {
     if (ran)
         atomic_store_explicit(&t->done, epoch, memory_order_release);      /* release: pairs with acquire in get_state */
@@ -282,7 +286,7 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
     }
 
     const uint32_t *succ = weft__succ(t);
-    if (conds(g, sp, all) && weft__is_cond(t)) {
+    if (conds(g, sp, all, at) && weft__is_cond(t)) {
         if (!ran || pick < 0 || (uint32_t)pick >= n)
             return NULL;
         return pick == 0 ? first : weft__graph_node(g, succ[pick]);   /* first: looked up already */
@@ -315,20 +319,20 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
             /* Asked of every ready successor, not only while no
              * continuation is chosen: a HIGH one met after it must still
              * send the continuation to the queues (below). */
-            bool placed = all && WEFT_UNLIKELY(weft__has_attr(v)) && weft__attr_placed(v, &high);
+            bool placed = at && WEFT_UNLIKELY(weft__has_attr(v)) && weft__attr_placed(v, &high);
             if (!next && !placed)
                 next = v;   /* continuation: no queue trip */
             else
-                queue_node(g, w, v, sp, all);   /* a task with a priority or pin is queued where it goes, never continued */
+                queue_node(g, w, v, sp, all, at);   /* a task with a priority or pin is queued where it goes, never continued */
         }
         if (i == n)
             break;
         v = weft__graph_node_sp(g, succ[i], all);
     }
-    if (all && WEFT_UNLIKELY(high) && next) {
+    if (at && WEFT_UNLIKELY(high) && next) {
         /* Siblings ready at once run HIGH first: the continuation waits
          * its turn in the queues rather than go ahead of them. */
-        queue_node(g, w, next, sp, all);
+        queue_node(g, w, next, sp, all, at);
         next = NULL;
     }
     return next;
@@ -340,11 +344,11 @@ weft_task *visit_tail_joins(weft__worker *w, weft_graph *g, weft_task *t, uint32
  * queued where it goes. The general walk only: no other is pinned. */
 static inline __attribute__((always_inline))
 weft_task *visit_tail(weft__worker *w, weft_graph *g, weft_task *t, uint32_t epoch, const bool sp,
-                      const bool all, bool ran, int pick, weft_task *first, uint32_t *sinks)
+                      const bool all, const bool at, bool ran, int pick, weft_task *first, uint32_t *sinks)
 {
-    weft_task *next = visit_tail_joins(w, g, t, epoch, sp, all, ran, pick, first, sinks);
+    weft_task *next = visit_tail_joins(w, g, t, epoch, sp, all, at, ran, pick, first, sinks);
     if (all && WEFT_UNLIKELY(next != NULL && weft__only_pinned(w))) {
-        queue_node(g, w, next, sp, all);
+        queue_node(g, w, next, sp, all, at);
         return NULL;
     }
     return next;
@@ -391,7 +395,7 @@ static __attribute__((noinline)) void hook_begin(weft__worker *w, weft_task *t)
 
 static inline __attribute__((always_inline))
 weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *sinks, const bool sp,
-                 const bool all)
+                 const bool all, const bool at)
 {
     weft_graph *g = t->g;
     /* The first successor's fields are read after fn: start fetching its
@@ -415,15 +419,15 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
     /* Relaxed: the run's start reached this thread through the queue that
      * delivered a root, and every node after it through join's chain. */
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;
-    bool ran = claim(g, t, epoch, sp, all, all && vis->skip);   /* attr.c: a task it let through without a unit is skipped */
-    if (all)
+    bool ran = claim(g, t, epoch, sp, all, at && vis->skip);   /* attr.c: a task it let through without a unit is skipped */
+    if (at)
         vis->skip = false;
-    if (conds(g, sp, all))
+    if (conds(g, sp, all, at))
         atomic_store_explicit(&t->done, WEFT__NO_EPOCH, memory_order_relaxed);   /* a loop's next visit reads RUNNING again */
     if (t->npred > 1)
         atomic_store_explicit(&t->join, t->npred, memory_order_relaxed);   /* every predecessor is done with it; the run's end publishes it */
     int pick = -1;
-    if (all && WEFT_UNLIKELY(vis->fail != 0)) {
+    if (at && WEFT_UNLIKELY(vis->fail != 0)) {
         /* attr.c: t fails before its function starts (its pinned thread
          * is gone), as weft_task_fail would have it. */
         if (ran)
@@ -439,7 +443,7 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
         if (all && WEFT_UNLIKELY(g->has_nested) && weft__is_nested(g, t)) {
             if (weft__nested_start(w, vis, t, hooked))
                 return WEFT__DEFERRED;   /* its graph runs: t finishes when it ends */
-        } else if (conds(g, sp, all) && weft__is_cond(t)) {
+        } else if (conds(g, sp, all, at) && weft__is_cond(t)) {
             weft_cond_fn f;
             memcpy(&f, &t->fn, sizeof f);   /* stored as a weft_fn (graph.c); a multi-condition's is weft__mcond_call */
             pick = f(t->arg);
@@ -454,14 +458,14 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
             ran = false;   /* its dependents are skipped; a condition picks nothing */
         }
     }
-    if (all && WEFT_UNLIKELY(vis->unit != NULL)) {
+    if (at && WEFT_UNLIKELY(vis->unit != NULL)) {
         /* attr.c: t's semaphore unit goes back once fn has returned (or
          * t was skipped after all), before the joins drop: the run, and
          * so the semaphore's life, cannot end before. */
         weft_sem_release(vis->unit);
         vis->unit = NULL;
     }
-    return visit_tail(w, g, t, epoch, sp, all, ran, pick, first, sinks);
+    return visit_tail(w, g, t, epoch, sp, all, at, ran, pick, first, sinks);
 }
 
 /* A module task's visit, finished now that its graph's run ended with
@@ -469,7 +473,8 @@ weft_task *visit(weft__worker *w, weft__visiting *vis, weft_task *t, uint32_t *s
  * first failure, its word as is (so a user's code stays the user's up
  * to any depth), or skipped (WEFT__FAIL_SKIPPED), and its successors go
  * on. */
-static weft_task *module_done(weft__worker *w, weft_task *t, uint64_t end, uint32_t *sinks)
+static inline __attribute__((always_inline))
+weft_task *module_done(weft__worker *w, weft_task *t, uint64_t end, uint32_t *sinks, const bool at)
 {
     weft_graph *g = t->g;
     uint32_t epoch = atomic_load_explicit(&g->run, memory_order_relaxed) >> 1;   /* t's run is in flight: t is not done */
@@ -481,10 +486,10 @@ static weft_task *module_done(weft__worker *w, weft_task *t, uint64_t end, uint3
         fail_task(g, t, epoch, end);
         ran = false;
     }
-    if (weft__has_attr(t))
+    if (at && weft__has_attr(t))
         weft__attr_module_done(t);   /* attr.c: gives back the unit it held while its graph ran */
     weft_task *first = t->nsucc ? weft__graph_node(g, weft__succ(t)[0]) : NULL;
-    return visit_tail(w, g, t, epoch, true, true, ran, -1, first, sinks);
+    return visit_tail(w, g, t, epoch, true, true, at, ran, -1, first, sinks);
 }
 
 /* The spread. The root at place p owns the places [p, p + len), len the
@@ -497,7 +502,7 @@ static weft_task *module_done(weft__worker *w, weft_task *t, uint64_t end, uint3
  * roots never touch a queue. Callable from: the worker visiting root t,
  * before t's visit. */
 static inline __attribute__((always_inline))
-weft_task *spread(weft__worker *w, weft_task *t, const bool sp, const bool all)
+weft_task *spread(weft__worker *w, weft_task *t, const bool sp, const bool all, const bool at)
 {
     weft_graph *g = t->g;
     uint64_t p = atomic_load_explicit(&t->join, memory_order_relaxed);   /* a root's place; fixed during a run */
@@ -508,7 +513,7 @@ weft_task *spread(weft__worker *w, weft_task *t, const bool sp, const bool all)
             ;
     for (uint64_t half = len / 2; half >= 2; half /= 2)
         if (p + half < n)
-            queue_node(g, w, weft__graph_node_sp(g, g->roots[p + half], all), sp, all);
+            queue_node(g, w, weft__graph_node_sp(g, g->roots[p + half], all), sp, all, at);
     return len >= 2 && p + 1 < n ? weft__graph_node_sp(g, g->roots[p + 1], all) : NULL;
 }
 
@@ -540,6 +545,8 @@ static bool any_graph(weft__task *rec, void *g)
  * scheduler, as the record's fn. */
 static void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion);
 static weft_task *walk_hop(weft__worker *w, weft_task *t, uint32_t *left);
+static void walk_nest(weft__worker *w, weft_task *t, const uint64_t *completion);
+static weft_task *walk_nest_hop(weft__worker *w, weft_task *t, uint32_t *left);
 static void walk_cond(weft__worker *w, weft_task *t);
 static void walk_plain(weft__worker *w, weft_task *t);
 
@@ -555,9 +562,10 @@ static void walk_plain(weft__worker *w, weft_task *t);
  * (WEFT__TAKE_OWN_MAX), so the worker's loop still looks at ready fibers
  * and the global ring as often. A record run nested in a task's function
  * (a join's inline runs, subflow.c) walks without hops. Only graphs with module or subflow tasks,
- * or running inside one, hop (walk_hop, a copy of the walk of its own).
- * A graph whose only special kind is the condition task (WEFT__WALK_COND)
- * has one too (walk_cond), untraced: a loop's visits ask less there. */
+ * or running inside one, hop (walk_hop, a copy of the walk of its own;
+ * walk_nest_hop for a graph that runs WEFT__WALK_NEST). A graph whose
+ * only special kind is the condition task (WEFT__WALK_COND) has one too
+ * (walk_cond), untraced: a loop's visits ask less there. */
 void weft__node_entry(void *arg)
 {
     weft_task *t = arg;
@@ -575,11 +583,13 @@ void weft__node_entry(void *arg)
             if ((!t->g->has_nested && !t->g->inside) || weft__fstate_cur(w)->upper != NULL) {
                 if (t->g->special == WEFT__WALK_COND && !(weft__hooks(w) & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)))
                     walk_cond(w, t);
+                else if (t->g->special == WEFT__WALK_NEST)
+                    walk_nest(w, t, NULL);
                 else
                     walk_special(w, t, NULL);
                 return;
             }
-            t = walk_hop(w, t, &left);
+            t = t->g->special == WEFT__WALK_NEST ? walk_nest_hop(w, t, &left) : walk_hop(w, t, &left);
             if (WEFT_LIKELY(t == NULL))
                 return;
             if (WEFT_UNLIKELY(weft__worker_tracks(w)))
@@ -597,6 +607,8 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion)
     if (completion || t->g->special || hooked) {
         if (!completion && t->g->special == WEFT__WALK_COND && !hooked)
             walk_cond(w, t);   /* node_again's record */
+        else if (t->g->special == WEFT__WALK_NEST)
+            walk_nest(w, t, completion);
         else
             walk_special(w, t, completion);
     } else {
@@ -604,30 +616,36 @@ void weft__graph_walk(weft__worker *w, weft_task *t, const uint64_t *completion)
     }
 }
 
-/* The walk, made four times: sp false for graphs with no condition or
+/* The walk, made six times: sp false for graphs with no condition or
  * module task, no task with attributes (attr.c), that do not run as a
  * module (g->special, fixed for a run), whose visits then test none of
- * it; sp true and all false for the condition walk (conds, above); hop
- * true (node_entry's walks of graphs with nested runs) for a walk that
- * may end in a node of another graph's, returned (left: the takes the
- * record has left, shared with its hops). */
+ * it; sp true and all false for the condition walk (conds, above); all
+ * true with at true (the general walk) or false (the nest walk: no
+ * attribute, no condition task, so none of attr.c's tests, fixed for the
+ * run as nattr and has_cond are: attributes and adds are refused while a
+ * graph runs); hop true (node_entry's walks of graphs with nested runs)
+ * for a walk that may end in a node of another graph's, returned (left:
+ * the takes the record has left, shared with its hops), of either
+ * kind. A subflow recursion's visits are almost all the nest walk's
+ * (fib: 1123 -> 1058 instructions a call in the sum form; the study
+ * issue35-walk). */
 static inline __attribute__((always_inline))
 weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const bool sp, const bool all,
-                const bool hop, uint32_t *left)
+                const bool at, const bool hop, uint32_t *left)
 {
     weft_graph *g = t->g;
     /* Read now: once this record has visited its last node, g may have
      * been freed by the run's end elsewhere (a record with no sink of its
      * own drops nothing and must not touch g). */
-    const bool cond_mode = conds(g, sp, all);
-    const bool flat = all && WEFT_UNLIKELY(g->flat_roots);   /* no root spreads: weft__attr_place_roots */
+    const bool cond_mode = conds(g, sp, all, at);
+    const bool flat = at && WEFT_UNLIKELY(g->flat_roots);   /* no root spreads: weft__attr_place_roots */
     /* How many records this one may take off the deque (weft__take_own):
      * none in shuffle mode, where the loop picks in the order it draws,
      * nor with HIGH tasks (attr.c), where the loop picks by priority.
      * Nor with roots that have a place (weft__attr_place_roots): they too are the
      * loop's to pick. All fixed for the run: asked once here, not at
      * every take. */
-    uint32_t take_max = (all && g->nhigh != 0) || flat || weft__worker_shuffles(w) ? 0 : WEFT__TAKE_OWN_MAX;
+    uint32_t take_max = (at && g->nhigh != 0) || flat || weft__worker_shuffles(w) ? 0 : WEFT__TAKE_OWN_MAX;
     uint32_t sinks = 0, taken = 0;
     uint64_t units = 1;     /* with condition tasks: records of `pending` this one ends (itself first) */
     /* While g's tasks run on this fiber, weft_graph_wait(g) from here
@@ -656,9 +674,9 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
          * a root that t waits for is never stuck behind t. A root with
          * attributes spreads where it is first met, before it is sent to
          * its place or its semaphore: its range never waits behind it. */
-        const bool attr = all && !completion && WEFT_UNLIKELY(weft__has_attr(t));
+        const bool attr = at && !completion && WEFT_UNLIKELY(weft__has_attr(t));
         weft_task *root = !completion && !flat && weft__is_root(t) && (!attr || weft__attr_spread(t))
-                              ? spread(w, t, sp, all) : NULL;
+                              ? spread(w, t, sp, all, at) : NULL;
         if (root) {
             if (WEFT_UNLIKELY(cond_mode))
                 atomic_fetch_add_explicit(&g->pending, 1, memory_order_relaxed);   /* counted as if queued: it may be */
@@ -668,12 +686,12 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
         if (flat && !completion && weft__is_root(t) && weft__attr_place_roots(w, g, t)) {
             next = NULL;   /* every root queued, t too: the loop picks them by priority */
         } else if (all && WEFT_UNLIKELY(completion != NULL)) {
-            next = module_done(w, t, *completion, &sinks);   /* spread at its first visit */
+            next = module_done(w, t, *completion, &sinks, at);   /* spread at its first visit */
             completion = NULL;
         } else if (attr && !weft__attr_ready(w, &vis, t, fresh)) {
             next = NULL;   /* attr.c sent t to its place or its semaphore: it comes back as a record */
         } else {
-            next = visit(w, &vis, t, &sinks, sp, all);
+            next = visit(w, &vis, t, &sinks, sp, all, at);
             if (all && WEFT_UNLIKELY(next == WEFT__DEFERRED))
                 next = NULL;   /* a module's run started: t finishes when it ends */
         }
@@ -724,7 +742,7 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
             const unsigned h = weft__hooks(w);
             if (WEFT_UNLIKELY(h != 0)) {
                 if (h & (WEFT__HOOK_TRACE | WEFT__HOOK_OBSERVE)) {
-                    queue_node(g, w, t, sp, all);
+                    queue_node(g, w, t, sp, all, at);
                     break;
                 }
                 weft__track_task(w, weft__node_entry, t);   /* HOOK_TRACK: as below */
@@ -753,20 +771,30 @@ weft_task *walk(weft__worker *w, weft_task *t, const uint64_t *completion, const
 
 static __attribute__((noinline)) void walk_special(weft__worker *w, weft_task *t, const uint64_t *completion)
 {
-    (void)walk(w, t, completion, true, true, false, NULL);
+    (void)walk(w, t, completion, true, true, true, false, NULL);
 }
 
 static __attribute__((noinline)) weft_task *walk_hop(weft__worker *w, weft_task *t, uint32_t *left)
 {
-    return walk(w, t, NULL, true, true, true, left);
+    return walk(w, t, NULL, true, true, true, true, left);
+}
+
+static __attribute__((noinline)) void walk_nest(weft__worker *w, weft_task *t, const uint64_t *completion)
+{
+    (void)walk(w, t, completion, true, true, false, false, NULL);
+}
+
+static __attribute__((noinline)) weft_task *walk_nest_hop(weft__worker *w, weft_task *t, uint32_t *left)
+{
+    return walk(w, t, NULL, true, true, false, true, left);
 }
 
 static __attribute__((noinline)) void walk_cond(weft__worker *w, weft_task *t)
 {
-    (void)walk(w, t, NULL, true, false, false, NULL);
+    (void)walk(w, t, NULL, true, false, false, false, NULL);
 }
 
 static void walk_plain(weft__worker *w, weft_task *t)
 {
-    (void)walk(w, t, NULL, false, false, false, NULL);
+    (void)walk(w, t, NULL, false, false, false, false, NULL);
 }

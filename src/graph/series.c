@@ -256,7 +256,7 @@ weft_task *weft__run_setup(weft_graph *g, weft_sched *s, uint64_t runs_left,
         weft__module_clear_setup(g);   /* its claims need not walk up (module.c) */
     g->special = g->has_nested || g->inside || g->nattr != 0 ||
                          g->bshift != WEFT__BLOCK_SHIFT   /* small blocks: a sub-graph's */
-                     ? WEFT__WALK_ALL
+                     ? (g->nattr != 0 || g->has_cond ? WEFT__WALK_ALL : WEFT__WALK_NEST)
                  : g->has_cond ? WEFT__WALK_COND
                                : WEFT__WALK_PLAIN;
     g->flat_roots = g->nattr != 0 && weft__attr_roots_placed(g);   /* published with the roots */
