@@ -204,4 +204,50 @@ CPP_TEST(subflow_nodes_from_a_plain_thread)
     }
 }
 
+/* Two top subflow tasks side by side, each nesting two deep with many
+ * bare callables; the one under B throws: the exception is B's (a bare
+ * callable finds its top task's root from its own address), whichever
+ * thread started the chunk it lives in. */
+CPP_TEST(subflow_bare_throw_reaches_its_own_top)
+{
+    for (unsigned w : WORKERS) {
+        env e(w);
+        weft::graph g;
+        std::atomic<long> ran{0};
+        auto top = [&](bool throws) {
+            return [&ran, throws](weft::subflow &sf) {
+                for (int i = 0; i < 50; i++)
+                    sf.emplace([&ran] { ran++; });
+                sf.emplace([&ran, throws](weft::subflow &inner) {
+                    for (int i = 0; i < 50; i++)
+                        inner.emplace([&ran] { ran++; });
+                    inner.emplace([&ran, throws](weft::subflow &deep) {
+                        for (int i = 0; i < 50; i++)
+                            deep.emplace([&ran] { ran++; });
+                        if (throws)
+                            deep.emplace([] { throw std::runtime_error("B"); });
+                    });
+                });
+            };
+        };
+        weft::task a = g.emplace(top(false));
+        weft::task b = g.emplace(top(true));
+        (void)a;
+        for (int run = 0; run < 3; run++) {
+            ran = 0;
+            CHECK(!e.s.run(g));
+            CHECK(g.wait() == weft::errc::efailed);
+            CHECK(g.failed_task() == b);
+            std::string what;
+            try {
+                g.rethrow_exception();
+            } catch (const std::runtime_error &x) {
+                what = x.what();
+            }
+            CHECK(what == "B");
+            CHECK_EQ(ran.load(), 300);
+        }
+    }
+}
+
 CPP_TEST_MAIN

@@ -25,8 +25,10 @@
  * cursor, if it is this visit's and has room, gives the bytes in a dozen
  * instructions (alloc); another visit's cursor, an exhausted one or none
  * takes the slow path (alloc_slow: the thread's other cursors, then a
- * chunk). A fib call that adds three tasks takes 64 bytes, so about one
- * add in forty-five starts a chunk (study 2026-11-29-issue35-cppsf).
+ * chunk). A fib call that adds three tasks takes 40 bytes (a bare node
+ * is its callable and, for a nested subflow, its error sink: the root is
+ * found from the node's address, chunk_root), so about one add in
+ * seventy starts a chunk (study 2026-11-29-issue35-cppsf).
  *
  * Synchronization (sub_root, one per top subflow task; subflow_state, one
  * per subflow task, nested ones included):
@@ -42,6 +44,11 @@
  *    chunk given back is never written through a stale cursor.
  *  - a thread's cursors (arena_local: visit, pos, end): that thread only;
  *    a chunk's free bytes are known to its cursor alone.
+ *  - a chunk's root: written by the thread that starts the chunk for a
+ *    visit, before it adds the chunk's first node's task; read by the
+ *    entries of the chunk's nodes' tasks, which the add orders after it
+ *    (a task runs after it is added). It changes only when the chunk is
+ *    taken again, after the visit's release (the shared list's lock).
  *  - the shared chunk list (batches: each root's list as it gave it
  *    back, so that a release touches one chunk): under its lock.
  *  - build_err: as the graph's, per visit; read by the subflow task's
@@ -71,14 +78,27 @@ struct sub_link {
 
 /* ---- the arena ---- */
 
-inline constexpr std::size_t arena_chunk_size = 1024;   /* a fib call takes 64 bytes */
+inline constexpr std::size_t arena_chunk_size = 1024;   /* a fib call takes 40 bytes */
 
-struct arena_chunk {
+struct sub_root;
+
+/* Aligned to its size, so that a node's address, masked, finds its chunk
+ * and the chunk the root it was started for (chunk_root): a bare node
+ * keeps no pointer to its root. */
+struct alignas(arena_chunk_size) arena_chunk {
+    alignas(16) unsigned char data[arena_chunk_size - 24];
+    sub_root *root = nullptr;           /* the root whose visit started it */
     arena_chunk *next = nullptr;        /* in a root's list, or a batch of the shared one */
     arena_chunk *next_batch = nullptr;  /* a batch's first chunk: the next batch */
-    alignas(16) unsigned char data[arena_chunk_size - 16];
 };
 static_assert(sizeof(arena_chunk) == arena_chunk_size, "arena chunk size");
+
+/* The root of the visit whose chunk holds p (a bare node's address). */
+inline sub_root *chunk_root(const void *p) noexcept
+{
+    auto a = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t(arena_chunk_size - 1);
+    return reinterpret_cast<const arena_chunk *>(a)->root;
+}
 
 struct arena_shared {
     plain_lock mu;
@@ -207,6 +227,7 @@ private:
             c->next = chunks.load(std::memory_order_relaxed);   /* a guess; the CAS checks it */
             while (!chunks.compare_exchange_weak(c->next, c, std::memory_order_release, std::memory_order_relaxed)) {
             }
+            c->root = this;   /* read by the entries of its nodes' tasks, which the adds order after it */
             cur = {v, c->data, c->data + sizeof c->data};
         }
         void *p = cur.pos;
@@ -231,11 +252,8 @@ private:
     }
 };
 
-/* One per subflow task and visit: the first failed build call, and the
- * root everything under the top task shares. */
+/* One per subflow task and visit: the first failed build call. */
 struct subflow_state : error_sink {
-    sub_root *root = nullptr;
-
     subflow_state() noexcept = default;
     subflow_state(const subflow_state &) = delete;
     subflow_state &operator=(const subflow_state &) = delete;
@@ -244,10 +262,12 @@ struct subflow_state : error_sink {
 
 /* Where a node (a task's callable and what its entry needs) lives: bare
  * in the visit's arena when it has no destructor to run and fits a
- * chunk, so that nothing but the chunk ever refers to it; else in a box
- * with a link, listed to be dropped one by one: in the arena (a
- * destructor to run) or on the heap (too big for a chunk). */
-/* Bytes a T takes in the arena: whole words (the cursor stays 8-aligned),
+ * chunk, so that nothing but the chunk ever refers to it (its root is
+ * the chunk's); else in a box with a link and the root, listed to be
+ * dropped one by one: in the arena (a destructor to run) or on the heap
+ * (too big for a chunk). The task's argument is the node, or its box.
+ *
+ * Bytes a T takes in the arena: whole words (the cursor stays 8-aligned),
  * and a word more to align a T of 16 (node_place). */
 template <class T>
 inline constexpr std::size_t arena_size = ((sizeof(T) + 7) & ~std::size_t(7)) + (alignof(T) > 8 ? 8 : 0);
@@ -271,8 +291,27 @@ template <class N>
 struct node_box final : sub_link {
     template <class G>
     explicit node_box(G &&g) : n(std::forward<G>(g)) {}
+    sub_root *root = nullptr;
     N n;
 };
+
+/* A task's argument: its node, and the root of its visit. */
+template <class N>
+N *node_at(void *arg) noexcept
+{
+    if constexpr (node_bare<N>)
+        return static_cast<N *>(arg);
+    else
+        return &static_cast<node_box<N> *>(arg)->n;
+}
+template <class N>
+sub_root *root_at(void *arg) noexcept
+{
+    if constexpr (node_bare<N>)
+        return chunk_root(arg);
+    else
+        return static_cast<node_box<N> *>(arg)->root;
+}
 
 template <class N>
 void node_drop(sub_link *l) noexcept
@@ -284,22 +323,23 @@ void node_drop(sub_link *l) noexcept
         delete b;
 }
 
-/* A new node: n (nullptr: out of memory), and its box's link if it has
- * one (listed once its task is added, dropped at once if that fails). */
-template <class N>
+/* A new node: the task's argument (nullptr: out of memory), and its
+ * box's link if it has one (listed once its task is added, dropped at
+ * once if that fails). */
 struct made_node {
-    N *n;
+    void *arg;
     sub_link *link;
 };
 
 template <class N, class G>
-made_node<N> node_new(sub_root *r, G &&f)
+made_node node_new(sub_root *r, G &&f)
 {
     if constexpr (node_bare<N>) {
         void *p = node_place<N>(r);
         if (!p)
             return {nullptr, nullptr};
-        return {::new (p) N(std::forward<G>(f)), nullptr};   /* a throw leaves the bytes to the arena */
+        ::new (p) N(std::forward<G>(f));   /* a throw leaves the bytes to the arena */
+        return {p, nullptr};
     } else {
         node_box<N> *b;
         if constexpr (fits_chunk<node_box<N>>) {
@@ -313,7 +353,8 @@ made_node<N> node_new(sub_root *r, G &&f)
                 return {nullptr, nullptr};
         }
         b->drop = &node_drop<N>;
-        return {&b->n, b};
+        b->root = r;
+        return {b, b};
     }
 }
 
@@ -322,14 +363,13 @@ struct fn_node {
     template <class G>
     explicit fn_node(G &&g) : f(std::forward<G>(g)) {}
     F f;
-    sub_root *root = nullptr;
 };
 
 /* A subflow's function runs on a weft::subflow over sf and st; what it
  * throws fails the task (its sub-graph then does not run), and so does a
  * build call of it that failed. */
 template <class F>
-void run_subflow(F &f, weft_subflow *sf, subflow_state &st) noexcept;
+void run_subflow(F &f, weft_subflow *sf, subflow_state &st, sub_root *root) noexcept;
 
 template <class F>
 struct nested_node {
@@ -342,12 +382,12 @@ struct nested_node {
 template <class F>
 void sub_task_entry(void *arg) noexcept
 {
-    auto *n = static_cast<fn_node<F> *>(arg);
+    auto *n = node_at<fn_node<F>>(arg);
 #if WEFT_CPP_EXCEPTIONS
     try {
         n->f();
     } catch (...) {
-        n->root->keep_current();
+        root_at<fn_node<F>>(arg)->keep_current();
         (void)weft_task_fail(exception_code);
     }
 #else
@@ -358,12 +398,12 @@ void sub_task_entry(void *arg) noexcept
 template <class F>
 int sub_cond_entry(void *arg) noexcept
 {
-    auto *n = static_cast<fn_node<F> *>(arg);
+    auto *n = node_at<fn_node<F>>(arg);
 #if WEFT_CPP_EXCEPTIONS
     try {
         return n->f();
     } catch (...) {
-        n->root->keep_current();
+        root_at<fn_node<F>>(arg)->keep_current();
         (void)weft_task_fail(exception_code);
         return -1;
     }
@@ -375,7 +415,7 @@ int sub_cond_entry(void *arg) noexcept
 template <class F>
 std::size_t sub_multi_entry(void *arg, int *picks, std::size_t cap) noexcept
 {
-    auto *n = static_cast<fn_node<F> *>(arg);
+    auto *n = node_at<fn_node<F>>(arg);
     std::exception_ptr ex;
     std::size_t k = multi_entry_of(n->f, picks, cap, ex);
 #if WEFT_CPP_EXCEPTIONS
@@ -383,7 +423,7 @@ std::size_t sub_multi_entry(void *arg, int *picks, std::size_t cap) noexcept
         try {
             std::rethrow_exception(ex);
         } catch (...) {
-            n->root->keep_current();
+            root_at<fn_node<F>>(arg)->keep_current();
         }
     }
 #endif
@@ -393,9 +433,9 @@ std::size_t sub_multi_entry(void *arg, int *picks, std::size_t cap) noexcept
 template <class F>
 void sub_nested_entry(weft_subflow *sf, void *arg) noexcept
 {
-    auto *n = static_cast<nested_node<F> *>(arg);
-    n->st.clear();   /* a node lives one visit: this is its only one */
-    run_subflow(n->f, sf, n->st);
+    auto *n = node_at<nested_node<F>>(arg);
+    n->st.clear();   /* a loop in the sub-graph above may visit it again */
+    run_subflow(n->f, sf, n->st, root_at<nested_node<F>>(arg));
 }
 
 } // namespace detail
@@ -423,23 +463,21 @@ public:
         using D = std::decay_t<F>;
         constexpr detail::task_kind k = detail::kind_of<D>();
         if constexpr (k == detail::task_kind::sub) {
-            auto m = detail::node_new<detail::nested_node<D>>(st_->root, std::forward<F>(f));
-            if (!m.n)
+            auto m = detail::node_new<detail::nested_node<D>>(root_, std::forward<F>(f));
+            if (!m.arg)
                 return fail(WEFT_ENOMEM);
-            m.n->st.root = st_->root;
-            return keep(m.link, weft_subflow_add_subflow(sf_, &detail::sub_nested_entry<D>, m.n));
+            return keep(m.link, weft_subflow_add_subflow(sf_, &detail::sub_nested_entry<D>, m.arg));
         } else {
-            auto m = detail::node_new<detail::fn_node<D>>(st_->root, std::forward<F>(f));
-            if (!m.n)
+            auto m = detail::node_new<detail::fn_node<D>>(root_, std::forward<F>(f));
+            if (!m.arg)
                 return fail(WEFT_ENOMEM);
-            m.n->root = st_->root;
             weft_task *t;
             if constexpr (k == detail::task_kind::plain)
-                t = weft_subflow_add(sf_, &detail::sub_task_entry<D>, m.n);
+                t = weft_subflow_add(sf_, &detail::sub_task_entry<D>, m.arg);
             else if constexpr (k == detail::task_kind::cond)
-                t = weft_subflow_add_cond(sf_, &detail::sub_cond_entry<D>, m.n);
+                t = weft_subflow_add_cond(sf_, &detail::sub_cond_entry<D>, m.arg);
             else
-                t = weft_subflow_add_multi_cond(sf_, &detail::sub_multi_entry<D>, m.n);
+                t = weft_subflow_add_multi_cond(sf_, &detail::sub_multi_entry<D>, m.arg);
             return keep(m.link, t);
         }
     }
@@ -473,8 +511,11 @@ public:
 
 private:
     template <class F>
-    friend void detail::run_subflow(F &, weft_subflow *, detail::subflow_state &) noexcept;
-    subflow(weft_subflow *sf, detail::subflow_state *st) noexcept : sf_(sf), st_(st) {}
+    friend void detail::run_subflow(F &, weft_subflow *, detail::subflow_state &, detail::sub_root *) noexcept;
+    subflow(weft_subflow *sf, detail::subflow_state *st, detail::sub_root *root) noexcept
+        : sf_(sf), st_(st), root_(root)
+    {
+    }
 
     task fail(int rc) noexcept
     {
@@ -491,25 +532,26 @@ private:
             return fail(WEFT_EBUSY);
         }
         if (link)
-            st_->root->keep_drop(link);
+            root_->keep_drop(link);
         return task(t, st_);
     }
 
     weft_subflow *sf_;
     detail::subflow_state *st_;
+    detail::sub_root *root_;   /* the top subflow task's: the arena, the exceptions */
 };
 
 namespace detail {
 
 template <class F>
-void run_subflow(F &f, weft_subflow *sf, subflow_state &st) noexcept
+void run_subflow(F &f, weft_subflow *sf, subflow_state &st, sub_root *root) noexcept
 {
-    subflow s(sf, &st);
+    subflow s(sf, &st, root);
 #if WEFT_CPP_EXCEPTIONS
     try {
         f(s);
     } catch (...) {
-        st.root->keep_current();
+        root->keep_current();
         (void)weft_task_fail(exception_code);
         return;
     }
@@ -525,7 +567,7 @@ void run_subflow(F &f, weft_subflow *sf, subflow_state &st) noexcept
 template <class F>
 struct sf_holder final : holder_base {
     template <class G>
-    explicit sf_holder(G &&g) : f(std::forward<G>(g)) { st.root = &root; }
+    explicit sf_holder(G &&g) : f(std::forward<G>(g)) {}
     F f;
     sub_root root;
     subflow_state st;
@@ -540,7 +582,7 @@ void graph_subflow_entry(weft_subflow *sf, void *arg) noexcept
     h->st.clear();
     h->root.thrown.store(false, std::memory_order_relaxed);   /* no task under it runs now */
     h->root.ex = nullptr;
-    run_subflow(h->f, sf, h->st);
+    run_subflow(h->f, sf, h->st, &h->root);
 }
 
 } // namespace detail
