@@ -43,18 +43,23 @@ static void fib_sf(weft_subflow *sf, void *a)
         f->r = f->n;
         return;
     }
+    if (join) {
+        /* As Taskflow's join form (its r1, r2): the children's records on
+         * this call's stack, which the join outlives; no shared pool. */
+        fibn kids[2] = {{f->n - 1, 0, NULL}, {f->n - 2, 0, NULL}};
+        weft_task *x = weft_subflow_add_subflow(sf, fib_sf, &kids[0]);
+        weft_task *y = weft_subflow_add_subflow(sf, fib_sf, &kids[1]);
+        if (!x || !y || weft_subflow_join(sf) != WEFT_OK)
+            atomic_store(&bad, true);
+        f->r = kids[0].r + kids[1].r;
+        return;
+    }
     size_t k = atomic_fetch_add_explicit(&used, 2, memory_order_relaxed);
     f->kids = &pool[k];
     f->kids[0] = (fibn){f->n - 1, 0, NULL};
     f->kids[1] = (fibn){f->n - 2, 0, NULL};
     weft_task *x = weft_subflow_add_subflow(sf, fib_sf, &f->kids[0]);
     weft_task *y = weft_subflow_add_subflow(sf, fib_sf, &f->kids[1]);
-    if (join) {
-        if (!x || !y || weft_subflow_join(sf) != WEFT_OK)
-            atomic_store(&bad, true);
-        f->r = f->kids[0].r + f->kids[1].r;
-        return;
-    }
     weft_task *sum = weft_subflow_add(sf, fib_sum, f);
     if (!x || !y || !sum || weft_task_precede(x, sum) != WEFT_OK || weft_task_precede(y, sum) != WEFT_OK)
         atomic_store(&bad, true);
