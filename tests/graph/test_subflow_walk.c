@@ -13,9 +13,9 @@
  *           an event the last unit holder sets (no edge orders them): never
  *           two holders at once, and every task runs
  *
- * Schedulers: 1, 2 and 8 workers (pin: 2 and 8, as it needs two
- * threads). A task never asserts: it counts what went wrong in `bad`,
- * which the test checks. */
+ * Schedulers: 0 workers with this thread bound, 1, 2 and 8 workers (pin:
+ * 2 and 8, as it needs two threads). A task never asserts: it counts
+ * what went wrong in `bad`, which the test checks. */
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -138,7 +138,7 @@ static void sem_outer(weft_subflow *sf, void *arg)
 
 WT_TEST(sfwalk, sem_in_a_sub_graph, .timeout = 120)
 {
-    WT_FOR_WORKERS(w, 1, 2, 8) {
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
         weft_sched *s = open_sched(w);
         weft_graph *g = new_graph();
         sem_case c;
