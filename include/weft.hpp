@@ -26,7 +26,7 @@
  * channel<T>), task and subflow (what graph tasks and subflows share,
  * and subflows), graph (graphs and their runs), flow (dependent async,
  * pipelines, task groups), parallel (loops, reduce, transform, scans,
- * sorts, find_if).
+ * find_if), sort (the two sorts, over parallel's loops).
  */
 #ifndef WEFT_HPP
 #define WEFT_HPP
@@ -41,5 +41,6 @@
 #include "weft/cpp/graph.hpp"
 #include "weft/cpp/flow.hpp"
 #include "weft/cpp/parallel.hpp"
+#include "weft/cpp/sort.hpp"
 
 #endif /* WEFT_HPP */

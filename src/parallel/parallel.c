@@ -268,8 +268,28 @@ static bool share_take(weft__loop *l, bool front, size_t *k)
     }
 }
 
+/* Is the caller's share all taken? A hint: it only shrinks. */
+static bool share_empty(weft__loop *l)
+{
+    uint64_t v = atomic_load_explicit(&l->share, memory_order_relaxed);   /* relaxed: a hint */
+    return (uint32_t)(v >> 32) >= (uint32_t)v;
+}
+
+/* Times a helper goes behind its worker's own queued work before it
+ * helps anyway (see share_task). */
+#define WEFT__SHARE_DEFERS 64
+
 /* A helper: runs chunks from the back of the caller's share, so a share
- * that turns out slow is finished by whoever is free. While a chunk runs
+ * that turns out slow is finished by whoever is free. A helper that runs
+ * while its worker still has work of its own queued (a worker picks the
+ * global ring now and then, not only when idle) is not free: it would
+ * take a chunk the caller is about to reach and leave the caller waiting
+ * while the worker runs both (a sort's pieces: the caller sorted one of
+ * its two). So it queues itself again behind everything (YIELD, in a
+ * new record: this one is freed when it returns), up to
+ * WEFT__SHARE_DEFERS times (data[1] counts them), after which it helps
+ * regardless: a worker that never runs out of work of its own still ends
+ * the loop. Its count in pending passes to the new record. While a chunk runs
  * it holds another helper (weft__hold): if the chunk blocks, that one is
  * queued and goes on with the share, so chunks of the share that wait
  * for each other are not stuck behind the blocked one. Callable from: a
@@ -279,6 +299,15 @@ static void share_task(void *arg)
     weft__task *t = arg;
     weft__loop *l = (weft__loop *)(uintptr_t)t->data[0];   /* read before any chunk reuses the record */
     weft__worker *w = weft__tls_worker;
+    uint64_t defers = t->data[1];
+    if (defers < WEFT__SHARE_DEFERS && weft__worker_has_queued(w) && !share_empty(l)) {
+        weft__task *again = weft__task_alloc(l->s, w);
+        if (again) {
+            set_piece(again, share_task, l, (size_t)defers + 1, 0, NULL);
+            weft__submit(l->s, w, again, WEFT_HINT_YIELD);
+            return;
+        }
+    }
     weft__task *next = NULL;
     size_t k;
     while (share_take(l, false, &k)) {

@@ -307,6 +307,56 @@ WT_TEST(parallel, helpers_finish_a_slow_caller_share, .timeout = 180)
     WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
 }
 
+/* The same slow share while the worker never runs out of work of its
+ * own: a task that queues itself again on the worker until a chunk of the
+ * share has run there. A helper goes behind the worker's own queued work
+ * only so many times, then helps: the caller's first chunk still ends.
+ * (The worker's first root chunk starts the chain; the helper was queued
+ * behind the root, so it runs while the chain's next task is queued.) */
+struct busy_share {
+    struct slow_share x;
+    atomic_int chain;            /* the chain was started */
+    atomic_long links;           /* tasks of the chain that ran */
+    weft_sched *s;
+};
+
+static void busy_link(void *arg)
+{
+    struct busy_share *y = arg;
+    atomic_fetch_add(&y->links, 1);
+    if (!atomic_load(&y->x.worker_in_share) && !atomic_load(&y->x.timed_out))
+        WT_ASSERT_EQ(weft_spawn(y->s, busy_link, y), WEFT_OK);
+}
+
+static void busy_share_body(size_t b, size_t e, void *arg)
+{
+    struct busy_share *y = arg;
+    if (weft_thread_worker_index() >= 0 && b >= y->x.share_end && !atomic_exchange(&y->chain, 1))
+        WT_ASSERT_EQ(weft_spawn(y->s, busy_link, y), WEFT_OK);
+    slow_share_body(b, e, &y->x);
+}
+
+WT_TEST(parallel, helpers_finish_a_slow_share_beside_endless_work, .timeout = 180)
+{
+    if (cpus_here() < 2)
+        return;   /* no CPU spare for the caller: no share, nothing to show */
+    weft_sched *s = make_sched(1);
+    for (int r = 0; r < 5; r++) {
+        struct busy_share y = { .x = { .share_end = 32 }, .s = s };
+        atomic_init(&y.x.worker_in_share, 0);
+        atomic_init(&y.x.timed_out, 0);
+        atomic_init(&y.chain, 0);
+        atomic_init(&y.links, 0);
+        WT_ASSERT_EQ(weft_parallel_for(s, 0, 64, 1, busy_share_body, &y), WEFT_OK);
+        WT_ASSERT(atomic_load(&y.x.timed_out) == 0, "no worker took a chunk of the caller's share in 60 s");
+        for (size_t i = 0; i < 64; i++)
+            WT_ASSERT(y.x.hits[i] == 1, "index %zu hit %u times", i, y.x.hits[i]);
+        WT_ASSERT_EQ(weft_sched_wait_idle(s), WEFT_OK);   /* the chain has stopped */
+        WT_ASSERT(atomic_load(&y.links) > 0, "the chain never ran");
+    }
+    WT_ASSERT_EQ(weft_sched_destroy(s), WEFT_OK);
+}
+
 static void nop_range(size_t b, size_t e, void *arg) { (void)b; (void)e; (void)arg; }
 
 WT_TEST(parallel, bad_input_is_refused, .timeout = 60)

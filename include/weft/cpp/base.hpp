@@ -46,6 +46,15 @@
 #else
 # define WEFT_CPP_EXCEPTIONS 0
 #endif
+/* A callback's body, its exception kept in c (a detail::first_exception)
+ * to be thrown again on the caller: the parallel calls' rule. */
+#if WEFT_CPP_EXCEPTIONS
+# define WEFT_CPP_TRY_ try {
+# define WEFT_CPP_CATCH_(c) } catch (...) { (c).keep(); }
+#else
+# define WEFT_CPP_TRY_
+# define WEFT_CPP_CATCH_(c)
+#endif
 
 #include "../../weft.h"
 

@@ -113,6 +113,14 @@ static inline bool weft__worker_is_bound(const weft__worker *w)
     return w->bound;
 }
 
+/* Has w work of its own queued (its deque or LIFO slot not empty)? A
+ * hint: a thief may empty it right after. Callable from: w's owner. */
+static inline bool weft__worker_has_queued(const weft__worker *w)
+{
+    return weft__deque_size(&w->deque) != 0 ||
+           atomic_load_explicit(&w->lifo, memory_order_relaxed) != NULL;   /* relaxed: a hint */
+}
+
 /* Does w keep stall reports' lists (fixed at init)? Callable from: w's
  * owner. */
 static inline bool weft__worker_tracks(const weft__worker *w)
