@@ -415,7 +415,9 @@ void weft__submit_global(weft_sched *s, weft__worker *w, weft__task *t)
         weft__notify_slow(s);
 }
 
-void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
+/* weft__submit, and with wake false weft__submit_quiet: the same
+ * queues, no parked worker woken for a task queued on w's own. */
+static inline void submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint, bool wake)
 {
     /* Short of fibers (weft__short_of_fibers): a YIELD spawn goes on the
      * deque like any other, so the work goes depth first and its waiters
@@ -448,9 +450,19 @@ void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
     if (WEFT_UNLIKELY(!weft__deque_push(&w->deque, &t->node)))
         offload_and_push(s, w, t);
 notify:
-    if (WEFT_UNLIKELY(w->bound))
+    if (WEFT_UNLIKELY(w->bound) || !wake)
         return;   /* a bound thread's own queues: no other thread may take from them */
     weft__notify_work(s);
+}
+
+void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint)
+{
+    submit(s, w, t, hint, true);
+}
+
+void weft__submit_quiet(weft_sched *s, weft__worker *w, weft__task *t)
+{
+    submit(s, w, t, WEFT_HINT_NEXT, false);
 }
 
 int weft__submit_external(weft_sched *s, weft__task *t, weft_hint hint)

@@ -40,7 +40,27 @@
  * every line, so the run cannot end under its loop. No count is kept per
  * token.
  *
+ * Short stages: a line queued for later (line_queue) goes to this
+ * worker's LIFO slot and, as any submit, wakes a parked worker to take it
+ * if nobody searches. With stages of tens of nanoseconds that wake is
+ * futile: the worker woken finds the line gone (its owner reached it
+ * first; a thief leaves a LIFO slot alone for microseconds) and parks
+ * again, and each park and wake costs both workers system calls and
+ * an interrupt (a 2-CPU VM: 170,000 parks a second, the pipeline 5x
+ * slower at two workers than at one). So every WEFT__PIPE_SAMPLE-th
+ * stage of a line is timed, and while the last one timed ran under
+ * WEFT__PIPE_SHORT_NS, lines are queued quietly (weft__submit_quiet):
+ * nobody is woken for them; a worker already searching may still take
+ * one, and the queuing worker runs them as soon as its current pair ends
+ * or blocks (a stage may block: the worker goes on with the queued
+ * lines). A line waits at most for the stages its worker runs first,
+ * short ones by the measure; one that turns long is seen within
+ * WEFT__PIPE_SAMPLE stages of a line and the wakes resume. Each run
+ * starts with wakes, until a stage is timed.
+ *
  * Synchronization
+ *   quiet     relaxed: a hint that only chooses between two submits that
+ *             both queue the line where its worker runs it.
  *   jc        fetch_sub (acq_rel): the decrement reaching zero has the
  *             writes of everyone who counted before, and passes them on
  *             with the queueing. The reset is a relaxed store: the next
@@ -66,6 +86,11 @@
 #include "core_api.h"
 
 #define WEFT__PIPE_MAX 65536
+/* Every this many stages of a line, one is timed. */
+#define WEFT__PIPE_SAMPLE 64
+/* A stage timed under this is short: handing its line to another worker
+ * (a wake, then that worker's look) costs more than the stage. */
+#define WEFT__PIPE_SHORT_NS 2000
 
 struct weft_pipe {
     weft__task rec;              /* queued when the line's next stage is ready */
@@ -73,6 +98,7 @@ struct weft_pipe {
     size_t line;
     size_t stage;
     uint64_t token;
+    uint32_t calls;              /* stages run on this line: every WEFT__PIPE_SAMPLE-th is timed */
     bool stop;
 } __attribute__((aligned(64)));
 
@@ -88,6 +114,7 @@ struct weft_pipeline {
     atomic_bool stopped;
     atomic_size_t lines_left;    /* after a stop: lines not yet free, + 1 */
     atomic_bool running;
+    atomic_bool quiet;           /* stages measured short: queue lines without a wake */
     weft_waitgroup done;
     size_t bytes;                /* what was allocated, in one block */
 };
@@ -110,8 +137,27 @@ static void line_queue(weft_pipeline *pl, size_t l, size_t k, weft__worker *w)
      * unless a thief takes it first; queued behind other work it would
      * cross to the other worker at every handoff (measured: 0.54-0.92x
      * of oneTBB's pipeline at 2 threads with NONE, 0.85-1.05x with NEXT;
-     * the issue 35 flow study under benchmarks/results/studies). */
-    weft__submit(pl->s, w, &pf->rec, WEFT_HINT_NEXT);
+     * the issue 35 flow study under benchmarks/results/studies). Quiet
+     * (see "Short stages" at the top): no parked worker is woken for it. */
+    if (atomic_load_explicit(&pl->quiet, memory_order_relaxed))   /* relaxed: a hint */
+        weft__submit_quiet(pl->s, w, &pf->rec);
+    else
+        weft__submit(pl->s, w, &pf->rec, WEFT_HINT_NEXT);
+}
+
+/* Runs stage k of the token on line pf; every WEFT__PIPE_SAMPLE-th stage
+ * of a line is timed, and says whether stages are short (see the top). */
+static inline void run_stage(weft_pipeline *pl, weft_pipe *pf, size_t k)
+{
+    if (WEFT_LIKELY(++pf->calls % WEFT__PIPE_SAMPLE != 0)) {
+        pl->stages[k].fn(pf, pl->stages[k].arg);
+        return;
+    }
+    uint64_t t0 = weft__now_ns();
+    pl->stages[k].fn(pf, pl->stages[k].arg);
+    bool quiet = weft__now_ns() - t0 < WEFT__PIPE_SHORT_NS;
+    if (atomic_load_explicit(&pl->quiet, memory_order_relaxed) != quiet)   /* relaxed: a hint; read first, so a steady pipeline writes nothing */
+        atomic_store_explicit(&pl->quiet, quiet, memory_order_relaxed);
 }
 
 /* One count of pair (l, k) is done; true if the caller now owns it. */
@@ -182,7 +228,7 @@ static void line_entry(void *arg)
             pf->token = pl->next_tok++;
             pf->stop = false;
         }
-        pl->stages[k].fn(pf, pl->stages[k].arg);
+        run_stage(pl, pf, k);
         if (k == 0) {
             if (pf->stop) {
                 pl->tokens = pf->token;
@@ -247,6 +293,7 @@ int weft_pipeline_create(size_t lines, const weft_pipe_stage *stages, size_t n, 
         pl->lines[l].line = l;
     }
     atomic_init(&pl->running, false);
+    atomic_init(&pl->quiet, false);
     atomic_init(&pl->stopped, false);
     atomic_init(&pl->lines_left, 0);
     *out = pl;
@@ -287,6 +334,7 @@ int weft_pipeline_run(weft_sched *s, weft_pipeline *pl)
             atomic_store_explicit(&pl->jc[l * pl->jstride + k], c, memory_order_relaxed);   /* published by the queueing */
         }
     atomic_store_explicit(&pl->stopped, false, memory_order_relaxed);   /* published by the queueing */
+    atomic_store_explicit(&pl->quiet, false, memory_order_relaxed);     /* a hint: wakes until stages are measured */
     weft_waitgroup_init(&pl->done, 1);
     weft_pipe *pf = &pl->lines[0];
     pf->stage = 0;

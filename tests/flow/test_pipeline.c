@@ -10,6 +10,9 @@
  *                 than tokens
  *   block         a parallel stage waits for an async handle made by the
  *                 first stage for its token; a serial stage sleeps
+ *   wait_for_a_later_token  short stages (lines queued without a wake),
+ *                 and every 50th token's parallel stage waits for the
+ *                 next token's: 2, 4, 8 lines
  *   callers       run from a plain thread, a task and a bound thread
  *   graph         a pipeline as a task of a graph, between two tasks,
  *                 the graph run three times
@@ -184,6 +187,83 @@ WT_TEST(pipeline, order, .timeout = 300)
 WT_TEST(pipeline, block, .timeout = 300)
 {
     WT_FOR_WORKERS(w, 0, 1, 2, 8) four_stages(w, true);
+}
+
+/* ---- a stage waits for a later token's ------------------------------------------ */
+
+/* Tokens of a few nanoseconds a stage, except every WAIT_EVERY-th: its
+ * parallel stage waits until the next token's parallel stage has run (a
+ * valid order with two lines or more: that token needs only its own first
+ * stage, which follows ours). Short stages make lines queue without
+ * waking anyone (a pipeline's own measure): the worker whose stage waits
+ * must go on with the queued lines itself, at every worker count. */
+#define WAIT_TOKENS 3000
+#define WAIT_EVERY 50
+
+typedef struct waitc {
+    uint64_t next, ntok;
+    weft_event ev[WAIT_TOKENS / WAIT_EVERY + 1];
+    atomic_long bad, ran;
+} waitc;
+
+static void wt_first(weft_pipe *pf, void *arg)
+{
+    waitc *c = arg;
+    if (c->next == c->ntok) {
+        weft_pipe_stop(pf);
+        return;
+    }
+    c->next++;
+}
+
+static void wt_par(weft_pipe *pf, void *arg)
+{
+    waitc *c = arg;
+    uint64_t t = weft_pipe_token(pf);
+    atomic_fetch_add(&c->ran, 1);
+    if (t % WAIT_EVERY == 1)
+        weft_event_signal(&c->ev[t / WAIT_EVERY]);   /* the token before waits for this */
+    if (t % WAIT_EVERY == 0 && t + 1 < c->ntok &&
+        weft_event_wait_for(&c->ev[t / WAIT_EVERY], 60000000000ull) != WEFT_OK)
+        atomic_fetch_add(&c->bad, 1);   /* 60 s: only a lost line waits this long */
+}
+
+static void wt_serial(weft_pipe *pf, void *arg)
+{
+    (void)pf;
+    (void)arg;
+}
+
+WT_TEST(pipeline, wait_for_a_later_token, .timeout = 600)
+{
+    WT_FOR_WORKERS(w, 0, 1, 2, 8) {
+        weft_sched *s = flow_sched(w);
+        static waitc c;
+        for (size_t lines = 2; lines <= 8; lines *= 2) {
+            weft_pipe_stage st[4] = {
+                { WEFT_PIPE_SERIAL, wt_first, &c }, { WEFT_PIPE_SERIAL, wt_serial, &c },
+                { WEFT_PIPE_PARALLEL, wt_par, &c }, { WEFT_PIPE_SERIAL, wt_serial, &c },
+            };
+            weft_pipeline *pl;
+            WT_ASSERT_EQ(weft_pipeline_create(lines, st, 4, &pl), WEFT_OK);
+            for (int run = 0; run < 2; run++) {
+                c.next = 0;
+                c.ntok = WAIT_TOKENS;
+                atomic_store(&c.bad, 0);
+                atomic_store(&c.ran, 0);
+                for (size_t i = 0; i < sizeof c.ev / sizeof c.ev[0]; i++)
+                    weft_event_init(&c.ev[i], true, false);
+                WT_ASSERT_EQ(weft_pipeline_run(s, pl), WEFT_OK);
+                WT_ASSERT_EQ(atomic_load(&c.bad), 0);
+                WT_ASSERT_EQ(atomic_load(&c.ran), WAIT_TOKENS);
+                WT_ASSERT_EQ(weft_pipeline_tokens(pl), WAIT_TOKENS);
+                for (size_t i = 0; i < sizeof c.ev / sizeof c.ev[0]; i++)
+                    weft_event_destroy(&c.ev[i]);
+            }
+            WT_ASSERT_EQ(weft_pipeline_destroy(pl), WEFT_OK);
+        }
+        flow_sched_end(s, w);
+    }
 }
 
 WT_TEST(pipeline, shapes, .timeout = 300)

@@ -224,6 +224,17 @@ static inline void weft__task_free(weft_sched *s, weft__worker *w, weft__task *t
  * task of its loop with no workers. */
 void weft__submit(weft_sched *s, weft__worker *w, weft__task *t, weft_hint hint);
 
+/* weft__submit(s, w, t, WEFT_HINT_NEXT) that wakes no parked worker for
+ * t (nor for the task t evicts from the LIFO slot to the deque): for
+ * work the caller's worker will reach within moments, where waking
+ * another would cost more than the work (a pipeline's next line behind
+ * stages measured short). A worker already searching may still take it;
+ * otherwise w runs it once the running task returns or blocks. From
+ * outside a worker, or from a bound thread beside workers, it is
+ * weft__submit (nothing of w's own runs it). Callable from: w's owner, or
+ * any thread with w NULL. */
+void weft__submit_quiet(weft_sched *s, weft__worker *w, weft__task *t);
+
 /* weft__submit from a thread with no worker of s, refused with
  * WEFT_ESHUTDOWN once destroy has started (the check weft_spawn makes).
  * For records the caller owns (graph nodes). Callable from: any thread
