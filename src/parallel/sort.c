@@ -35,8 +35,8 @@
  * thread, not more: the splits before the loop are sequential, so each
  * halving of the pieces saves a pass over the input on the caller alone,
  * and near-equal pieces need no balancing (with two pieces per thread
- * and the cheap pivot, pieces of a third and two thirds were common and
- * the caller of a two-thread sort sorted 56% of the input, 48% wanted).
+ * around medians of medians, the caller of a two-thread sort of 10^7
+ * keys made 56-68% of the comparisons, where about half is its share).
  *
  * The merge sort. The input is cut into a power of two of leaves, at
  * least twice as many as the threads that may run them, each at least
@@ -202,9 +202,8 @@ static size_t split_at(const sorter *q, unsigned char *base, size_t n, size_t pi
 }
 
 /* split around the median of three, or of three medians of three when
- * long: cheap, and within a few per cent of the middle on most inputs,
- * though one side may hold two thirds (a nested split's sides balance
- * between workers anyway). */
+ * long: cheap, though on random keys a side often holds 40% or 60% (a
+ * nested split's sides balance between workers anyway). */
 static size_t split(const sorter *q, unsigned char *base, size_t n)
 {
     size_t m = n / 2, last = n - 1, piv;
@@ -232,8 +231,9 @@ static unsigned log2_floor(size_t n);
  * evenly over base[0, n) are swapped to its front and sorted there (m
  * log m comparisons: under 1% of a split's n), and the middle one is the
  * pivot (the rank of a sample's median strays about n / (2 sqrt(m)) from
- * n / 2: 0.8% at m = 4095; the median of three medians of three strays
- * ten times as far). Sample k comes from k * step + step / 2, which is at
+ * n / 2: 0.8% at m = 4095; the median of three medians of three, over
+ * ten times as far; a sample of 127 left pieces of 41-59% of 10^7 keys).
+ * Sample k comes from k * step + step / 2, which is at
  * least k, so no swap moves an element already sampled. Returns the
  * pivot's index. n >= SORT_PAR_MIN. */
 static size_t sampled_pivot(const sorter *q, unsigned char *base, size_t n)
