@@ -122,7 +122,7 @@ __attribute__((noinline)) void weft__bound_hand_back(weft__worker *w)
 {
     if (WEFT_UNLIKELY(atomic_load_explicit(&w->s->side_burst, memory_order_relaxed)))   /* relaxed: a hint (core.h) */
         atomic_store_explicit(&w->s->side_burst, false, memory_order_relaxed);   /* the host waited: its burst is over */
-    if (!weft__deque_size(&w->deque) && !atomic_load_explicit(&w->lifo, memory_order_relaxed) &&   /* relaxed: only this thread writes it */
+    if (!weft__worker_has_queued(w) &&
         !atomic_load_explicit(&w->nspill, memory_order_relaxed))   /* relaxed: a hint (spawn_bound.c) */
         return;   /* the usual case: nothing left behind */
     weft__spill_hand_back(w->s, w);   /* the oldest first */

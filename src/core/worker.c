@@ -269,7 +269,7 @@ static weft__task *pick_local(weft__worker *w)
  * timers armed. Callable from: owner. */
 bool weft__local_work_waiting(weft__worker *w)
 {
-    if (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed))
+    if (weft__worker_has_queued(w))
         return true;
     if (w->pin_head || atomic_load_explicit(&w->pins_in, memory_order_relaxed))
         return true;
@@ -300,8 +300,8 @@ bool weft__work_visible(weft__worker *w)
         return true;
     if (weft__bound_beside(w) && w->no_help)
         return false;   /* nothing but its own fibers and pins is its business */
-    if (w->bound && (weft__deque_size(&w->deque) || atomic_load_explicit(&w->lifo, memory_order_relaxed) ||
-                     atomic_load_explicit(&w->nspill, memory_order_relaxed)))   /* relaxed: only this thread writes the first two; nspill a hint (spawn_bound.c) */
+    if (w->bound && (weft__worker_has_queued(w) ||
+                     atomic_load_explicit(&w->nspill, memory_order_relaxed)))   /* relaxed: nspill a hint (spawn_bound.c) */
         return true;   /* a bound thread's own queues (weft__bound_runs_tasks): nobody else's work */
     return weft__work_queued(s);
 }

@@ -217,36 +217,6 @@ static size_t split(const sorter *q, unsigned char *base, size_t n)
     return split_at(q, base, n, piv);
 }
 
-/* Elements a sampled pivot is the median of: n / SORT_SAMPLE_PER, at
- * least SORT_SAMPLE_MIN and at most SORT_SAMPLE_MAX. */
-#define SORT_SAMPLE_PER 256
-#define SORT_SAMPLE_MIN 63
-#define SORT_SAMPLE_MAX 4095
-
-static void intro_sort(const sorter *q, unsigned char *base, size_t n, unsigned depth);
-static unsigned log2_floor(size_t n);
-
-/* A pivot within a per cent or so of the middle, for the flat start's
- * splits, whose pieces do not balance afterwards: m elements spread
- * evenly over base[0, n) are swapped to its front and sorted there (m
- * log m comparisons: under 1% of a split's n), and the middle one is the
- * pivot (the rank of a sample's median strays about n / (2 sqrt(m)) from
- * n / 2: 0.8% at m = 4095; the median of three medians of three, over
- * ten times as far; a sample of 127 left pieces of 41-59% of 10^7 keys).
- * Sample k comes from k * step + step / 2, which is at
- * least k, so no swap moves an element already sampled. Returns the
- * pivot's index. n >= SORT_PAR_MIN. */
-static size_t sampled_pivot(const sorter *q, unsigned char *base, size_t n)
-{
-    size_t m = n / SORT_SAMPLE_PER;
-    m = m < SORT_SAMPLE_MIN ? SORT_SAMPLE_MIN : m > SORT_SAMPLE_MAX ? SORT_SAMPLE_MAX : m;
-    size_t step = n / m;
-    for (size_t k = 0; k < m; k++)
-        weft__elem_swap(at(q, base, k), at(q, base, k * step + step / 2), q->size);
-    intro_sort(q, base, m, 2 * log2_floor(m));
-    return m / 2;
-}
-
 /* Moves base[i] down the max-heap base[0, n) to its place. */
 static void sift(const sorter *q, unsigned char *base, size_t i, size_t n)
 {
@@ -302,6 +272,33 @@ static unsigned log2_floor(size_t n)
     while (n >>= 1)
         k++;
     return k;
+}
+
+/* Elements a sampled pivot is the median of: n / SORT_SAMPLE_PER, at
+ * least SORT_SAMPLE_MIN and at most SORT_SAMPLE_MAX. */
+#define SORT_SAMPLE_PER 256
+#define SORT_SAMPLE_MIN 63
+#define SORT_SAMPLE_MAX 4095
+
+/* A pivot within a per cent or so of the middle, for the flat start's
+ * splits, whose pieces do not balance afterwards: m elements spread
+ * evenly over base[0, n) are swapped to its front and sorted there (m
+ * log m comparisons: under 1% of a split's n), and the middle one is the
+ * pivot (the rank of a sample's median strays about n / (2 sqrt(m)) from
+ * n / 2: 0.8% at m = 4095; the median of three medians of three, over
+ * ten times as far; a sample of 127 left pieces of 41-59% of 10^7 keys).
+ * Sample k comes from k * step + step / 2, which is at
+ * least k, so no swap moves an element already sampled. Returns the
+ * pivot's index. n >= SORT_PAR_MIN. */
+static size_t sampled_pivot(const sorter *q, unsigned char *base, size_t n)
+{
+    size_t m = n / SORT_SAMPLE_PER;
+    m = m < SORT_SAMPLE_MIN ? SORT_SAMPLE_MIN : m > SORT_SAMPLE_MAX ? SORT_SAMPLE_MAX : m;
+    size_t step = n / m;
+    for (size_t k = 0; k < m; k++)
+        weft__elem_swap(at(q, base, k), at(q, base, k * step + step / 2), q->size);
+    intro_sort(q, base, m, 2 * log2_floor(m));
+    return m / 2;
 }
 
 /* The two sides of a split, handed out as a loop of two chunks. */

@@ -50,6 +50,8 @@ struct sort_ctx : first_exception {
  * (itself n log n at worst). */
 constexpr std::size_t qsort_par_min = 16384, qsort_small = 32, qsort_flat_max = 64;
 constexpr unsigned qsort_block = 64, qsort_par_depth = 24;
+/* A sampled pivot's sample: n / qsort_sample_per elements, clamped (sort.c's SORT_SAMPLE_*). */
+constexpr std::size_t qsort_sample_per = 256, qsort_sample_min = 63, qsort_sample_max = 4095;
 
 template <class It, class Comp>
 inline It median3(It a, It b, It c, Comp &comp)
@@ -147,8 +149,8 @@ template <class It, class Comp>
 inline std::size_t qsort_split_sampled(It f, std::size_t n, Comp &comp)
 {
     auto at = [f](std::size_t i) { return f + static_cast<diff_t<It>>(i); };
-    std::size_t m = n / 256;
-    m = m < 63 ? 63 : m > 4095 ? 4095 : m;
+    std::size_t m = n / qsort_sample_per;
+    m = m < qsort_sample_min ? qsort_sample_min : m > qsort_sample_max ? qsort_sample_max : m;
     std::size_t step = n / m;
     for (std::size_t k = 0; k < m; k++)
         std::iter_swap(at(k), at(k * step + step / 2));
